@@ -1,0 +1,525 @@
+r"""Aspect-aware unified accuracy/diversity metrics: α-nDCG and αβ-nDCG.
+
+Both kernels are pure numpy and vectorised over users: the only Python loops
+run over the ``k`` rank positions (run DCG and the greedy ideal ranking), never
+over users.
+
+Input contract (shared with :mod:`receval.metrics.diversity`)
+-------------------------------------------------------------
+``items``
+    int64 ``[U, K]`` item codes of each user's ranked list (column ``j`` is rank
+    ``j+1``), ``-1`` where the list is shorter than ``K``.  Lists must not
+    contain duplicates (``ndeval`` rejects duplicate docnos).
+``aspects``
+    ``scipy.sparse`` matrix or dense bool ``[n_items, C]``: item → category.
+``rel``
+    bool ``[U, K]``: the listed item is relevant for the user.
+``rating``
+    float64 ``[U, K]``: the user's truth rating of the listed item, NaN if unrated.
+``truth_offsets, truth_items, truth_ratings``
+    ragged CSR of every user's rated (truth) items: user ``u`` owns
+    ``truth_items[truth_offsets[u]:truth_offsets[u+1]]``.
+
+Discount
+--------
+Both metrics use ``ndeval``'s discount ``log(2) / log(j + 1)`` (= ``1/log2(j+1)``)
+for 1-based rank ``j``, computed with that exact expression so that values
+match ``ndeval`` to the last bit where possible.
+
+Greedy ideal ranking
+--------------------
+Finding the ideal ranking is NP-complete (Clarke et al. 2008), so both metrics
+normalise by a greedily built ideal list, exactly like ``ndeval``'s
+``idealResult``: at each rank pick the candidate with the largest current gain;
+**ties go to the largest item code** (``ndeval`` keeps the candidate with the
+larger ``strcmp`` docno, which is the largest item code when docnos are the
+zero-padded item codes).  The greedy is an approximation: a run can, rarely,
+beat it, so values slightly above 1 are possible (``ndeval`` does not clip
+either; neither do we).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "alpha_ndcg",
+    "alpha_beta_ndcg",
+    "aspect_preferences",
+    "ndeval_discount",
+]
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def _aspects_csr(aspects) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return ``(indptr, indices, C)`` of a sorted, zero-free CSR view of ``aspects``."""
+    if hasattr(aspects, "tocsr"):
+        a = aspects.tocsr(copy=True)
+        a.eliminate_zeros()
+        a.sort_indices()
+        return (
+            np.asarray(a.indptr, dtype=np.int64),
+            np.asarray(a.indices, dtype=np.int64),
+            int(a.shape[1]),
+        )
+    a = np.asarray(aspects)
+    if a.ndim != 2:
+        raise ValueError("aspects must be 2-D [n_items, C]")
+    rows, cols = np.nonzero(a)  # row-major, so columns ascend within a row
+    indptr = np.zeros(a.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=indptr[1:])
+    return indptr, cols.astype(np.int64), int(a.shape[1])
+
+
+def _expand(items: np.ndarray, indptr: np.ndarray, indices: np.ndarray):
+    """Ragged gather of the aspects of ``items``.
+
+    Returns ``(rep, asp, deg)``: for every (entry, aspect) pair, the entry index
+    ``rep`` into ``items`` and the aspect ``asp`` (ascending within an entry);
+    ``deg`` is the number of aspects of each entry.
+    """
+    starts = indptr[items]
+    deg = indptr[items + 1] - starts
+    total = int(deg.sum())
+    rep = np.repeat(np.arange(items.shape[0], dtype=np.int64), deg)
+    first = np.cumsum(deg) - deg
+    offs = np.arange(total, dtype=np.int64) - np.repeat(first, deg)
+    asp = indices[starts[rep] + offs]
+    return rep, asp, deg
+
+
+def ndeval_discount(k: int) -> np.ndarray:
+    """Discounts ``log(2)/log(j+1)`` for ranks ``j = 1..k``, as ``ndeval`` computes them.
+
+    >>> ndeval_discount(3).round(6).tolist()
+    [1.0, 0.63093, 0.5]
+    """
+    return math.log(2.0) / np.log(np.arange(2, k + 2, dtype=np.float64))
+
+
+def _check_lists(items, k):
+    items = np.asarray(items)
+    if items.ndim != 2:
+        raise ValueError("items must be 2-D [U, K]")
+    K = items.shape[1]
+    if k is None:
+        k = K
+    if k < 1:
+        raise ValueError("k must be >= 1")
+    k = min(int(k), K)
+    return items[:, :k].astype(np.int64, copy=False), k
+
+
+def _truth_users(truth_offsets):
+    off = np.asarray(truth_offsets, dtype=np.int64)
+    return off, np.repeat(np.arange(off.shape[0] - 1, dtype=np.int64), np.diff(off))
+
+
+def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.ndarray):
+    """Per segment: the max gain and the index of the **last** position attaining it.
+
+    Candidates are sorted by ascending item code inside a segment, so "last"
+    means "largest item code", ndeval's tie rule.
+    """
+    gmax = np.maximum.reduceat(gain, seg_starts)
+    ismax = gain == np.repeat(gmax, seg_len)
+    idx = np.where(ismax, np.arange(gain.shape[0], dtype=np.int64), -1)
+    return gmax, np.maximum.reduceat(idx, seg_starts)
+
+
+def _greedy_ideal(
+    cand_user: np.ndarray,
+    cand_item: np.ndarray,
+    cand_p: np.ndarray | None,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    C: int,
+    U: int,
+    k: int,
+    *,
+    alpha: float,
+    gamma: np.ndarray | None,
+) -> np.ndarray:
+    """Greedy ideal DCG@k for every user, vectorised over users (loop over ranks).
+
+    Candidates must be sorted by (user, item) and each must have >= 1 aspect.
+    ``cand_p is None`` selects α-nDCG gains ``Σ_c (1-α)^{count_c}``; otherwise
+    αβ-nDCG gains ``1 - Π_c (1 - p γ_c s_c)`` with per-user-aspect state ``s``.
+    Chosen candidates and finished users are compacted away after each step.
+    """
+    disc = ndeval_discount(k)
+    idcg = np.zeros(U, dtype=np.float64)
+    if cand_user.shape[0] == 0:
+        return idcg
+    rep, asp, deg = _expand(cand_item, indptr, indices)
+    tc = rep  # triple -> candidate
+    tkey = cand_user[rep] * C + asp  # triple -> flat (user, aspect)
+    state = np.ones(U * C, dtype=np.float64)
+    cu = cand_user
+    cp = cand_p
+    one_minus_alpha = 1.0 - alpha
+    for j in range(k):
+        n = cu.shape[0]
+        if n == 0:
+            break
+        if cp is None:
+            gain = np.bincount(tc, weights=state[tkey], minlength=n)
+        else:
+            f = 1.0 - (cp[tc] * gamma[tkey]) * state[tkey]
+            tstart = np.flatnonzero(np.r_[True, tc[1:] != tc[:-1]])
+            gain = 1.0 - np.multiply.reduceat(f, tstart)
+        seg_starts = np.flatnonzero(np.r_[True, cu[1:] != cu[:-1]])
+        seg_len = np.diff(np.r_[seg_starts, n])
+        gmax, pick = _segment_argmax_last(gain, seg_starts, seg_len)
+        idcg[cu[pick]] += gmax * disc[j]
+        picked = np.zeros(n, dtype=bool)
+        picked[pick] = True
+        tp = picked[tc]
+        if cp is None:
+            state[tkey[tp]] *= one_minus_alpha
+        else:
+            state[tkey[tp]] *= 1.0 - cp[tc[tp]]
+        keep = ~picked
+        tkeep = keep[tc]
+        newidx = np.cumsum(keep) - 1
+        tc = newidx[tc[tkeep]]
+        tkey = tkey[tkeep]
+        cu = cu[keep]
+        if cp is not None:
+            cp = cp[keep]
+    return idcg
+
+
+def _divide(dcg, idcg):
+    out = np.zeros_like(dcg)
+    np.divide(dcg, idcg, out=out, where=idcg > 0)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# α-nDCG
+# ---------------------------------------------------------------------------
+def alpha_ndcg(
+    items,
+    rel,
+    aspects,
+    truth_offsets,
+    truth_items,
+    truth_ratings,
+    threshold: float,
+    *,
+    alpha: float = 0.5,
+    k: int | None = None,
+    return_parts: bool = False,
+):
+    r"""α-nDCG@k (Clarke et al., SIGIR 2008), computed exactly as TREC ``ndeval`` v4.5.
+
+    Mapping to ``ndeval``: user = topic, category = subtopic, item = document.
+    The user's subtopics are the categories of their relevant truth items
+    (``truth_ratings >= threshold``), and the binary judgment is
+
+    .. math::
+        J(d, c) = \mathbb 1[d \text{ relevant to } u] \cdot \mathbb 1[c \in \mathrm{cat}(d)],
+
+    i.e. a relevant item is judged relevant to *all* its categories (every one
+    of them is a user subtopic by construction) and a non-relevant or
+    unjudged item to none.  Relevant items without any category carry no
+    judgment and never gain (``ndeval`` never sees them).
+
+    .. math::
+        G[j] = \sum_{c=1}^{C} J(d_j, c)\,(1-\alpha)^{r_{c,j-1}},\qquad
+        r_{c,j-1} = \sum_{i<j} J(d_i, c),
+
+    .. math::
+        \alpha\text{-DCG}@k = \sum_{j=1}^{k} \frac{G[j]}{\log_2(1+j)},\qquad
+        \alpha\text{-nDCG}@k = \frac{\alpha\text{-DCG}@k}{\alpha\text{-DCG}^{*}@k}
+
+    where :math:`\alpha\text{-DCG}^{*}` is the DCG of ``ndeval``'s greedy ideal
+    list over the user's relevant items: at each rank the item with the largest
+    current gain, ties to the largest item code (``ndeval``: largest docno by
+    ``strcmp``; identical for zero-padded numeric docnos).
+
+    Symbols: :math:`d_j` the item at rank *j*; :math:`C` number of categories;
+    :math:`\alpha\in[0,1]` redundancy intolerance (``ndeval`` default 0.5).
+
+    Policies: a user with no relevant categorised truth item (ideal 0) or a
+    run DCG of 0 scores 0.0 (``ndeval`` leaves nDCG at 0).  ``k`` defaults to
+    ``K``; unlike ``ndeval`` there is no depth limit of 20.  Per-user values are
+    returned; averaging (and which users to average over) is the caller's job.
+
+    Library differences: ``ndeval``/``ir_measures`` report ``alpha-nDCG@k``
+    with this definition; ``ndeval``'s ``alpha-DCG@k`` instead divides by the
+    collection-independent "ideal ideal" :math:`S\sum_j (1-\alpha)^{j-1}/\log_2(1+j)`.
+    ``trec_eval`` has no α-nDCG.  Elliot's ``SRecall`` is subtopic recall, not this.
+
+    Parameters
+    ----------
+    threshold : relevant iff ``truth_ratings >= threshold`` (ideal candidates);
+        ``rel`` must be consistent with it for the run side.
+    return_parts : also return ``(dcg, idcg)``.
+
+    Examples
+    --------
+    One user, categories {0: drama, 1: comedy}; items 0=(drama), 1=(drama),
+    2=(comedy); all three relevant; run = [0, 1, 2].
+
+    >>> import numpy as np
+    >>> asp = np.array([[1, 0], [1, 0], [0, 1]], dtype=bool)
+    >>> items = np.array([[0, 1, 2]]); rel = np.ones((1, 3), bool)
+    >>> off = np.array([0, 3]); ti = np.array([0, 1, 2]); tr = np.array([5.0, 5.0, 5.0])
+    >>> v, dcg, idcg = alpha_ndcg(items, rel, asp, off, ti, tr, 4.0, return_parts=True)
+
+    Run gains 1, 0.5, 1 → DCG = 1 + 0.5/log2(3) + 1/2 = 1.8155;
+    ideal (greedy) = [2, 1, 0] (tie 1 vs 0 → larger code) gains 1, 1, 0.5 →
+    1 + 1/log2(3) + 0.25 = 1.8809.
+
+    >>> round(float(dcg[0]), 4), round(float(idcg[0]), 4), round(float(v[0]), 6)
+    (1.8155, 1.8809, 0.965195)
+    """
+    items, k = _check_lists(items, k)
+    rel = np.asarray(rel, dtype=bool)[:, :k]
+    U = items.shape[0]
+    indptr, indices, C = _aspects_csr(aspects)
+    disc = ndeval_discount(k)
+
+    # run side: loop over ranks, vectorised over users
+    dcg = np.zeros(U, dtype=np.float64)
+    w = np.ones(U * C, dtype=np.float64)
+    one_minus_alpha = 1.0 - alpha
+    for j in range(k):
+        col = items[:, j]
+        users = np.flatnonzero((col >= 0) & rel[:, j])
+        if users.shape[0] == 0:
+            continue
+        rep, asp, _ = _expand(col[users], indptr, indices)
+        if rep.shape[0] == 0:
+            continue
+        key = users[rep] * C + asp
+        g = np.bincount(rep, weights=w[key], minlength=users.shape[0])
+        dcg[users] += g * disc[j]
+        w[key] *= one_minus_alpha
+
+    # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
+    off, tuser = _truth_users(truth_offsets)
+    titems = np.asarray(truth_items, dtype=np.int64)
+    trat = np.asarray(truth_ratings, dtype=np.float64)
+    m = trat >= threshold
+    m &= (indptr[titems + 1] - indptr[titems]) > 0
+    cu, ci = tuser[m], titems[m]
+    order = np.lexsort((ci, cu))
+    cu, ci = cu[order], ci[order]
+    idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
+    val = _divide(dcg, idcg)
+    val[dcg == 0] = 0.0
+    if return_parts:
+        return val, dcg, idcg
+    return val
+
+
+# ---------------------------------------------------------------------------
+# αβ-nDCG
+# ---------------------------------------------------------------------------
+def aspect_preferences(offsets, items_, ratings, aspects, *, zero_below: float | None = None):
+    r"""MLE aspect preferences :math:`\gamma^u_\varphi` of every user (Parapar & Radlinski 2021).
+
+    .. math::
+        \gamma^u_\varphi = \frac{\sum_{i\in\mathcal I_u:\,\varphi\in i} r_{u,i}}
+                                {\sum_{\varphi'}\sum_{i\in\mathcal I_u:\,\varphi'\in i} r_{u,i}}
+
+    over the user's rated items :math:`\mathcal I_u` given as a ragged CSR
+    (``offsets``, ``items_``, ``ratings``).  Users whose denominator is 0 get
+    all-zero preferences.  ``zero_below``: ratings below it count as 0.
+    Returns float64 ``[U, C]``.
+
+    >>> import numpy as np
+    >>> asp = np.array([[1, 0], [1, 1], [0, 1]], dtype=bool)
+    >>> aspect_preferences([0, 2], [0, 1], [4.0, 2.0], asp).tolist()
+    [[0.75, 0.25]]
+    """
+    indptr, indices, C = _aspects_csr(aspects)
+    off, tuser = _truth_users(offsets)
+    it = np.asarray(items_, dtype=np.int64)
+    r = _zeroed(np.asarray(ratings, dtype=np.float64), zero_below)
+    return _gamma(off, tuser, it, r, indptr, indices, C)
+
+
+def _gamma(off, tuser, it, r, indptr, indices, C):
+    U = off.shape[0] - 1
+    rep, asp, _ = _expand(it, indptr, indices)
+    num = np.bincount(tuser[rep] * C + asp, weights=r[rep], minlength=U * C).reshape(U, C)
+    den = num.sum(axis=1, keepdims=True)
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _zeroed(r: np.ndarray, zero_below):
+    if zero_below is None:
+        return r
+    r = r.copy()
+    r[r < zero_below] = 0.0
+    return r
+
+
+def _p_rated(r, beta, r_max):
+    # P(a|u,i) for a rated item; one expression shared by run and ideal
+    return beta * (r / r_max)
+
+
+def alpha_beta_ndcg(
+    items,
+    rating,
+    aspects,
+    truth_offsets,
+    truth_items,
+    truth_ratings,
+    *,
+    alpha: float = 0.05,
+    beta: float = 0.5,
+    r_max: float | None = None,
+    k: int | None = None,
+    zero_below: float | None = None,
+    gamma=None,
+    gamma_offsets=None,
+    gamma_items=None,
+    gamma_ratings=None,
+    return_parts: bool = False,
+):
+    r"""αβ-nDCG@k (Parapar & Radlinski, RecSys 2021), vectorised over users.
+
+    Aspects :math:`a_\varphi` are item categories.  For user *u* and item *i*
+
+    .. math::
+        P(a_\varphi\mid u,i)=\begin{cases}
+        0 & \varphi\notin i\\
+        \alpha & \varphi\in i,\ u \text{ has not rated } i\ (\text{rating NaN})\\
+        \beta\, r_{u,i}/r_{\max} & \varphi\in i,\ u \text{ rated } i
+        \end{cases}
+
+    The aspect preference :math:`\gamma^u_\varphi` is the MLE of
+    :func:`aspect_preferences`.  With :math:`S=(i_1,\dots,i_{k-1})` the items
+    ranked above *k*, the remaining interest is
+    :math:`\gamma^u_\varphi\prod_{j<k}(1-P(a_\varphi\mid u,i_j))
+    =\gamma^u_\varphi(1-\alpha)^{\tau_{\varphi,k-1}}\prod_r(1-\beta r/r_{\max})^{\rho_{r,\varphi,k-1}}`
+    (τ: unrated items with φ above *k*; ρ: items rated *r* with φ above *k*), and
+
+    .. math::
+        G[k] = 1-\prod_{\varphi=1}^{C}\Bigl(1-P(a_\varphi\mid u,i_k)\,\gamma^u_\varphi
+               \prod_{j<k}\bigl(1-P(a_\varphi\mid u,i_j)\bigr)\Bigr),
+
+    .. math::
+        \mathrm{DCG}@k=\sum_{j=1}^{k}\frac{G[j]}{\log_2(1+j)},\qquad
+        \alpha\beta\text{-nDCG}@k=\frac{\mathrm{DCG}@k}{\mathrm{DCG}^{*}@k}.
+
+    :math:`\mathrm{DCG}^{*}` is the DCG of a greedily built ideal list (max
+    current gain at each rank, ties to the largest item code, as ``ndeval``).
+
+    Decisions (the paper's values/choices were not available — see
+    docs/axioms.md and the reference notes §2.2):
+
+    * **Defaults α = 0.05, β = 0.5.**  The paper's values are unknown.  β = 0.5
+      makes a top-rated item reduce the remaining interest in its aspects by
+      half, the same redundancy as Clarke's conventional α = 0.5; α (unrated
+      items) must be "a small constant" and well below the β·r/r_max of
+      low-rated items; 0.05 = β/10 is our choice.  Note this α is *not*
+      Clarke's α of :func:`alpha_ndcg`.
+    * **γ from the truth ratings by default** (the same ratings the metric
+      judges).  Pass ``gamma_offsets/gamma_items/gamma_ratings`` (e.g. train
+      ratings) to estimate γ elsewhere, or ``gamma`` [U, C] directly.
+    * **r_max** defaults to the maximum of ``truth_ratings`` over all users;
+      pass it explicitly (5.0 for MovieLens) so results do not depend on the subset.
+    * **Ideal candidates = the user's rated (truth) items only**, with
+      P = β r/r_max.  Unrated items (P = α) are not candidates: every
+      unrated catalogue item would be a candidate, making the normaliser
+      depend on the catalogue and cost O(U·|I|); the metric rewards accuracy
+      first.  Consequence: a run whose unrated items add α-gains the rated
+      items cannot (typically users with < k rated items) can exceed 1.
+      Values are not clipped.
+    * ``zero_below``: ratings below it are treated as 0 ("rated non-relevant",
+      P = 0, no contribution to γ).  Default None: every rating counts with
+      β r/r_max, as transcribed.
+    * A user with zero ideal DCG scores 0.0.
+
+    Parameters
+    ----------
+    rating : float64 [U, K] truth rating of each listed item, NaN if unrated.
+    return_parts : also return ``(dcg, idcg)``.
+
+    Examples
+    --------
+    One user, aspects {0, 1}; items 0=(0), 1=(0), 2=(1); ratings 5, 5, 2.5
+    (r_max = 5) → γ = (10/12.5, 2.5/12.5) = (0.8, 0.2).  Run = [0, 1, 2]:
+    G1 = 0.5·0.8 = 0.4, G2 = 0.5·0.8·0.5 = 0.2, G3 = 0.25·0.2 = 0.05.
+
+    >>> import numpy as np
+    >>> asp = np.array([[1, 0], [1, 0], [0, 1]], dtype=bool)
+    >>> items = np.array([[0, 1, 2]]); rating = np.array([[5.0, 5.0, 2.5]])
+    >>> v, dcg, idcg = alpha_beta_ndcg(items, rating, asp, [0, 3], [0, 1, 2],
+    ...                                [5.0, 5.0, 2.5], return_parts=True)
+    >>> round(float(dcg[0]), 6)
+    0.551186
+
+    0.4 + 0.2/log2(3) + 0.05/2.  The greedy ideal here is the run itself.
+
+    >>> float(v[0])
+    1.0
+    """
+    items, k = _check_lists(items, k)
+    U = items.shape[0]
+    rating = np.asarray(rating, dtype=np.float64)[:, :k]
+    indptr, indices, C = _aspects_csr(aspects)
+    off, tuser = _truth_users(truth_offsets)
+    titems = np.asarray(truth_items, dtype=np.int64)
+    trat = _zeroed(np.asarray(truth_ratings, dtype=np.float64), zero_below)
+    if r_max is None:
+        r_max = float(trat.max()) if trat.shape[0] and trat.max() > 0 else 1.0
+    if gamma is None:
+        if gamma_offsets is None:
+            gamma = _gamma(off, tuser, titems, trat, indptr, indices, C)
+        else:
+            gamma = aspect_preferences(
+                gamma_offsets, gamma_items, gamma_ratings, aspects, zero_below=zero_below
+            )
+    gflat = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
+    if gflat.shape[0] != U * C:
+        raise ValueError("gamma must be [U, C]")
+    disc = ndeval_discount(k)
+
+    # run side
+    rating = _zeroed(rating, zero_below)
+    dcg = np.zeros(U, dtype=np.float64)
+    state = np.ones(U * C, dtype=np.float64)
+    for j in range(k):
+        col = items[:, j]
+        r = rating[:, j]
+        p = np.where(np.isnan(r), alpha, _p_rated(np.nan_to_num(r), beta, r_max))
+        valid = (col >= 0) & (p > 0)
+        valid[valid] &= (indptr[col[valid] + 1] - indptr[col[valid]]) > 0
+        users = np.flatnonzero(valid)
+        if users.shape[0] == 0:
+            continue
+        rep, asp, deg = _expand(col[users], indptr, indices)
+        key = users[rep] * C + asp
+        pu = p[users][rep]
+        f = 1.0 - (pu * gflat[key]) * state[key]
+        starts = np.cumsum(deg) - deg
+        g = 1.0 - np.multiply.reduceat(f, starts)
+        dcg[users] += g * disc[j]
+        state[key] *= 1.0 - pu
+
+    # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
+    cp_all = _p_rated(trat, beta, r_max)
+    m = (cp_all > 0) & ((indptr[titems + 1] - indptr[titems]) > 0)
+    cu, ci, cp = tuser[m], titems[m], cp_all[m]
+    order = np.lexsort((ci, cu))
+    idcg = _greedy_ideal(
+        cu[order], ci[order], cp[order], indptr, indices, C, U, k, alpha=alpha, gamma=gflat
+    )
+    val = _divide(dcg, idcg)
+    if return_parts:
+        return val, dcg, idcg
+    return val
