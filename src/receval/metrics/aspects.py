@@ -110,8 +110,17 @@ def _check_lists(items, k):
         k = K
     if k < 1:
         raise ValueError("k must be >= 1")
-    k = min(int(k), K)
+    k = int(k)
+    if k > K:  # lists narrower than k: pad; the ideal still goes to depth k
+        items = np.pad(items, ((0, 0), (0, k - K)), constant_values=-1)
     return items[:, :k].astype(np.int64, copy=False), k
+
+
+def _pad_cols(a, k, fill):
+    a = np.asarray(a)
+    if a.shape[1] < k:
+        a = np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
+    return a[:, :k]
 
 
 def _truth_users(truth_offsets):
@@ -248,7 +257,8 @@ def alpha_ndcg(
 
     Policies: a user with no relevant categorised truth item (ideal 0) or a
     run DCG of 0 scores 0.0 (``ndeval`` leaves nDCG at 0).  ``k`` defaults to
-    ``K``; unlike ``ndeval`` there is no depth limit of 20.  Per-user values are
+    ``K``; ``k > K`` is allowed (lists are padded, the ideal still goes to depth
+    ``k``); unlike ``ndeval`` there is no depth limit of 20.  Per-user values are
     returned; averaging (and which users to average over) is the caller's job.
 
     Library differences: ``ndeval``/``ir_measures`` report ``alpha-nDCG@k``
@@ -281,7 +291,7 @@ def alpha_ndcg(
     (1.8155, 1.8809, 0.965195)
     """
     items, k = _check_lists(items, k)
-    rel = np.asarray(rel, dtype=bool)[:, :k]
+    rel = _pad_cols(np.asarray(rel, dtype=bool), k, False)
     U = items.shape[0]
     indptr, indices, C = _aspects_csr(aspects)
     disc = ndeval_discount(k)
@@ -470,7 +480,7 @@ def alpha_beta_ndcg(
     """
     items, k = _check_lists(items, k)
     U = items.shape[0]
-    rating = np.asarray(rating, dtype=np.float64)[:, :k]
+    rating = _pad_cols(np.asarray(rating, dtype=np.float64), k, np.nan)
     indptr, indices, C = _aspects_csr(aspects)
     off, tuser = _truth_users(truth_offsets)
     titems = np.asarray(truth_items, dtype=np.int64)
