@@ -1,0 +1,381 @@
+"""The intermediate form: built once per call, read by every metric at every k.
+
+:class:`Hits` holds, for the averaged user universe (the truth users, sorted by id):
+
+* ``n_rel[u]`` – |R_u|, the number of relevant truth rows (after the duplicate policy);
+* ``length[u]`` – ℓ_u, the number of recommendation rows of the user;
+* the *hits*, sparse: for every recommended row that is a relevant truth item, the user code
+  ``hit_user``, the 1-based position ``hit_pos`` and the truth rating ``hit_rating``;
+* the relevant truth ratings (for ideal rankings), sparse, and – only when a metric needs
+  them – the scores and labels of every row (AUC), the matched truth ratings of every
+  recommended row (rating prediction, αβ-nDCG) and the item codes of every row (diversity).
+
+Dense ``[users, k_max]`` matrices are cut from the sparse hits on demand and cached, so all
+cut-offs of all metrics come from one cumulative sum. No Python loop runs per user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError
+
+
+@dataclass
+class Hits:
+    user_ids: np.ndarray  # [U] sorted truth user ids
+    n_rel: np.ndarray  # [U] int64
+    n_truth: np.ndarray  # [U] int64 rows in the truth (relevant or not)
+    length: np.ndarray  # [U] int64 recommendation rows
+    hit_user: np.ndarray  # [H] int64, sorted by (user, pos)
+    hit_pos: np.ndarray  # [H] int64, 1-based
+    hit_rating: np.ndarray  # [H] float64
+    rel_user: np.ndarray  # [R] int64 user code of each relevant truth row
+    rel_rating: np.ndarray  # [R] float64 its rating
+    options: dict[str, Any]
+    info: dict[str, Any] = field(default_factory=dict)
+    # optional parts: row level arrays of the (ordered, deduplicated) recommendations of truth users
+    row_user: np.ndarray | None = None
+    row_pos: np.ndarray | None = None
+    row_score: np.ndarray | None = None
+    row_item: np.ndarray | None = None
+    row_truth: np.ndarray | None = None  # index into truth rows or -1
+    truth_user: np.ndarray | None = None
+    truth_item: np.ndarray | None = None
+    truth_rating: np.ndarray | None = None
+    truth_rel: np.ndarray | None = None
+    _dense: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_users(self) -> int:
+        return len(self.user_ids)
+
+    @cached_property
+    def has_recs(self) -> np.ndarray:
+        return self.length > 0
+
+    # ---- dense views -----------------------------------------------------------------------
+    def dense(self, width: int, weights: np.ndarray | None = None, key: str = "hits") -> np.ndarray:
+        """``[U, width]`` matrix: at column j the sum of ``weights`` (default 1) of hits at position j+1."""
+        cache_key = (key, width)
+        if cache_key in self._dense:
+            return self._dense[cache_key]
+        keep = self.hit_pos <= width
+        flat = self.hit_user[keep] * width + (self.hit_pos[keep] - 1)
+        w = None if weights is None else weights[keep]
+        out = np.bincount(flat, weights=w, minlength=self.n_users * width).astype(np.float64, copy=False)
+        out = out.reshape(self.n_users, width)
+        self._dense[cache_key] = out
+        return out
+
+    def cumulative(self, width: int) -> np.ndarray:
+        """``[U, width]``: number of hits at positions <= j+1."""
+        cache_key = ("cum", width)
+        if cache_key not in self._dense:
+            self._dense[cache_key] = np.cumsum(self.dense(width), axis=1)
+        return self._dense[cache_key]
+
+    @cached_property
+    def first_hit(self) -> np.ndarray:
+        """[U] position of the first hit (0 where the user has none)."""
+        out = np.zeros(self.n_users, dtype=np.int64)
+        if len(self.hit_user):
+            starts = np.flatnonzero(np.r_[True, self.hit_user[1:] != self.hit_user[:-1]])
+            out[self.hit_user[starts]] = self.hit_pos[starts]
+        return out
+
+    def rel_rank(self) -> np.ndarray:
+        """0-based rank of each relevant truth row among its user's, by rating descending."""
+        key = ("relrank",)
+        if key not in self._dense:
+            order = np.lexsort((-self.rel_rating, self.rel_user))
+            self._dense[key] = order
+        return self._dense[key]
+
+
+# ------------------------------------------------------------------------------------------
+# building
+
+
+def _codes(values: np.ndarray, universe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Code of each value in the sorted ``universe`` and whether it is in it."""
+    idx = np.searchsorted(universe, values)
+    idx = np.minimum(idx, len(universe) - 1) if len(universe) else idx
+    found = universe[idx] == values if len(universe) else np.zeros(len(values), dtype=bool)
+    return idx, found
+
+
+def _unique_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique values and the inverse; fast path when already non-decreasing."""
+    if len(values) and values.dtype != object and np.all(values[1:] >= values[:-1]):
+        starts = np.r_[True, values[1:] != values[:-1]]
+        return values[starts], np.cumsum(starts) - 1
+    return np.unique(values, return_inverse=True)
+
+
+def _check_id_types(a: np.ndarray, b: np.ndarray, what: str) -> None:
+    a_obj, b_obj = a.dtype == object, b.dtype == object
+    if a_obj != b_obj:
+        raise DataError(
+            f"{what} ids have different types in recommendations ({'string' if a_obj else 'integer'}) "
+            f"and ground truth ({'string' if b_obj else 'integer'}); cast both to the same type"
+        )
+
+
+def _dup_error(what: str, n: int, example: tuple) -> DataError:
+    policy = "dup" if what == "recommendations" else "tdup"
+    return DataError(
+        f"{n} duplicate (user, item) pairs in {what}, e.g. {example}; "
+        f"pass {policy}='first' to keep the {'best-ranked' if policy == 'dup' else 'first'} or {policy}='keep' to count each"
+    )
+
+
+def build(
+    recs: dict[str, np.ndarray],
+    truth: dict[str, np.ndarray],
+    options: dict[str, Any],
+    *,
+    need_rows: bool = False,
+    need_items: bool = False,
+    need_truth_rows: bool = False,
+) -> Hits:
+    """Build the intermediate form from column arrays.
+
+    ``recs`` has ``user``, ``item`` and optionally ``score``, ``rank``; ``truth`` has
+    ``user``, ``item`` and optionally ``rating``. ``options`` holds the resolved build axes
+    (``rel``, ``order``, ``ties``, ``dup``, ``tdup``).
+    """
+    info: dict[str, Any] = {}
+    tu, ti = truth["user"], truth["item"]
+    if len(tu) == 0:
+        raise DataError("the ground truth is empty; pass at least one (user, item) row")
+    _check_id_types(recs["user"], tu, "user")
+    _check_id_types(recs["item"], ti, "item")
+    rating = truth.get("rating")
+    threshold = options.get("rel")
+    if rating is None:
+        if threshold is not None:
+            raise DataError(
+                f"a relevance threshold (rel={threshold}) needs a rating column in the ground truth; "
+                "name it with rating_col= / --rating-col, or drop the threshold"
+            )
+        rating = np.ones(len(tu), dtype=np.float64)
+    elif not np.all(np.isfinite(rating)):
+        raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
+
+    # ---- truth: users, duplicates, relevance ------------------------------------------------
+    user_ids, t_user = _unique_sorted(tu)
+    n_users = len(user_ids)
+    t_item, span, encode = _item_encoder(ti, recs["item"])
+    t_key = t_user.astype(np.int64) * span + t_item
+    order = np.argsort(t_key, kind="stable")
+    sk = t_key[order]
+    dup = np.r_[False, sk[1:] == sk[:-1]]
+    n_dup = int(dup.sum())
+    tdup = options.get("tdup", "error")
+    keep_rows = np.ones(len(tu), dtype=bool)
+    if n_dup:
+        first_dup = order[np.flatnonzero(dup)[0]]
+        if tdup == "error":
+            raise _dup_error("ground truth", n_dup, (_py(tu[first_dup]), _py(ti[first_dup])))
+        if tdup == "first":
+            keep_rows[order[dup]] = False
+        info["truth_duplicates"] = n_dup
+    relevant = np.ones(len(tu), dtype=bool) if threshold is None else rating >= threshold
+    counted = keep_rows & relevant
+    n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
+    n_truth = np.bincount(t_user[keep_rows], minlength=n_users).astype(np.int64)
+    # unique keys for matching: first row of each key
+    uniq_mask = ~dup
+    u_keys = sk[uniq_mask]
+    u_rows = order[uniq_mask]
+
+    # ---- recommendations -------------------------------------------------------------------
+    ru, ri = recs["user"], recs["item"]
+    r_user, in_truth = _codes(ru, user_ids)
+    info["rec_rows"] = int(len(ru))
+    if not in_truth.all():
+        info["ignored_rec_rows"] = int((~in_truth).sum())
+        info["ignored_rec_users"] = int(len(np.unique(ru[~in_truth])))
+        sel = np.flatnonzero(in_truth)
+        r_user = r_user[sel]
+        ri = ri[sel]
+        score = recs["score"][sel] if "score" in recs else None
+        rank = recs["rank"][sel] if "rank" in recs else None
+    else:
+        score = recs.get("score")
+        rank = recs.get("rank")
+    order_rule = options.get("order", "auto")
+    if order_rule == "auto":
+        order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
+    info["order"] = order_rule
+    if order_rule == "score" and score is None:
+        raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
+    if order_rule == "rank" and rank is None:
+        raise DataError("order='rank' needs a rank column in the recommendations; name it with rank_col=")
+    if score is not None and not np.all(np.isfinite(score)):
+        bad = int((~np.isfinite(score)).sum())
+        raise DataError(f"{bad} recommendation scores are NaN or infinite; drop those rows or give them a finite score")
+    ties = options.get("ties", "input")
+    perm, pos = _rank(r_user, ri, score, rank, order_rule, ties)
+    if perm is not None:
+        r_user, ri = r_user[perm], ri[perm]
+        score = None if score is None else score[perm]
+
+    # ---- match against truth ---------------------------------------------------------------
+    r_key = r_user.astype(np.int64) * span + encode(ri)
+    idx, found = _codes(r_key, u_keys)
+    # ---- duplicates in recommendations -----------------------------------------------------
+    dup_policy = options.get("dup", "error")
+    if dup_policy != "keep" and len(r_key) > 1:
+        rk_sorted = np.sort(r_key)
+        is_dup = rk_sorted[1:] == rk_sorted[:-1]
+        if is_dup.any():
+            n = int(is_dup.sum())
+            info["rec_duplicates"] = n
+            _, first_idx = np.unique(r_key, return_index=True)  # stable: first = best-ranked
+            if dup_policy == "error":
+                dup_key = rk_sorted[1:][is_dup][0]
+                j = int(np.flatnonzero(r_key == dup_key)[0])
+                raise _dup_error("recommendations", n, (_py(user_ids[r_user[j]]), _py(ri[j])))
+            keep = np.zeros(len(r_key), dtype=bool)
+            keep[first_idx] = True
+            r_user, ri, found, idx = r_user[keep], ri[keep], found[keep], idx[keep]
+            score = None if score is None else score[keep]
+            pos = pos[keep] if order_rule == "rank" else _positions(r_user, score, ties if order_rule == "score" else "input")
+    t_row = np.where(found, u_rows[np.minimum(idx, len(u_rows) - 1)], -1)
+    hit = found & (t_row >= 0)
+    hit &= relevant[np.maximum(t_row, 0)]
+    hit_user = r_user[hit].astype(np.int64)
+    hit_pos = pos[hit].astype(np.int64)
+    hit_rating = rating[t_row[hit]].astype(np.float64)
+    srt = np.lexsort((hit_pos, hit_user))
+    length = np.bincount(r_user, minlength=n_users).astype(np.int64)
+    info["users"] = n_users
+    info["users_without_relevant"] = int((n_rel == 0).sum())
+    info["users_without_recs"] = int(((length == 0) & (n_rel > 0)).sum())
+
+    h = Hits(
+        user_ids=user_ids,
+        n_rel=n_rel,
+        n_truth=n_truth,
+        length=length,
+        hit_user=hit_user[srt],
+        hit_pos=hit_pos[srt],
+        hit_rating=hit_rating[srt],
+        rel_user=t_user[counted].astype(np.int64),
+        rel_rating=rating[counted].astype(np.float64),
+        options=dict(options, order=order_rule),
+        info=info,
+    )
+    if need_rows or need_items or need_truth_rows:
+        h.row_user = r_user.astype(np.int64)
+        h.row_pos = pos.astype(np.int64)
+        h.row_score = score
+        h.row_item = ri
+        h.row_truth = t_row
+        h.truth_user = t_user.astype(np.int64)
+        h.truth_item = ti
+        h.truth_rating = rating
+        h.truth_rel = relevant & keep_rows
+    return h
+
+
+def _py(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _dense_codes(values: np.ndarray) -> np.ndarray:
+    if values.dtype != object:
+        return values.astype(np.int64)
+    return np.unique(values, return_inverse=True)[1].astype(np.int64)
+
+
+def _rank(
+    user: np.ndarray,
+    item: np.ndarray,
+    score: np.ndarray | None,
+    rank: np.ndarray | None,
+    order_rule: str,
+    ties: str,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """Permutation into ranked order (grouped by user) and the 1-based positions."""
+    n = len(user)
+    if n == 0:
+        return None, np.zeros(0, dtype=np.int64)
+    same_user = user[1:] == user[:-1]
+    grouped = _is_grouped(user, same_user)
+    if order_rule == "input":
+        perm = None if grouped else np.argsort(user, kind="stable")
+        u = user if perm is None else user[perm]
+        return perm, _positions(u, None, "input")
+    if order_rule == "rank":
+        if np.any(rank < 1):
+            raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
+        ok = grouped and np.all(~same_user | (rank[1:] > rank[:-1]))
+        perm = None if ok else np.lexsort((rank, user))
+        u = user if perm is None else user[perm]
+        rk = rank if perm is None else rank[perm]
+        if np.any((u[1:] == u[:-1]) & (rk[1:] == rk[:-1])):
+            raise DataError("a user has two recommendations with the same rank; give distinct ranks or use order='score'")
+        return perm, rk.astype(np.int64)
+    # order by score
+    desc_ok = grouped and np.all(~same_user | (score[1:] <= score[:-1]))
+    if desc_ok and ties != "input" and ties != "optimistic":
+        tied = same_user & (score[1:] == score[:-1])
+        if tied.any():
+            step = item[1:] > item[:-1] if ties == "item" else item[1:] < item[:-1]
+            desc_ok = bool(np.all(~tied | step))
+    if desc_ok:
+        perm = None
+    else:
+        keys: list[np.ndarray] = []
+        if ties == "item":
+            keys.append(_dense_codes(item))
+        elif ties == "item_desc":
+            keys.append(-_dense_codes(item))
+        keys += [-score, user]
+        perm = np.lexsort(keys)
+    u = user if perm is None else user[perm]
+    s = score if perm is None else score[perm]
+    return perm, _positions(u, s, ties)
+
+
+def _is_grouped(user: np.ndarray, same_user: np.ndarray) -> bool:
+    """Whether each user's rows are contiguous (``user`` holds codes 0..U-1)."""
+    starts = user[np.r_[True, ~same_user]]
+    return bool(np.bincount(starts).max() <= 1)
+
+
+def _item_encoder(truth_items: np.ndarray, rec_items: np.ndarray):
+    """Integer codes for items shared by both sides: ``(truth codes, span, encode)``.
+
+    Integer ids are used as they are (shifted by the minimum) when their range is small
+    enough to pack (user, item) into one int64 key; other ids are factorised jointly.
+    """
+    if truth_items.dtype != object and len(truth_items):
+        lo = int(truth_items.min()) if not len(rec_items) else min(int(truth_items.min()), int(rec_items.min()))
+        hi = int(truth_items.max()) if not len(rec_items) else max(int(truth_items.max()), int(rec_items.max()))
+        span = hi - lo + 1
+        if span < 2**31:
+            return truth_items - lo, span, (lambda items: items - lo)
+    univ = np.unique(np.concatenate([truth_items, rec_items]))
+    return np.searchsorted(univ, truth_items), len(univ), (lambda items: np.searchsorted(univ, items))
+
+
+def _positions(user: np.ndarray, score: np.ndarray | None, ties: str) -> np.ndarray:
+    n = len(user)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    start = np.r_[True, user[1:] != user[:-1]]
+    seg_start = np.maximum.accumulate(np.where(start, idx, 0))
+    if ties == "optimistic" and score is not None:
+        grp = start | np.r_[True, score[1:] != score[:-1]]
+        grp_start = np.maximum.accumulate(np.where(grp, idx, 0))
+        return grp_start - seg_start + 1
+    return idx - seg_start + 1

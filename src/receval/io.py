@@ -1,0 +1,102 @@
+"""Reading inputs: pandas, polars (eager or lazy), pyarrow tables, CSV / Parquet paths.
+
+Everything becomes a dict of numpy arrays, one per requested column; nothing the caller
+passed is modified.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import DataError
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names of the inputs (every one overridable)."""
+
+    user: str = "user_id"
+    item: str = "item_id"
+    score: str = "score"
+    rank: str = "rank"
+    rating: str = "rating"
+
+
+def read_frame(obj: Any, what: str) -> pl.DataFrame:
+    """Return a polars DataFrame for a frame-like object or a CSV/Parquet path."""
+    if isinstance(obj, pl.LazyFrame):
+        return obj.collect()
+    if isinstance(obj, pl.DataFrame):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        return _read_path(Path(obj), what)
+    mod = type(obj).__module__
+    if mod.startswith("pyarrow"):
+        return pl.from_arrow(obj)  # type: ignore[return-value]
+    if mod.startswith("pandas"):
+        try:
+            return pl.from_pandas(obj)
+        except Exception as exc:  # pragma: no cover - exotic pandas dtypes
+            raise DataError(f"cannot read the {what} pandas frame: {exc}") from None
+    if mod.startswith("pyspark"):
+        raise DataError(f"the {what} is a Spark DataFrame: pass engine='spark' (or install receval[spark])")
+    if isinstance(obj, dict):
+        try:
+            return pl.DataFrame(obj)
+        except Exception as exc:
+            raise DataError(f"cannot read the {what} dict as columns: {exc}") from None
+    raise DataError(
+        f"cannot read the {what} from a {type(obj).__name__}; pass a pandas/polars DataFrame, a pyarrow Table, or a CSV/Parquet path"
+    )
+
+
+def _read_path(path: Path, what: str) -> pl.DataFrame:
+    if not path.exists():
+        raise DataError(f"{what} file not found: {path}")
+    suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pl.read_parquet(path)
+        if suffix in (".csv", ".csv.gz", ".tsv", ".txt"):
+            sep = "\t" if suffix in (".tsv",) else ","
+            return pl.read_csv(path, separator=sep, infer_schema_length=10000)
+    except Exception as exc:
+        raise DataError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
+    raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
+
+
+def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, np.ndarray]:
+    """Extract columns as numpy arrays; ``required``/``optional`` map role -> column name."""
+    found = frame.columns
+    out: dict[str, np.ndarray] = {}
+    for role, name in required.items():
+        if name not in found:
+            raise DataError(
+                f"{what} are missing column '{name}' (found: {', '.join(found)}); "
+                f"name it with --{role}-col / {role}_col="
+            )
+    for role, name in {**required, **optional}.items():
+        if name in found:
+            out[role] = _to_numpy(frame.get_column(name), what, name)
+    return out
+
+
+def _to_numpy(series: pl.Series, what: str, name: str) -> np.ndarray:
+    dtype = series.dtype
+    if series.null_count():
+        raise DataError(f"{what} column '{name}' has {series.null_count()} missing values; drop or fill them first")
+    if dtype.is_integer():
+        return series.cast(pl.Int64).to_numpy()
+    if dtype.is_float():
+        return series.cast(pl.Float64).to_numpy()
+    if dtype == pl.Boolean:
+        return series.cast(pl.Float64).to_numpy()
+    if dtype in (pl.String, pl.Categorical, pl.Enum) or dtype == pl.Utf8:
+        return series.cast(pl.String).to_numpy().astype(object)
+    raise DataError(f"{what} column '{name}' has type {dtype}; use integers, floats or strings")

@@ -1,0 +1,3 @@
+"""Metric families; importing this package registers every metric."""
+
+from . import ranking  # noqa: F401

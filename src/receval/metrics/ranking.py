@@ -1,0 +1,486 @@
+r"""Top-k accuracy metrics: precision, recall, F1, hit rate, MRR, MAP, MAR, DCG, NDCG.
+
+Notation (one user *u*; the mean over the averaged users is taken afterwards):
+
+* :math:`L_k` the first *k* recommended items, :math:`\ell_k = |L_k| \le k`;
+* :math:`R` the relevant truth items, :math:`rel_i \in \{0,1\}` whether position *i* is a hit;
+* :math:`H_k = \sum_{i \le k} rel_i` the hits in the top *k*, :math:`P@i = H_i / i`;
+* :math:`r_1` the position of the first hit.
+
+Every function below receives the intermediate form and the cut-offs and returns per-user
+values ``[users, len(ks)]``; none loops over users.
+
+The shared worked example (used by the doctests): user 1 is recommended items 10, 20, 30, 40
+in that order and likes 20, 40 and 50 (|R| = 3, hits at positions 2 and 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..hits import Hits
+from ..options import Axis
+from ..registry import register
+
+_EXAMPLE = None  # doctest helper is defined in receval.examples
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _hits_at(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` hits in the top k."""
+    cum = h.cumulative(max(ks))
+    return cum[:, np.asarray(ks) - 1]
+
+
+def _col(v: np.ndarray) -> np.ndarray:
+    return np.asarray(v, dtype=np.float64)[:, None]
+
+
+def _len_at(h: Hits, ks: list[int]) -> np.ndarray:
+    return np.minimum(_col(h.length), np.asarray(ks, dtype=np.float64)[None, :])
+
+
+# ------------------------------------------------------------------------------------------
+
+PRECISION_DEN = Axis(
+    "denominator", "den", "k", "what the hits are divided by",
+    {
+        "k": "the cut-off k, even when the list is shorter (RecBole, RePlay >= 0.11, Elliot)",
+        "length": "the list length min(k, ℓ) (rs_metrics, DaisyRec 2.x, RecSys2019 DL evaluation)",
+        "min_k_r": "min(k, |R|): R-precision style (RecTools r_precision)",
+    },
+)
+
+
+@register("precision", axes=[PRECISION_DEN], family="classification")
+def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Precision@k: the share of the top-k list that is relevant.
+
+    Formula
+    -------
+    .. math:: P@k = \frac{H_k}{D}, \qquad D = k \;|\; \min(k, \ell) \;|\; \min(k, |R|)
+
+    by ``denominator=k`` (default), ``length``, ``min_k_r``; 0 when D = 0.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("precision@4")                 # 2 hits / 4
+    0.5
+    >>> worked("precision(denominator=min_k_r)@4")   # 2 / min(4, 3)
+    0.666667
+    """
+    hk = _hits_at(h, ks)
+    k = np.asarray(ks, dtype=np.float64)[None, :]
+    den = {"k": k, "length": _len_at(h, ks), "min_k_r": np.minimum(k, _col(h.n_rel))}[o["denominator"]]
+    return _safe_div(hk, np.broadcast_to(den, hk.shape))
+
+
+RECALL_DEN = Axis(
+    "denominator", "den", "r", "what the hits are divided by",
+    {
+        "r": "|R|, all relevant items (the standard; trec_eval, RecBole, RePlay, ...)",
+        "min_k_r": "min(k, |R|), so a perfect list scores 1 (MultVAE, LensKit)",
+    },
+)
+
+
+@register("recall", axes=[RECALL_DEN], family="classification")
+def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Recall@k: the share of the relevant items found in the top k.
+
+    Formula
+    -------
+    .. math:: R@k = \frac{H_k}{D}, \qquad D = |R| \;|\; \min(k, |R|)
+
+    by ``denominator=r`` (default) or ``min_k_r``.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("recall@4")                    # 2 hits / |R| = 3
+    0.666667
+    >>> worked("recall(denominator=min_k_r)@2")   # 1 hit / min(2, 3)
+    0.5
+    """
+    hk = _hits_at(h, ks)
+    r = _col(h.n_rel)
+    den = r if o["denominator"] == "r" else np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :])
+    return _safe_div(hk, np.broadcast_to(den, hk.shape))
+
+
+F1_AGG = Axis(
+    "aggregate", "agg", "users", "where the harmonic mean is taken",
+    {
+        "users": "per user, then averaged",
+        "means": "of the averaged precision and recall (RecSys2019 DL evaluation's F1)",
+    },
+)
+
+
+@register("f1", axes=[F1_AGG], family="classification")
+def f1(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""F1@k: the harmonic mean of precision (÷k) and recall (÷|R|).
+
+    Formula
+    -------
+    .. math:: F_1@k = \frac{2\,P@k\,R@k}{P@k + R@k} = \frac{2 H_k}{k + |R|}
+
+    per user (``aggregate=users``, default). With ``aggregate=means`` the harmonic mean of the
+    averaged precision and recall is reported instead (computed at aggregation time).
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("f1@4")                        # 2·2 / (4 + 3)
+    0.571429
+    """
+    hk = _hits_at(h, ks)
+    k = np.asarray(ks, dtype=np.float64)[None, :]
+    if o["aggregate"] == "means":
+        # carry precision and recall side by side; the aggregator combines the means
+        p = hk / k
+        r = _safe_div(hk, np.broadcast_to(_col(h.n_rel), hk.shape))
+        return np.stack([p, r], axis=-1)
+    return _safe_div(2 * hk, k + _col(h.n_rel))
+
+
+HR_COUNT = Axis(
+    "count", "count", "any", "what a user contributes",
+    {
+        "any": "1 if the top k holds at least one hit, else 0 (the standard)",
+        "hits": "the number of hits H_k, so the mean can exceed 1 (RecSys2019 DL evaluation: = precision·k)",
+    },
+)
+
+
+@register("hitrate", axes=[HR_COUNT], family="classification")
+def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""HitRate@k: the share of users with at least one relevant item in the top k.
+
+    Formula
+    -------
+    .. math:: HR@k = \mathbb{1}[H_k > 0] \quad\text{or, with count=hits,}\quad H_k
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("hitrate@1"), worked("hitrate@2"), worked("hitrate(count=hits)@4")
+    (0.0, 1.0, 2.0)
+    """
+    hk = _hits_at(h, ks)
+    return hk if o["count"] == "hits" else (hk > 0).astype(np.float64)
+
+
+MRR_HITS = Axis(
+    "hits", "hits", "first", "which hits contribute a reciprocal rank",
+    {
+        "first": "only the first hit: 1/r₁ (the standard)",
+        "all": "every hit: Σ 1/i over hits, can exceed 1 (DaisyRec 1.x, a.k.a. ARHR)",
+    },
+)
+
+
+@register("mrr", axes=[MRR_HITS])
+def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""MRR@k: the reciprocal rank of the first relevant item in the top k.
+
+    Formula
+    -------
+    .. math:: RR@k = \frac{1}{r_1}\,\mathbb{1}[r_1 \le k] \quad\text{or, with hits=all,}\quad \sum_{i \le k} \frac{rel_i}{i}
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("mrr@4")                       # first hit at 2
+    0.5
+    >>> worked("mrr(hits=all)@4")             # 1/2 + 1/4
+    0.75
+    """
+    k = np.asarray(ks)[None, :]
+    if o["hits"] == "first":
+        r1 = _col(h.first_hit)
+        return np.where((r1 > 0) & (r1 <= k), _safe_div(np.ones_like(r1), r1), 0.0)
+    width = max(ks)
+    dense = h.dense(width) / np.arange(1, width + 1)[None, :]
+    return np.cumsum(dense, axis=1)[:, np.asarray(ks) - 1]
+
+
+AP_DEN = Axis(
+    "denominator", "den", "min_k_r", "D, what the sum of precisions is divided by",
+    {
+        "min_k_r": "min(k, |R|): the standard (RecBole, RePlay, NeuRec C++)",
+        "r": "|R|, all relevant items (MS Recommenders `map`, Beta-RecSys, rs_metrics >= 0.5, trec_eval, ranx)",
+        "k": "the cut-off k (DaisyRec 1.x divides by the list length = k; Elliot's mean of P@1..k)",
+        "length": "the list length min(k, ℓ) (RecSys_Course successor of the DL evaluation)",
+        "min_length_r": "min(min(k, ℓ), |R|) (RecSys2019 DL evaluation)",
+        "hits": "H_k, the number of hits: the mean of P@i at hit positions (DaisyRec 2.x, torchmetrics)",
+        "cumulative_min": "Σ_{i≤k} min(i, |R|): NeuRec's Python backend bug (cumsum applied to min(i, |R|))",
+    },
+)
+AP_IND = Axis(
+    "indicator", "ind", "yes", "whether P@i counts only at relevant positions",
+    {
+        "yes": "Σ P@i·rel_i (the standard)",
+        "no": "Σ P@i over every position 1..k (Elliot's MAP; seed 001's worked example)",
+    },
+)
+
+
+def _ap_den(h: Hits, ks: list[int], name: str, hk: np.ndarray) -> np.ndarray:
+    k = np.asarray(ks, dtype=np.float64)[None, :]
+    r = _col(h.n_rel)
+    if name == "min_k_r":
+        return np.minimum(k, r)
+    if name == "r":
+        return np.broadcast_to(r, hk.shape)
+    if name == "k":
+        return np.broadcast_to(k, hk.shape)
+    if name == "length":
+        return _len_at(h, ks)
+    if name == "min_length_r":
+        return np.minimum(_len_at(h, ks), r)
+    if name == "hits":
+        return hk
+    if name == "cumulative_min":
+        # Σ_{i=1..k} min(i, |R|) = |R|(|R|+1)/2 + (k-|R|)|R| for k >= |R|, else k(k+1)/2
+        m = np.minimum(k, r)
+        return m * (m + 1) / 2 + (k - m) * r
+    raise AssertionError(name)  # pragma: no cover - values are validated by the axis
+
+
+def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
+    width = max(ks)
+    cum = h.cumulative(width)
+    pos = np.arange(1, width + 1, dtype=np.float64)[None, :]
+    if inner == "precision":
+        at_i = cum / pos
+    else:  # recall at i
+        at_i = _safe_div(cum, np.broadcast_to(_col(h.n_rel), cum.shape))
+    if o["indicator"] == "yes":
+        at_i = at_i * h.dense(width)
+    num = np.cumsum(at_i, axis=1)[:, np.asarray(ks) - 1]
+    hk = cum[:, np.asarray(ks) - 1]
+    return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
+
+
+@register("map", axes=[AP_DEN, AP_IND])
+def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""MAP@k: the mean over users of average precision at k.
+
+    Formula
+    -------
+    .. math:: AP@k = \frac{1}{D} \sum_{i=1}^{k} P@i \cdot w_i, \qquad P@i = \frac{H_i}{i}
+
+    with :math:`w_i = rel_i` (``indicator=yes``, default) or :math:`w_i = 1`
+    (``indicator=no``), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
+    :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
+    :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("map@4")                          # (1/2 + 2/4) / min(4, 3)
+    0.333333
+    >>> worked("map(denominator=r)@4")           # (1/2 + 2/4) / 3
+    0.333333
+    >>> worked("map(denominator=hits)@4")        # (1/2 + 2/4) / 2
+    0.5
+    >>> worked("map(indicator=no,denominator=k)@4")  # (0 + 1/2 + 1/3 + 2/4) / 4
+    0.333333
+    >>> worked("map(denominator=cumulative_min)@4")  # (1/2 + 2/4) / (1 + 2 + 3 + 3)
+    0.111111
+    """
+    return _average_precision(h, ks, o, "precision")
+
+
+MAR_IND = Axis(
+    "indicator", "ind", "no", "whether R@i counts only at relevant positions",
+    {
+        "no": "Σ R@i over every position 1..k (Elliot's MAR, seed 004)",
+        "yes": "Σ R@i·rel_i",
+    },
+)
+MAR_DEN = Axis(
+    "denominator", "den", "k", "D, what the sum of recalls is divided by",
+    {v: d for v, d in AP_DEN.values.items()},
+)
+
+
+@register("mar", axes=[MAR_DEN, MAR_IND])
+def mar(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""MAR@k: the mean over users of average recall at k.
+
+    Formula
+    -------
+    .. math:: AR@k = \frac{1}{D} \sum_{i=1}^{k} R@i \cdot w_i, \qquad R@i = \frac{H_i}{|R|}
+
+    By default :math:`w_i = 1` and D = k: the mean of R@1..R@k (Elliot's MAR and the
+    worked example of seed 004); ``indicator`` and ``denominator`` take the same values as MAP.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("mar@4")                          # (0 + 1/3 + 1/3 + 2/3) / 4
+    0.333333
+    """
+    return _average_precision(h, ks, o, "recall")
+
+
+# ---- DCG / NDCG -------------------------------------------------------------------------
+
+GAIN = Axis(
+    "gain", "gain", "binary", "the gain of a relevant item with rating r",
+    {
+        "binary": "1",
+        "linear": "r (the rating itself)",
+        "exp2": "2^r − 1",
+        "shifted": "2^(r − t + 1) − 1 with t the option `t` (Elliot)",
+    },
+)
+GAIN_T = Axis("t", "t", None, "t of the shifted gain (default: the relevance threshold, or 0)", numeric=True)
+IDEAL = Axis(
+    "ideal", "ideal", "cut", "the ideal DCG that normalises",
+    {
+        "cut": "the user's min(k, |R|) best gains at the top (the standard)",
+        "uncut": "all |R| of the user's gains, not cut at k (RecSys2019 DL evaluation, OpenRec tf1)",
+        "k": "all k slots hold a relevant item of the user's best gain (RecTools default)",
+        "hits": "the list's own hits moved to the top (DaisyRec, NGCF): 1 whenever all hits lead",
+        "none": "no normalisation: the value is DCG@k (OpenRec tf2's NDCG)",
+    },
+)
+BASE = Axis(
+    "base", "base", 2.0, "the logarithm base of the discount 1/log_b(i+1)", numeric=True,
+)
+
+
+def _gain(values: np.ndarray, o: dict) -> np.ndarray:
+    g = o["gain"]
+    if g == "binary":
+        return np.ones_like(values)
+    if g == "linear":
+        return values.astype(np.float64)
+    if g == "exp2":
+        return np.exp2(values) - 1.0
+    return np.exp2(values - o["t"] + 1.0) - 1.0
+
+
+def _discount(width: int, base: float) -> np.ndarray:
+    return np.log(base) / np.log(np.arange(2, width + 2, dtype=np.float64))
+
+
+def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
+    width = max(ks)
+    gains = _gain(h.hit_rating, o)
+    dense = h.dense(width, gains, key=f"gain:{o['gain']}:{o.get('t')}") if o["gain"] != "binary" else h.dense(width)
+    return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, np.asarray(ks) - 1]
+
+
+def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
+    kind = o["ideal"]
+    k = np.asarray(ks)
+    if kind == "none":
+        return np.ones((h.n_users, len(ks)))
+    if kind == "hits":
+        out = np.zeros((h.n_users, len(ks)))
+        gains = _gain(h.hit_rating, o)
+        for j, kk in enumerate(ks):  # a loop over cut-offs, not users
+            keep = h.hit_pos <= kk
+            u, g = h.hit_user[keep], gains[keep]
+            srt = np.lexsort((-g, u))
+            u, g = u[srt], g[srt]
+            rank = np.arange(len(u)) - np.searchsorted(u, u)
+            out[:, j] = np.bincount(u, weights=g * _discount(kk, base)[rank], minlength=h.n_users)
+        return out
+    gains = _gain(h.rel_rating, o)
+    if kind == "k":
+        best = np.zeros(h.n_users)
+        np.maximum.at(best, h.rel_user, gains)
+        return best[:, None] * np.cumsum(_discount(int(k.max()), base))[None, k - 1]
+    srt = h.rel_rank()
+    u, g = h.rel_user[srt], gains[srt]
+    rank = np.arange(len(u)) - np.searchsorted(u, u)
+    if kind == "uncut":
+        total = np.bincount(u, weights=g * _discount(int(rank.max()) + 1 if len(rank) else 1, base)[rank], minlength=h.n_users)
+        return np.broadcast_to(total[:, None], (h.n_users, len(ks))).copy()
+    width = int(k.max())
+    keep = rank < width
+    dense = np.bincount(u[keep] * width + rank[keep], weights=g[keep], minlength=h.n_users * width)
+    cum = np.cumsum(dense.reshape(h.n_users, width) * _discount(width, base)[None, :], axis=1)
+    return cum[:, k - 1]
+
+
+def _check_ndcg(o: dict) -> None:
+    from ..errors import SpecError
+
+    if o["ideal"] != "none" and o.get("base", 2.0) != 2.0:
+        raise SpecError(
+            "`base` cancels in NDCG (the same base divides DCG and ideal DCG); drop it, or use dcg@k / ndcg(ideal=none) for an unnormalised value"
+        )
+
+
+def _resolve_t(o: dict) -> dict:
+    if o.get("t") is None:
+        o = dict(o, t=o.get("rel") if o.get("rel") is not None else 0.0)
+    if o["gain"] != "shifted":
+        o = dict(o, t=None)
+    return o
+
+
+@register("ndcg", axes=[GAIN, IDEAL, BASE, GAIN_T], resolve_hook=_resolve_t, check_hook=_check_ndcg)
+def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
+
+    Formula
+    -------
+    .. math::
+
+        DCG@k = \sum_{i=1}^{k} \frac{g(r_i)}{\log_b(i+1)}, \qquad
+        NDCG@k = \frac{DCG@k}{IDCG@k}
+
+    :math:`g` by ``gain``: binary 1, linear r, exp2 :math:`2^r-1`, shifted
+    :math:`2^{r-t+1}-1`; non-relevant items gain 0. IDCG by ``ideal``: the user's
+    :math:`\min(k,|R|)` best gains (``cut``, default), all :math:`|R|` gains (``uncut``),
+    *k* copies of the best gain (``k``), the list's own hits sorted (``hits``), or 1
+    (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
+    accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("ndcg@4")          # (1/log2 3 + 1/log2 5) / (1/log2 2 + 1/log2 3 + 1/log2 4)
+    0.498189
+    >>> worked("ndcg(ideal=hits)@4")   # same DCG / (1 + 1/log2 3)
+    0.650921
+    >>> worked("ndcg(ideal=none)@4")   # DCG itself
+    1.061606
+    """
+    base = o.get("base", 2.0)
+    return _safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
+
+
+@register("dcg", axes=[GAIN, BASE, GAIN_T], resolve_hook=_resolve_t)
+def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""DCG@k: discounted cumulative gain of the top k, not normalised.
+
+    Formula
+    -------
+    .. math:: DCG@k = \sum_{i=1}^{k} \frac{g(r_i)}{\log_b(i+1)}
+
+    with the gains of NDCG and the log base *b* (default 2; here it matters).
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("dcg@4")              # 1/log2 3 + 1/log2 5
+    1.061606
+    >>> worked("dcg(base=e)@4")      # 1/ln 3 + 1/ln 5
+    1.531574
+    """
+    return _dcg(h, ks, o, o["base"])

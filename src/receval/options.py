@@ -1,0 +1,164 @@
+"""The option axes, declared once and shared by every metric that reads them.
+
+An *axis* is one choice that can change a number: a denominator, a gain, how the ideal
+ranking is cut, a tie rule, which users are averaged. Each value is named after the choice it
+makes (``ideal=uncut``, not ``divide_by_achievable=False``) and documented in one line. The
+signature of a value lists every resolved axis the metric reads, under the axis's short key.
+
+Two groups exist:
+
+* **context axes** are read while the intermediate form is built or while per-user values are
+  averaged (relevance threshold, tie rule, ordering, duplicate policies, user-set policies).
+  Every metric reads them, they may be set per metric (``ndcg(ties=item_desc)@10``), as a
+  keyword of :func:`receval.evaluate`, or by a dialect.
+* **metric axes** belong to the formulas that read them (``map(denominator=k)@20``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import SpecError, did_you_mean
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One option: its spec name, signature key, allowed values and their meaning."""
+
+    name: str
+    key: str
+    default: Any
+    doc: str
+    values: dict[str, str] = field(default_factory=dict)
+    numeric: bool = False
+
+    def parse(self, raw: Any) -> Any:
+        """Validate and normalise a raw value (a string from a spec, or a Python value)."""
+        if self.numeric:
+            return _parse_number(self.name, raw)
+        text = str(raw).strip().lower()
+        if text in ("true", "yes"):
+            text = "yes" if "yes" in self.values else text
+        if text in ("false", "no"):
+            text = "no" if "no" in self.values else text
+        if text not in self.values:
+            raise SpecError(
+                f"unknown value '{raw}' for option `{self.name}`{did_you_mean(text, self.values)}"
+            )
+        return text
+
+    def render(self, value: Any) -> str:
+        """The value as written in a spec or a signature."""
+        if self.numeric:
+            return _render_number(value)
+        return str(value)
+
+
+def _parse_number(name: str, raw: Any) -> Any:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        if text in ("all", "none", ""):
+            return None
+        if text.startswith(">="):
+            text = text[2:]
+        if text == "e":
+            return math.e
+        try:
+            value = float(text)
+        except ValueError:
+            raise SpecError(f"`{name}` must be a number, got '{raw}'") from None
+    else:
+        value = float(raw)
+    if not math.isfinite(value):
+        raise SpecError(f"`{name}` must be a finite number, got {raw!r}")
+    return value
+
+
+def _render_number(value: Any) -> str:
+    if value is None:
+        return "all"
+    if value == math.e:
+        return "e"
+    return repr(float(value)).removesuffix(".0") if float(value).is_integer() else repr(float(value))
+
+
+# --- context axes: read by every metric ------------------------------------------------------
+
+CONTEXT_AXES: dict[str, Axis] = {
+    a.name: a
+    for a in [
+        Axis(
+            "rel", "rel", None,
+            "relevance threshold: a truth row is relevant when its rating >= rel; 'all' makes every truth row relevant",
+            numeric=True,
+        ),
+        Axis(
+            "order", "order", "auto",
+            "what ranks the recommendations of a user",
+            {
+                "auto": "the rank column if given, else the score column, else the input row order",
+                "score": "score descending; ties by the `ties` rule",
+                "rank": "the given rank column (1 = best); equal ranks are an error",
+                "input": "the input row order within each user, never re-sorted (rs_metrics)",
+            },
+        ),
+        Axis(
+            "ties", "ties", "input",
+            "how items with equal scores are ordered",
+            {
+                "input": "stable: the earlier input row ranks first",
+                "item": "the smaller item id ranks first",
+                "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend, trec_eval's docno rule)",
+                "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
+            },
+        ),
+        Axis(
+            "dup", "dup", "error",
+            "duplicate (user, item) rows in the recommendations",
+            {
+                "error": "refuse the input and say how many and which",
+                "first": "keep the best-ranked occurrence, drop the others",
+                "keep": "keep every row: each occurrence is a position and a hit (MS Recommenders, rs_metrics)",
+            },
+        ),
+        Axis(
+            "tdup", "tdup", "error",
+            "duplicate (user, item) rows in the ground truth",
+            {
+                "error": "refuse the input and say how many and which",
+                "first": "keep the first row of each (user, item)",
+                "keep": "count every row in |R| (RecTools, RePlay's len(R), MS Recommenders)",
+            },
+        ),
+        Axis(
+            "empty", "empty", "skip",
+            "a truth user with no relevant item",
+            {
+                "skip": "left out of the mean (counted in the result as `skipped`)",
+                "zero": "scores 0 and is averaged",
+                "error": "refuse the input",
+            },
+        ),
+        Axis(
+            "norecs", "norecs", "zero",
+            "a truth user with relevant items but no recommendations",
+            {
+                "zero": "scores 0 and is averaged (users = truth users)",
+                "skip": "left out of the mean (users = users present in both)",
+                "error": "refuse the input",
+            },
+        ),
+    ]
+}
+
+#: context axes that change the intermediate form itself (metrics that differ only in the
+#: other axes share one build)
+BUILD_AXES = ("rel", "order", "ties", "dup", "tdup")
+
+
+def context_defaults() -> dict[str, Any]:
+    return {name: axis.default for name, axis in CONTEXT_AXES.items()}

@@ -1,0 +1,203 @@
+"""Metric registration, lookup with suggestions, and option resolution.
+
+Each metric is a :class:`Metric`: a name, the axes it reads, a docstring with its exact
+formula, and one pure function of the intermediate form (:class:`receval.hits.Hits`) that
+returns per-user values for several cut-offs at once (or one value per cut-off for an
+aggregate metric). Resolution order for every option: explicit in the spec > keyword given
+to :func:`receval.evaluate` > dialect > the metric's standard default.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import SpecError, unknown
+from .options import CONTEXT_AXES, Axis
+
+#: what an aggregate-free metric function returns: per-user values, shape [U, len(ks)]
+ComputeFn = Callable[..., np.ndarray]
+
+
+@dataclass
+class Metric:
+    """A registered metric: its axes, its formula, its compute function."""
+
+    name: str
+    compute: ComputeFn
+    axes: dict[str, Axis]
+    needs_k: bool = True
+    optional_k: bool = False
+    kind: str = "user"  # "user": averaged per-user values; "global": one value per k
+    context: tuple[str, ...] = tuple(CONTEXT_AXES)
+    needs: frozenset[str] = frozenset()
+    family: str = "ranking"
+    resolve_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    check_hook: Callable[[dict[str, Any]], None] | None = None
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.compute) or ""
+
+    @property
+    def summary(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else self.name
+
+    def axis(self, key: str) -> Axis:
+        if key in self.axes:
+            return self.axes[key]
+        if key in self.context:
+            return CONTEXT_AXES[key]
+        raise SpecError(
+            f"metric '{self.name}' has no option `{key}`"
+            + _options_hint(key, [*self.axes, *self.context])
+        )
+
+    def all_axes(self) -> dict[str, Axis]:
+        return {**self.axes, **{c: CONTEXT_AXES[c] for c in self.context}}
+
+    def formula(self) -> str:
+        """The formula section of the docstring (between 'Formula' and the next section)."""
+        return _section(self.doc, "Formula")
+
+
+def _options_hint(key: str, choices: list[str]) -> str:
+    from .errors import did_you_mean
+
+    return did_you_mean(key, choices)
+
+
+def _section(doc: str, title: str) -> str:
+    lines = doc.splitlines()
+    out: list[str] = []
+    inside = False
+    for i, line in enumerate(lines):
+        if line.strip() == title and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+            inside = True
+            continue
+        if inside:
+            if i + 1 < len(lines) and lines[i + 1].strip() and set(lines[i + 1].strip()) == {"-"} and line.strip():
+                break
+            if set(line.strip()) == {"-"} and line.strip():
+                continue
+            out.append(line)
+    return textwrap.dedent("\n".join(out)).strip()
+
+
+_REGISTRY: dict[str, Metric] = {}
+
+
+def register(
+    name: str,
+    *,
+    axes: list[Axis] | None = None,
+    needs_k: bool = True,
+    optional_k: bool = False,
+    kind: str = "user",
+    context: tuple[str, ...] | None = None,
+    needs: set[str] | frozenset[str] = frozenset(),
+    family: str = "ranking",
+    resolve_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    check_hook: Callable[[dict[str, Any]], None] | None = None,
+) -> Callable[[ComputeFn], ComputeFn]:
+    """Register ``fn`` as metric ``name`` (a decorator)."""
+
+    def deco(fn: ComputeFn) -> ComputeFn:
+        _REGISTRY[name] = Metric(
+            name=name,
+            compute=fn,
+            axes={a.name: a for a in (axes or [])},
+            needs_k=needs_k,
+            optional_k=optional_k,
+            kind=kind,
+            context=tuple(CONTEXT_AXES) if context is None else context,
+            needs=frozenset(needs),
+            family=family,
+            resolve_hook=resolve_hook,
+            check_hook=check_hook,
+        )
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    if not _REGISTRY:
+        from . import metrics  # noqa: F401  (registers everything)
+
+
+def get_metric(name: str) -> Metric:
+    _load()
+    key = name.strip().lower()
+    if key not in _REGISTRY:
+        raise unknown("metric", key, _REGISTRY)
+    return _REGISTRY[key]
+
+
+def all_metrics() -> list[Metric]:
+    _load()
+    return [_REGISTRY[n] for n in sorted(_REGISTRY)]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A spec with every option it reads resolved, and where the resolution came from."""
+
+    spec: Any  # the user's Spec (canonical key of the result)
+    metric: Metric
+    k: int | None
+    options: dict[str, Any] = field(hash=False)
+    dialect: str = "standard"
+
+    def build_key(self) -> tuple:
+        from .options import BUILD_AXES
+
+        return tuple((a, self.options.get(a)) for a in BUILD_AXES)
+
+    def formula_key(self) -> tuple:
+        """Metrics that agree on this key differ only in k and share one computation."""
+        return (self.metric.name, tuple(sorted((k, str(v)) for k, v in self.options.items())))
+
+
+def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None = None) -> Resolved:
+    """Fill every axis of ``spec``: explicit > overrides (evaluate keywords) > dialect > default."""
+    from .spec import parse_spec
+
+    spec = parse_spec(spec)
+    metric = get_metric(spec.name)
+    values: dict[str, Any] = {}
+    dialect_opts: dict[str, Any] = {}
+    dialect_name = "standard"
+    k = spec.k
+    if dialect is not None:
+        dialect_name = dialect.label
+        dialect_opts = dialect.options_for(metric.name)
+        if k is None and metric.optional_k is False and metric.needs_k:
+            pass
+    for name, axis in metric.all_axes().items():
+        if name in spec.opts:
+            values[name] = spec.opts[name]
+        elif overrides and name in overrides and overrides[name] is not _UNSET:
+            values[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
+        elif name in dialect_opts:
+            values[name] = dialect_opts[name]
+        else:
+            values[name] = axis.default
+    if metric.resolve_hook:
+        values = metric.resolve_hook(values)
+    if metric.check_hook:
+        metric.check_hook(values)
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name)
+
+
+class _Unset:
+    def __repr__(self) -> str:  # pragma: no cover
+        return "UNSET"
+
+
+_UNSET = _Unset()

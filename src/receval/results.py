@@ -1,0 +1,110 @@
+"""Results: values by spec, per-user values, signatures, exports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import SpecError
+
+
+@dataclass
+class Entry:
+    metric: str  # canonical spec as asked
+    value: float
+    signature: str
+    users: int  # users averaged (0 for aggregate metrics)
+    skipped: int = 0
+    per_user: np.ndarray | None = None  # [U] with NaN for users left out
+    dialect: str = "standard"
+
+
+@dataclass
+class Results:
+    """What :func:`receval.evaluate` returns.
+
+    >>> from receval.examples import WORKED_RECS, WORKED_TRUTH
+    >>> from receval import evaluate
+    >>> res = evaluate(WORKED_RECS, WORKED_TRUTH, ["ndcg@4", "precision@2"])
+    >>> res["precision@2"]
+    0.5
+    >>> res.signature("precision@2").split("|")[:2]
+    ['precision@2', 'den:k']
+    """
+
+    entries: list[Entry]
+    user_ids: np.ndarray
+    version: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def _entry(self, spec: Any) -> Entry:
+        from .spec import parse_spec
+
+        key = str(parse_spec(spec)) if not isinstance(spec, str) or spec not in self.keys() else spec
+        for e in self.entries:
+            if e.metric == key:
+                return e
+        raise SpecError(f"no result for '{spec}'; computed: {', '.join(self.keys())}")
+
+    def keys(self) -> list[str]:
+        return [e.metric for e in self.entries]
+
+    def __getitem__(self, spec: Any) -> float:
+        return self._entry(spec).value
+
+    def value(self, spec: Any) -> float:
+        return self._entry(spec).value
+
+    def signature(self, spec: Any) -> str:
+        return self._entry(spec).signature
+
+    @property
+    def values(self) -> dict[str, float]:
+        return {e.metric: e.value for e in self.entries}
+
+    @property
+    def signatures(self) -> dict[str, str]:
+        return {e.metric: e.signature for e in self.entries}
+
+    def per_user(self) -> pl.DataFrame:
+        """One row per truth user, one column per per-user metric (null where left out)."""
+        cols: dict[str, Any] = {"user_id": self.user_ids}
+        for e in self.entries:
+            if e.per_user is not None:
+                cols[e.metric] = pl.Series(e.metric, e.per_user, nan_to_null=True)
+        return pl.DataFrame(cols)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "results": [
+                {"metric": e.metric, "value": _json_float(e.value), "signature": e.signature, "users": e.users}
+                for e in self.entries
+            ],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_frame(self) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "metric": [e.metric for e in self.entries],
+                "value": [e.value for e in self.entries],
+                "users": [e.users for e in self.entries],
+                "signature": [e.signature for e in self.entries],
+            }
+        )
+
+    def __repr__(self) -> str:
+        width = max((len(e.metric) for e in self.entries), default=6)
+        lines = [f"{e.metric:<{width}}  {e.value:.6f}" for e in self.entries]
+        return "\n".join(lines)
+
+
+def _json_float(v: float) -> float | None:
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)

@@ -1,0 +1,123 @@
+"""The metric-string grammar and its canonical form.
+
+Grammar (one small hand-written parser)::
+
+    spec    := name [ "(" option ("," option)* ")" ] [ "@" k ]
+    option  := key "=" value
+
+``ndcg@10``, ``map(denominator=k)@20``, ``ndcg(gain=exp2, ideal=uncut)@20``, ``auc``.
+The canonical form is lower case, options sorted by name, options equal to the metric's
+standard default dropped: it is the key of a result and the head of its signature.
+
+>>> from receval.spec import parse_spec
+>>> str(parse_spec("NDCG( ideal=uncut , gain=exp2 )@20"))
+'ndcg(gain=exp2,ideal=uncut)@20'
+>>> str(parse_spec("map(denominator=min_k_r)@20"))   # the default is dropped
+'map@20'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import SpecError, bad_param
+
+_SPEC_RE = re.compile(
+    r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A metric with its cut-off and its *explicit* options (values already validated).
+
+    ``options`` holds only what the user (or a dialect) set; :meth:`resolved` fills in the
+    rest. Two specs are equal when their canonical strings are.
+    """
+
+    name: str
+    k: int | None = None
+    options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def opts(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def with_options(self, **updates: Any) -> "Spec":
+        merged = self.opts | updates
+        return Spec(self.name, self.k, tuple(sorted(merged.items())))
+
+    def with_k(self, k: int | None) -> "Spec":
+        return Spec(self.name, k, self.options)
+
+    def __str__(self) -> str:
+        return self.canonical()
+
+    def canonical(self) -> str:
+        from .registry import get_metric
+
+        metric = get_metric(self.name)
+        shown = []
+        for key, value in sorted(self.options):
+            axis = metric.axis(key)
+            if value == axis.default:
+                continue
+            shown.append(f"{key}={axis.render(value)}")
+        text = self.name
+        if shown:
+            text += "(" + ",".join(shown) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+
+def parse_k(raw: Any) -> int:
+    """Validate a cut-off.
+
+    >>> parse_k("20")
+    20
+    >>> parse_k(0)
+    Traceback (most recent call last):
+    ...
+    receval.errors.SpecError: `k` must be an integer >= 1, got 0
+    """
+    try:
+        value = int(str(raw))
+    except ValueError:
+        raise bad_param("k", "an integer >= 1", raw) from None
+    if value < 1 or str(raw).strip() not in (str(value), f"+{value}"):
+        raise bad_param("k", "an integer >= 1", raw)
+    return value
+
+
+def parse_spec(text: str | Spec) -> Spec:
+    """Parse a metric string into a validated :class:`Spec` (see the module grammar)."""
+    if isinstance(text, Spec):
+        return text
+    if not isinstance(text, str):
+        raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
+    match = _SPEC_RE.match(text.lower())
+    if not match:
+        raise SpecError(
+            f"cannot parse metric '{text}'; write it as name@k or name(option=value,...)@k, e.g. 'map(denominator=k)@20'"
+        )
+    from .registry import get_metric
+
+    metric = get_metric(match["name"])
+    options: dict[str, Any] = {}
+    if match["opts"] and match["opts"].strip():
+        for part in match["opts"].split(","):
+            if "=" not in part:
+                raise SpecError(f"option '{part.strip()}' in '{text}' must be written as key=value")
+            key, value = (s.strip() for s in part.split("=", 1))
+            if key in options:
+                raise SpecError(f"option `{key}` is given twice in '{text}'")
+            options[key] = metric.axis(key).parse(value)
+    k = parse_k(match["k"]) if match["k"] is not None else None
+    if metric.needs_k and k is None:
+        raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
+    if not metric.needs_k and k is not None and not metric.optional_k:
+        raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
+    return Spec(metric.name, k, tuple(sorted(options.items())))
