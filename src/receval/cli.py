@@ -1,0 +1,240 @@
+"""The command line: a thin shell over the API.
+
+A user's mistake prints one line (``receval: error: ...``) and exits with status 2; no
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import __version__
+from .errors import RecevalError
+from .report import FORMATS, render
+
+COMMANDS: dict[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {}
+
+
+def command(name: str, help: str):
+    """Register a subcommand: ``fn(parser)`` adds arguments and returns the runner."""
+
+    def deco(fn):
+        COMMANDS[name] = (help, fn)  # type: ignore[assignment]
+        return fn
+
+    return deco
+
+
+def add_column_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("column names")
+    g.add_argument("--user-col", default="user_id")
+    g.add_argument("--item-col", default="item_id")
+    g.add_argument("--score-col", default="score")
+    g.add_argument("--rank-col", default="rank")
+    g.add_argument("--rating-col", default="rating")
+
+
+def column_kwargs(a: argparse.Namespace) -> dict:
+    return dict(user_col=a.user_col, item_col=a.item_col, score_col=a.score_col, rank_col=a.rank_col, rating_col=a.rating_col)
+
+
+def add_context_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("options for every metric (a spec's own option wins)")
+    g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
+    for name in ("order", "ties", "dup", "tdup", "empty", "norecs"):
+        g.add_argument(f"--{name}")
+
+
+def context_kwargs(a: argparse.Namespace) -> dict:
+    out = {}
+    for name in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs"):
+        v = getattr(a, name, None)
+        if v is not None:
+            out[name] = v
+    return out
+
+
+@command("evaluate", "evaluate recommendations against a ground truth")
+def _evaluate(p: argparse.ArgumentParser):
+    p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
+    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
+    p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
+    p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file")
+    p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
+    p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
+    p.add_argument("--engine", choices=["memory", "spark"], default="memory")
+    add_column_args(p)
+    add_context_args(p)
+
+    def run(a: argparse.Namespace) -> int:
+        from .api import evaluate
+
+        res = evaluate(
+            a.recs, a.truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
+            engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
+        )
+        if a.per_user:
+            frame = res.per_user()
+            if a.per_user.endswith(".parquet"):
+                frame.write_parquet(a.per_user)
+            else:
+                frame.write_csv(a.per_user)
+        if a.format == "json":
+            print(res.to_json())
+        elif a.format == "table":
+            rows = [[e.metric, e.value, e.users] for e in res.entries]
+            print(render(["metric", "value", "users"], rows, "table"), end="")
+            for e in res.entries:
+                print(f"{e.metric} = {e.value:.6f}  {e.signature}")
+        else:
+            rows = [[e.metric, e.value, e.users, e.signature] for e in res.entries]
+            print(render(["metric", "value", "users", "signature"], rows, a.format), end="")
+        return 0
+
+    return run
+
+
+@command("explain", "print a metric's exact formula, resolved options and signature")
+def _explain(p: argparse.ArgumentParser):
+    p.add_argument("spec")
+    p.add_argument("--dialect")
+
+    def run(a: argparse.Namespace) -> int:
+        print(explain(a.spec, a.dialect), end="")
+        return 0
+
+    return run
+
+
+def explain(spec: str, dialect: str | None = None) -> str:
+    """The formula of ``spec`` in plain text with every resolved option and the signature."""
+    from .api import _dialect
+    from .registry import resolve
+    from .signature import make_signature
+
+    d = _dialect(dialect)
+    r = resolve(spec, dialect=d)
+    m = r.metric
+    lines = [f"{r.spec}  —  {m.summary}", ""]
+    lines += ["Formula:", _indent(m.formula()), ""]
+    lines.append("Resolved options:")
+    for name, axis in m.all_axes().items():
+        value = r.options.get(name)
+        if name == "t" and value is None:
+            continue
+        meaning = axis.values.get(str(value), "") if axis.values else axis.doc
+        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name) else "default")
+        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
+    if d is not None:
+        lines.append("")
+        diffs = d.differences(m.name)
+        lines.append(f"How {d.library} {d.version} differs from the standard definition:")
+        if not diffs:
+            lines.append("  no option differs: the standard definition")
+        for name, std, val, meaning in diffs:
+            axis = m.axis(name)
+            lines.append(f"  {name}: {axis.render(std)} -> {axis.render(val)}  ({meaning})")
+        entry = d.metrics.get(m.name)
+        if entry is not None:
+            if entry.note:
+                lines.append(f"  note: {entry.note}")
+            if entry.source:
+                lines.append(f"  source: {entry.source}")
+    lines += ["", "Signature:", "  " + make_signature(r, __version__)]
+    return "\n".join(lines) + "\n"
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+@command("metrics", "list every metric with its options and defaults")
+def _metrics(p: argparse.ArgumentParser):
+    p.add_argument("--format", choices=("table", "markdown"), default="table")
+
+    def run(a: argparse.Namespace) -> int:
+        from .registry import all_metrics
+
+        rows = []
+        for m in all_metrics():
+            opts = "; ".join(
+                f"{n}={'|'.join(ax.values) if ax.values else 'number'} (default {ax.render(ax.default)})"
+                for n, ax in m.axes.items()
+            )
+            rows.append([m.name + ("@k" if m.needs_k else ""), m.summary, opts or "–"])
+        print(render(["metric", "summary", "options"], rows, a.format), end="")
+        from .options import CONTEXT_AXES
+
+        ctx = [[n, ax.doc, "|".join(ax.values) if ax.values else "number or all", ax.render(ax.default)] for n, ax in CONTEXT_AXES.items()]
+        print(render(["context option", "meaning", "values", "default"], ctx, a.format), end="")
+        return 0
+
+    return run
+
+
+@command("dialects", "list the dialects with versions and sources")
+def _dialects(p: argparse.ArgumentParser):
+    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+
+    def run(a: argparse.Namespace) -> int:
+        from .dialects import all_dialects
+
+        rows = [
+            [d.name, d.version + (" (default)" if d.default else ""), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
+            for d in all_dialects()
+        ]
+        print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
+        return 0
+
+    return run
+
+
+def _load_optional_commands() -> None:
+    for mod in ("receval.compare", "receval.reproduce"):
+        try:
+            __import__(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _load_optional_commands()
+    parser = argparse.ArgumentParser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
+    parser.add_argument("--version", action="version", version=f"receval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_, fn) in COMMANDS.items():  # type: ignore[misc]
+        sp = sub.add_parser(name, help=help_, description=help_)
+        sp.set_defaults(run=fn(sp))
+    return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except RecevalError as exc:
+        print(f"receval: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        print(f"receval: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+__all__ = ["main", "explain", "command", "add_column_args", "add_context_args", "column_kwargs", "context_kwargs", "Path"]

@@ -1,0 +1,146 @@
+"""Dialects: how a given library (and version) computes each metric, as data.
+
+A dialect is one TOML file per library and version in this folder, named
+``<name>@<version>.toml``. Its fields::
+
+    name = "recbole"              # the dialect name users type
+    library = "RecBole"
+    version = "0.2.1"
+    default = true                # the version `recbole` means (the one the RecSys'21 study used)
+    source = "RUCAIBox/RecBole: recbole/evaluator/metrics.py"
+    note = "one line"
+
+    [context]                     # context options for every metric of this library
+    norecs = "skip"
+
+    [metrics.map]                 # one table per metric the library offers
+    options = { denominator = "min_k_r" }
+    source = "recbole/evaluator/metrics.py:126"
+    note = "one line per quirk"
+
+Resolution for every option: explicit in the spec > keyword of ``evaluate`` > dialect >
+default. A metric the library does not offer is an error that names the ones it has. Formulas
+never ask which dialect is active: a library's bug is a named option value.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..errors import SpecError, unknown
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    options: dict[str, Any]
+    source: str = ""
+    note: str = ""
+    metric: str | None = None  # the receval metric this library's name maps to (default: same name)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    library: str
+    version: str
+    source: str
+    note: str
+    context: dict[str, Any]
+    metrics: dict[str, MetricEntry] = field(default_factory=dict)
+    default: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}" if self.name != "standard" else "standard"
+
+    def options_for(self, metric: str) -> dict[str, Any]:
+        """Parsed options this dialect sets for ``metric`` (context options included)."""
+        from ..registry import get_metric
+
+        if self.name != "standard" and metric not in self.metrics:
+            raise SpecError(
+                f"{self.library} {self.version} has no metric '{metric}'; it has: {', '.join(sorted(self.metrics))}"
+            )
+        m = get_metric(metric)
+        out: dict[str, Any] = {}
+        raw = dict(self.context)
+        if metric in self.metrics:
+            raw.update(self.metrics[metric].options)
+        for key, value in raw.items():
+            if key in m.axes or key in m.context:
+                out[key] = m.axis(key).parse(value) if isinstance(value, str) else value
+        return out
+
+    def differences(self, metric: str) -> list[tuple[str, Any, Any, str]]:
+        """(option, standard default, dialect value, meaning) for each option the dialect changes."""
+        from ..registry import get_metric
+
+        m = get_metric(metric)
+        out = []
+        for key, value in self.options_for(metric).items():
+            axis = m.axis(key)
+            if value != axis.default:
+                meaning = axis.values.get(str(value), axis.doc) if axis.values else axis.doc
+                out.append((key, axis.default, value, meaning))
+        return out
+
+
+def _parse(data: dict[str, Any]) -> Dialect:
+    metrics = {
+        name: MetricEntry(
+            options=dict(entry.get("options", {})),
+            source=entry.get("source", ""),
+            note=entry.get("note", ""),
+        )
+        for name, entry in data.get("metrics", {}).items()
+    }
+    return Dialect(
+        name=data["name"],
+        library=data.get("library", data["name"]),
+        version=str(data.get("version", "")),
+        source=data.get("source", ""),
+        note=data.get("note", ""),
+        context=dict(data.get("context", {})),
+        metrics=metrics,
+        default=bool(data.get("default", False)),
+    )
+
+
+@lru_cache(maxsize=1)
+def all_dialects() -> tuple[Dialect, ...]:
+    """Every dialect shipped with receval (each library version is one entry)."""
+    out = []
+    for entry in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".toml"):
+            out.append(_parse(tomllib.loads(entry.read_text(encoding="utf-8"))))
+    return tuple(out)
+
+
+def dialect_names() -> list[str]:
+    return sorted({d.name for d in all_dialects()})
+
+
+def load_dialect(name: str) -> Dialect:
+    """``"recbole"`` (its default version), ``"daisyrec@2.3"`` (a version prefix), ...
+
+    >>> load_dialect("standard").label
+    'standard'
+    """
+    text = name.strip().lower()
+    base, _, version = text.partition("@")
+    candidates = [d for d in all_dialects() if d.name == base]
+    if not candidates:
+        raise unknown("dialect", base, dialect_names())
+    if not version:
+        defaults = [d for d in candidates if d.default] or candidates
+        return defaults[0]
+    for d in candidates:
+        if d.version == version or d.version.startswith(version + ".") or d.version.startswith(version):
+            return d
+    raise SpecError(
+        f"dialect '{base}' has no version '{version}'; versions: {', '.join(d.version for d in candidates)}"
+    )

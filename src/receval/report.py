@@ -1,0 +1,61 @@
+"""Tables in several formats: terminal (rich), Markdown, LaTeX, CSV, JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+FORMATS = ("table", "json", "markdown", "latex", "csv")
+
+
+def fmt_value(v: Any, digits: int = 6) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, title: str = "", digits: int = 6) -> str:
+    """Render a table; numbers with ``digits`` decimals, None as an en dash."""
+    if fmt == "json":
+        return json.dumps([dict(zip(headers, r)) for r in rows], indent=2)
+    cells = [[fmt_value(v, digits) for v in r] for r in rows]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(headers)
+        for r in rows:
+            w.writerow(["" if v is None else v for v in r])
+        return buf.getvalue()
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(v.replace("|", "\\|") for v in c) + " |" for c in cells]
+        return "\n".join(lines) + "\n"
+    if fmt == "latex":
+        esc = lambda s: str(s).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%").replace("@", "@")  # noqa: E731
+        lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
+        lines.append(" & ".join(esc(h) for h in headers) + r" \\")
+        lines.append(r"\midrule")
+        lines += [" & ".join(esc(c) for c in r) + r" \\" for r in cells]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        return "\n".join(lines) + "\n"
+    return _rich(headers, cells, title)
+
+
+def _rich(headers: Sequence[str], cells: Sequence[Sequence[str]], title: str) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title or None, show_lines=False)
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+    for r in cells:
+        table.add_row(*r)
+    console = Console(file=io.StringIO(), width=max(100, sum(len(h) + 3 for h in headers) + 20), force_terminal=False)
+    console.print(table)
+    return console.file.getvalue()  # type: ignore[attr-defined]
