@@ -168,39 +168,74 @@ def _greedy_ideal(
     tc = rep  # triple -> candidate
     tkey = cand_user[rep] * C + asp  # triple -> flat (user, aspect)
     state = np.ones(U * C, dtype=np.float64)
-    cu = cand_user
-    cp = cand_p
+    ab = cand_p is not None
+    if ab:
+        pg = cand_p[rep] * gamma[tkey]  # constant over steps: P(a|u,i) * gamma_a
+        om = 1.0 - cand_p[rep]  # state multiplier when the candidate is picked
     one_minus_alpha = 1.0 - alpha
+    # per-user segments (candidates are sorted by user)
+    seg_user, seg_len = np.unique(cand_user, return_counts=True)
+    n = cand_user.shape[0]
+    tstart = np.cumsum(deg) - deg  # first triple of each candidate
     for j in range(k):
-        n = cu.shape[0]
         if n == 0:
             break
-        if cp is None:
-            gain = np.bincount(tc, weights=state[tkey], minlength=n)
-        else:
-            f = 1.0 - (cp[tc] * gamma[tkey]) * state[tkey]
-            tstart = np.flatnonzero(np.r_[True, tc[1:] != tc[:-1]])
+        if ab:
+            f = 1.0 - pg * state[tkey]
             gain = 1.0 - np.multiply.reduceat(f, tstart)
-        seg_starts = np.flatnonzero(np.r_[True, cu[1:] != cu[:-1]])
-        seg_len = np.diff(np.r_[seg_starts, n])
+        else:
+            gain = np.bincount(tc, weights=state[tkey], minlength=n)
+        seg_starts = np.cumsum(seg_len) - seg_len
         gmax, pick = _segment_argmax_last(gain, seg_starts, seg_len)
-        idcg[cu[pick]] += gmax * disc[j]
+        idcg[seg_user] += gmax * disc[j]
+        if j == k - 1:
+            break
         picked = np.zeros(n, dtype=bool)
         picked[pick] = True
         tp = picked[tc]
-        if cp is None:
-            state[tkey[tp]] *= one_minus_alpha
+        if ab:
+            state[tkey[tp]] *= om[tp]
         else:
-            state[tkey[tp]] *= 1.0 - cp[tc[tp]]
+            state[tkey[tp]] *= one_minus_alpha
+        # compact: drop picked candidates and exhausted users
         keep = ~picked
-        tkeep = keep[tc]
+        tkeep = ~tp
         newidx = np.cumsum(keep) - 1
         tc = newidx[tc[tkeep]]
         tkey = tkey[tkeep]
-        cu = cu[keep]
-        if cp is not None:
-            cp = cp[keep]
+        if ab:
+            pg = pg[tkeep]
+            om = om[tkeep]
+        deg = deg[keep]
+        tstart = np.cumsum(deg) - deg
+        n = deg.shape[0]
+        seg_len = seg_len - 1
+        alive = seg_len > 0
+        seg_len = seg_len[alive]
+        seg_user = seg_user[alive]
     return idcg
+
+
+def _run_triples(items, indptr, indices, C):
+    """Expand all list slots once, in rank-major order.
+
+    Returns ``(bounds, slot, key, starts_local)`` where for rank ``j`` the
+    triples are ``bounds[j]:bounds[j+1]``; ``slot`` is the flat ``u*k+j`` index
+    of each triple's slot (only slots with >= 1 aspect appear) and ``key`` the
+    flat ``u*C + aspect``.
+    """
+    U, k = items.shape
+    cm = items.T.ravel()  # rank-major: (j, u)
+    sl = np.flatnonzero(cm >= 0)
+    it = cm[sl]
+    rep, asp, deg = _expand(it, indptr, indices)
+    j_of = sl // U
+    u_of = sl % U
+    key = u_of[rep] * C + asp
+    slot = u_of * k + j_of  # flat [U, k] index
+    tj = j_of[rep]
+    bounds = np.searchsorted(tj, np.arange(k + 1))
+    return bounds, slot[rep], key, rep
 
 
 def _divide(dcg, idcg):
@@ -296,22 +331,25 @@ def alpha_ndcg(
     indptr, indices, C = _aspects_csr(aspects)
     disc = ndeval_discount(k)
 
-    # run side: loop over ranks, vectorised over users
-    dcg = np.zeros(U, dtype=np.float64)
+    # run side: loop over ranks, vectorised over users (triples expanded once)
+    bounds, tslot, tkey, trep = _run_triples(np.where(rel, items, -1), indptr, indices, C)
+    tu = tslot // k
     w = np.ones(U * C, dtype=np.float64)
+    contrib = np.empty(tkey.shape[0], dtype=np.float64)
     one_minus_alpha = 1.0 - alpha
     for j in range(k):
-        col = items[:, j]
-        users = np.flatnonzero((col >= 0) & rel[:, j])
-        if users.shape[0] == 0:
+        a, b = bounds[j], bounds[j + 1]
+        if a == b:
             continue
-        rep, asp, _ = _expand(col[users], indptr, indices)
-        if rep.shape[0] == 0:
-            continue
-        key = users[rep] * C + asp
-        g = np.bincount(rep, weights=w[key], minlength=users.shape[0])
-        dcg[users] += g * disc[j]
-        w[key] *= one_minus_alpha
+        kk = tkey[a:b]
+        contrib[a:b] = w[kk]
+        w[kk] *= one_minus_alpha
+    # per-slot gain = sum in aspect order (as ndeval), times the discount,
+    # cumulated in rank order
+    g = np.bincount(tslot, weights=contrib, minlength=U * k).reshape(U, k) * disc
+    dcg = np.zeros(U, dtype=np.float64)
+    for j in range(k):
+        dcg += g[:, j]
 
     # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
     off, tuser = _truth_users(truth_offsets)
@@ -499,27 +537,31 @@ def alpha_beta_ndcg(
         raise ValueError("gamma must be [U, C]")
     disc = ndeval_discount(k)
 
-    # run side
+    # run side: P(a|u,i) per slot, triples expanded once in rank-major order
     rating = _zeroed(rating, zero_below)
-    dcg = np.zeros(U, dtype=np.float64)
+    unrated = np.isnan(rating)
+    P = np.where(unrated, alpha, _p_rated(np.where(unrated, 0.0, rating), beta, r_max))
+    bounds, tslot, tkey, _ = _run_triples(np.where(P > 0, items, -1), indptr, indices, C)
+    Pt = P.ravel()[tslot]
+    pg = Pt * gflat[tkey]
+    om = 1.0 - Pt
     state = np.ones(U * C, dtype=np.float64)
+    f = np.empty(tkey.shape[0], dtype=np.float64)
     for j in range(k):
-        col = items[:, j]
-        r = rating[:, j]
-        p = np.where(np.isnan(r), alpha, _p_rated(np.nan_to_num(r), beta, r_max))
-        valid = (col >= 0) & (p > 0)
-        valid[valid] &= (indptr[col[valid] + 1] - indptr[col[valid]]) > 0
-        users = np.flatnonzero(valid)
-        if users.shape[0] == 0:
+        a, b = bounds[j], bounds[j + 1]
+        if a == b:
             continue
-        rep, asp, deg = _expand(col[users], indptr, indices)
-        key = users[rep] * C + asp
-        pu = p[users][rep]
-        f = 1.0 - (pu * gflat[key]) * state[key]
-        starts = np.cumsum(deg) - deg
-        g = 1.0 - np.multiply.reduceat(f, starts)
-        dcg[users] += g * disc[j]
-        state[key] *= 1.0 - pu
+        kk = tkey[a:b]
+        f[a:b] = 1.0 - pg[a:b] * state[kk]
+        state[kk] *= om[a:b]
+    dcg = np.zeros(U, dtype=np.float64)
+    if tkey.shape[0]:
+        sstart = np.flatnonzero(np.r_[True, tslot[1:] != tslot[:-1]])
+        g = np.zeros(U * k, dtype=np.float64)
+        g[tslot[sstart]] = 1.0 - np.multiply.reduceat(f, sstart)
+        g = g.reshape(U, k) * disc
+        for j in range(k):
+            dcg += g[:, j]
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
