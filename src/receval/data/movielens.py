@@ -136,6 +136,14 @@ def _read_source(path: str | os.PathLike, wanted: tuple[str, ...]) -> tuple[str,
         raise ValueError(f"{p} does not exist; pass the folder or zip of a MovieLens release")
     if p.is_file() and p.name in wanted:
         return p.name, str(p)
+    if p.is_file() and not zipfile.is_zipfile(p):
+        # a renamed file (e.g. ml-100k's ua.base): the extension tells the layout
+        by_suffix = dict(zip((".csv", ".dat", ".data"), _RATING_FILES)) if wanted == _RATING_FILES \
+            else dict(zip((".csv", ".dat", ".item"), _MOVIE_FILES))
+        if wanted == _RATING_FILES:
+            by_suffix.update({".base": "u.data", ".test": "u.data"})
+        if p.suffix.lower() in by_suffix:
+            return by_suffix[p.suffix.lower()], str(p)
     if p.is_file() and zipfile.is_zipfile(p):
         with zipfile.ZipFile(p) as zf:
             cands: dict[str, list[str]] = {}
@@ -229,7 +237,10 @@ def load_movielens(path: str | os.PathLike) -> pl.DataFrame:
     path : str or os.PathLike
         A release folder (``ml-25m/``), a folder containing exactly one
         release folder, a release ``.zip`` as distributed by GroupLens (read
-        in memory, nothing is extracted), or the ratings file itself.
+        in memory, nothing is extracted), or a ratings file itself; a file
+        with another name is read by its extension: ``.csv`` as
+        ``ratings.csv``, ``.dat`` as ``ratings.dat``, ``.data``/``.base``/
+        ``.test`` as ml-100k's ``u.data`` (e.g. ``ua.base``).
 
     Returns
     -------
