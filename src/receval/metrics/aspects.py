@@ -238,6 +238,16 @@ def _run_triples(items, indptr, indices, C):
     return bounds, slot[rep], key, rep
 
 
+def _sort_candidates(cu, ci, *rest):
+    """Order candidates by (user, item); skips the sort when the CSR already is."""
+    if cu.shape[0] > 1:
+        d_u = np.diff(cu)
+        if not ((d_u > 0) | ((d_u == 0) & (np.diff(ci) > 0))).all():
+            order = np.lexsort((ci, cu))
+            return (cu[order], ci[order]) + tuple(r[order] for r in rest)
+    return (cu, ci) + rest
+
+
 def _divide(dcg, idcg):
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
@@ -357,9 +367,7 @@ def alpha_ndcg(
     trat = np.asarray(truth_ratings, dtype=np.float64)
     m = trat >= threshold
     m &= (indptr[titems + 1] - indptr[titems]) > 0
-    cu, ci = tuser[m], titems[m]
-    order = np.lexsort((ci, cu))
-    cu, ci = cu[order], ci[order]
+    cu, ci = _sort_candidates(tuser[m], titems[m])
     idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
@@ -566,11 +574,8 @@ def alpha_beta_ndcg(
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & ((indptr[titems + 1] - indptr[titems]) > 0)
-    cu, ci, cp = tuser[m], titems[m], cp_all[m]
-    order = np.lexsort((ci, cu))
-    idcg = _greedy_ideal(
-        cu[order], ci[order], cp[order], indptr, indices, C, U, k, alpha=alpha, gamma=gflat
-    )
+    cu, ci, cp = _sort_candidates(tuser[m], titems[m], cp_all[m])
+    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gflat)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg
