@@ -1,3 +1,4 @@
 """Metric families; importing this package registers every metric."""
 
 from . import ranking  # noqa: F401
+from . import rating  # noqa: F401
