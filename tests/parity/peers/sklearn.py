@@ -2,9 +2,9 @@
 
 Input preparation (sklearn wants dense (n_users, n_items) matrices):
   rows = users in recs ∪ truth (sorted), columns = items in recs ∪ truth (sorted);
-  y_score = the recs' score, and for items the user was not recommended
-  (global min score - 1), i.e. ranked after the list (a duplicated (user,item) row keeps
-  its first score); y_true = 1 for truth rows (binary) or the rating (graded), else 0.
+  y_score = the recs' score; for items the user was not recommended: (global min score - 1)
+  for non-truth items and (global min score - 2) for truth items, i.e. ranked after the list
+  with misses first (a duplicated (user,item) row keeps its first score); y_true = 1 for truth rows (binary) or the rating (graded), else 0.
 ndcg_score(y_true, y_score, k=k) ranks by y_score with ties AVERAGED (ignore_ties=False,
 the default), IDCG from y_true (top-k true gains, so min(k,|R|) when binary); a row whose
 y_true is all 0 scores 0 and still counts in the mean. Per-user values: ndcg_score on each
@@ -51,6 +51,9 @@ def main() -> None:
         ti = [ii[i] for i in t["item_id"]]
         y_bin = np.zeros_like(y_score)
         y_bin[tu, ti] = 1.0
+        # unrecommended truth items go below every unrecommended non-truth item, so a short
+        # list is padded with misses first (no tie credit from the padding)
+        y_score = np.where(y_score == low, low - y_bin, y_score)
         y_grad = np.zeros_like(y_score)
         y_grad[tu, ti] = t["rating"].to_numpy()
         truth_pairs = set(zip(t["user_id"].tolist(), t["item_id"].tolist()))
