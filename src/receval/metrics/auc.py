@@ -1,0 +1,389 @@
+r"""ROC-AUC family: stacked, pooled and per-user (grouped) AUC, AUC inside the top-k list, limited AUC.
+
+Notation (one user *u*; its ranked recommendations are its *candidates*):
+
+* :math:`\ell_u` the number of ranked items of the user (the full ranking when every
+  candidate item is scored), :math:`R_u` its relevant truth items;
+* the *positives* are the ranked items that are relevant, :math:`P_u` of them; the
+  *negatives* are the ranked items that are not relevant, :math:`N_u = \ell_u - P_u`;
+* for a positive *p*, :math:`a_p` the negatives ranked above it. With ``tied=half``
+  (default) a negative with the same score counts ½ (average ranks, Mann–Whitney); with
+  ``tied=correct`` it counts 0 (only strictly greater scores are above: OpenRec); with
+  ``tied=order`` the list positions decide (the items at earlier positions are above). Without a
+  score column the positions decide for every rule.
+
+Per positive, :math:`s_p = 1 - a_p / N'_u`: the share of the user's negatives ranked below it.
+:math:`N'_u = N_u` (``negatives=exact``) or :math:`\ell_u - |R_u| + 1` (``negatives=plus_one``,
+Elliot: catalogue − train − |R_u| + 1 on a full ranking).
+
+Every function below is vectorised over the row arrays of the intermediate form (per-user sums
+by ``bincount``); none loops over users.
+
+The shared worked example (used by the doctests): user 1 is recommended items 10, 20, 30, 40
+(scores 0.9, 0.8, 0.7, 0.6) and likes 20, 40 and 50: positives at positions 2 and 4
+(:math:`a = 1, 2`), :math:`P = 2`, :math:`N = 2`, :math:`\ell = 4`, :math:`|R| = 3`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError, SpecError
+from ..hits import Hits
+from ..options import Axis
+from ..registry import register
+
+TIED = Axis(
+    "tied", "tied", "half", "how a (positive, negative) pair with equal scores counts",
+    {
+        "half": "½: average ranks, Mann–Whitney (sklearn roc_auc_score, RecBole)",
+        "correct": "1: only a strictly greater score ranks a negative above (OpenRec)",
+        "order": "by list position: the earlier item is above (Elliot, RePlay, RecSys2019 DL evaluation)",
+    },
+)
+NEGATIVES = Axis(
+    "negatives", "neg", "exact", "N'_u, the negative count that a_p is divided by",
+    {
+        "exact": "N_u = ℓ_u − P_u, the ranked items that are not relevant",
+        "plus_one": "ℓ_u − |R_u| + 1: Elliot's count (catalogue − train − |R_u| + 1), one too many",
+    },
+)
+DENOMINATOR = Axis(
+    "denominator", "den", "list", "what the sum of the positives' s_p is divided by",
+    {
+        "list": "P_u, the positives in the list (the exact per-user AUC)",
+        "r": "|R_u|: relevant items missing from the list score 0 (Elliot GAUC, OpenRec)",
+    },
+)
+_MISSING = {
+    "zero": "the user scores 0",
+    "one": "the user scores 1",
+    "skip": "the user is left out of the mean (RecBole GAUC; only for the global `auc(form=users)`)",
+}
+NOPOS = Axis("nopos", "nopos", "zero", "a user whose (top-k) list holds no positive", dict(_MISSING))
+NONEG = Axis("noneg", "noneg", "one", "a user whose (top-k) list holds no negative", dict(_MISSING))
+FORM = Axis(
+    "form", "form", "stacked", "how the (user, item) pairs are pooled into one AUC",
+    {
+        "stacked": "one ROC over all rows of all users pooled (sklearn roc_auc_score; RecBole AUC, MS Recommenders, Beta-RecSys)",
+        "positives": "the mean of s_p over the positives of all users pooled (Elliot AUC)",
+        "users": "the mean over users of the per-user AUC (GAUC), weighted by `weight`",
+    },
+)
+WEIGHT = Axis(
+    "weight", "weight", "users", "the weight of a user's AUC in form=users",
+    {
+        "users": "1: the plain mean over users",
+        "positives": "P_u, the positives in the user's list (RecBole GAUC)",
+    },
+)
+
+
+# ------------------------------------------------------------------------------------------
+# row level building blocks
+
+
+def _rows(h: Hits) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of truth users: (user, position, score, positive?) sorted by (user, position)."""
+    if h.row_user is None:  # pragma: no cover - registration asks for rows
+        raise AssertionError("AUC metrics need the row arrays of the intermediate form")
+    user, pos = h.row_user, h.row_pos
+    score = h.row_score
+    t = h.row_truth
+    label = (t >= 0) & h.truth_rel[np.maximum(t, 0)] if len(t) else np.zeros(0, dtype=bool)
+    order = np.lexsort((pos, user))
+    has_score = score is not None
+    s = score[order].astype(np.float64) if has_score else -pos[order].astype(np.float64)
+    return user[order], pos[order], s, label[order]
+
+
+def _negatives_above(user: np.ndarray, score: np.ndarray, label: np.ndarray, tied: str, n_users: int) -> np.ndarray:
+    """a_p for every row (meaningful at positives): the user's negatives ranked above it.
+
+    Rows are sorted by (user, position). ``tied`` decides how equal scores count.
+    """
+    n = len(user)
+    if n == 0:
+        return np.zeros(0)
+    neg = (~label).astype(np.int64)
+    if tied == "order":
+        perm = np.arange(n)
+        u, sc, ng = user, None, neg
+    else:
+        perm = np.lexsort((-score, user))  # stable: within equal scores keeps position order
+        u, sc, ng = user[perm], score[perm], neg[perm]
+    excl = np.cumsum(ng) - ng  # negatives strictly before each row (all users)
+    user_start = np.r_[True, u[1:] != u[:-1]]
+    base = np.maximum.accumulate(np.where(user_start, np.arange(n), 0))
+    above = excl - excl[base]
+    if tied != "order":
+        grp_start = user_start | np.r_[True, sc[1:] != sc[:-1]]
+        gid = np.cumsum(grp_start) - 1
+        gfirst = np.flatnonzero(grp_start)
+        strict = above[gfirst][gid]
+        if tied == "half":
+            gneg = np.bincount(gid, weights=ng)[gid]
+            above = strict + 0.5 * gneg
+        else:
+            above = strict
+    out = np.empty(n, dtype=np.float64)
+    out[perm] = above
+    return out
+
+
+def _per_user_parts(h: Hits, tied: str, k: int | None):
+    """(P_u, ℓ_u, Σ a_p) over the full ranking (k None) or the top-k list; plus rows for reuse."""
+    user, pos, score, label = _rows(h)
+    if k is not None:
+        keep = pos <= k
+        user, pos, score, label = user[keep], pos[keep], score[keep], label[keep]
+    a = _negatives_above(user, score, label, tied, h.n_users)
+    p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
+    ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
+    asum = np.bincount(user[label], weights=a[label], minlength=h.n_users)
+    return p, ell, asum
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+_VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
+
+
+def _user_auc(h: Hits, o: dict, k: int | None) -> np.ndarray:
+    """Per-user AUC, NaN where a `skip` policy leaves the user out."""
+    p, ell, asum = _per_user_parts(h, o["tied"], k)
+    n_exact = ell - p
+    nprime = n_exact if o["negatives"] == "exact" else ell - h.n_rel + 1
+    den = p if o["denominator"] == "list" else h.n_rel.astype(np.float64)
+    v = _safe_div(p - _safe_div(asum, nprime), den)
+    v = np.where(n_exact <= 0, _VALUE[o["noneg"]], v)
+    v = np.where(p == 0, _VALUE[o["nopos"]], v)
+    return np.where(ell == 0, 0.0, v)
+
+
+def _check_user_kind(o: dict) -> None:
+    for axis in ("nopos", "noneg"):
+        if o.get(axis) == "skip":
+            raise SpecError(
+                f"`{axis}=skip` cannot leave a user out of a per-user mean; use the global "
+                f"auc(form=users,{axis}=skip), or {axis}=zero / {axis}=one"
+            )
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _auc_resolve(o: dict) -> dict:
+    o = dict(o)
+    if o["form"] == "stacked":
+        for a in ("negatives", "denominator", "weight", "nopos", "noneg"):
+            o[a] = None
+    elif o["form"] == "positives":
+        for a in ("denominator", "weight", "nopos", "noneg"):
+            o[a] = None
+    return o
+
+
+def _auc_check(o: dict) -> None:
+    if o["form"] == "stacked" and o["tied"] == "order":
+        raise SpecError("auc(form=stacked) pools users, whose list positions are not comparable; use tied=half or tied=correct")
+
+
+@register(
+    "auc",
+    axes=[FORM, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
+    needs_k=False,
+    kind="global",
+    needs={"rows"},
+    family="auc",
+    resolve_hook=_auc_resolve,
+    check_hook=_auc_check,
+)
+def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""AUC over full rankings: one value for all users (stacked, pooled positives, or grouped).
+
+    Formula
+    -------
+    ``form=stacked`` (default): one ROC over the rows of all truth users pooled, with the
+    positives :math:`\mathcal P` and negatives :math:`\mathcal N` of all users together:
+
+    .. math::
+
+        AUC = \frac{1}{|\mathcal P|\,|\mathcal N|} \sum_{p \in \mathcal P} \sum_{n \in \mathcal N}
+              \left(\mathbb 1[s_n < s_p] + t\,\mathbb 1[s_n = s_p]\right)
+
+    with :math:`t = ½` (``tied=half``, = sklearn ``roc_auc_score``) or 1 (``tied=correct``).
+    ``form=positives`` (Elliot AUC): the mean over all positives of all users of
+    :math:`s_p = 1 - a_p/N'_u`. ``form=users`` (GAUC):
+
+    .. math::
+
+        GAUC = \frac{\sum_u w_u\,AUC_u}{\sum_u w_u}, \qquad
+        AUC_u = \frac{1}{D_u} \sum_{p \in P_u} \left(1 - \frac{a_p}{N'_u}\right)
+
+    with :math:`w_u = 1` (``weight=users``) or :math:`P_u` (``weight=positives``, RecBole),
+    :math:`D_u = P_u` (``denominator=list``) or :math:`|R_u|` (``denominator=r``). A user
+    with no positive in the list scores by ``nopos``, one with no negative by ``noneg``
+    (``zero``, ``one`` or ``skip``); truth users without relevant items follow ``empty``,
+    users without recommendations score 0 or are skipped by ``norecs``. With
+    ``negatives=exact``, ``denominator=list`` and ``tied=half``, :math:`AUC_u` is the exact
+    Mann–Whitney AUC of the user.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("auc")                               # pairs: (20 > 30, 20 < 10, 40 < 10, 40 < 30) → 1/4
+    0.25
+    >>> worked("auc(form=positives)")               # mean(1 − 1/2, 1 − 2/2)
+    0.25
+    >>> worked("auc(form=users,negatives=plus_one,denominator=r)")   # (1/2 + 0) / 3, N' = 4 − 3 + 1
+    0.166667
+    """
+    form = o["form"]
+    if form == "stacked":
+        return np.array([_stacked(h, o["tied"])] * len(ks))
+    if form == "positives":
+        user, pos, score, label = _rows(h)
+        a = _negatives_above(user, score, label, o["tied"], h.n_users)
+        p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
+        ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
+        nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
+        npos = nprime[user[label]]
+        sp = np.where(npos > 0, 1.0 - _safe_div(a[label], npos), 1.0)
+        if len(sp) == 0:
+            raise DataError("auc(form=positives) found no relevant item in any list")
+        return np.array([float(sp.mean())] * len(ks))
+    v = _user_auc(h, o, None)
+    include = ~np.isnan(v)
+    no_rel = h.n_rel == 0
+    empty = o.get("empty", "skip")
+    if empty == "error" and no_rel.any():
+        raise DataError(f"{int(no_rel.sum())} truth users have no relevant item; pass empty='skip' or empty='zero'")
+    if empty == "skip":
+        include &= ~no_rel
+    else:
+        v = np.where(no_rel, 0.0, v)
+        include |= no_rel
+    no_recs = (h.length == 0) & ~no_rel
+    if o.get("norecs", "zero") == "skip":
+        include &= ~no_recs
+    elif o.get("norecs") == "error" and no_recs.any():
+        raise DataError(f"{int(no_recs.sum())} truth users have no recommendations; pass norecs='zero' or norecs='skip'")
+    if o["weight"] == "users":
+        w = include.astype(np.float64)
+    else:
+        p, _, _ = _per_user_parts(h, "order", None)
+        w = np.where(include, p, 0.0)
+    if w.sum() == 0:
+        raise DataError("auc(form=users): no user left to average (every user lacks positives or negatives, or was skipped)")
+    return np.array([float(np.sum(np.where(include, v, 0.0) * w) / w.sum())] * len(ks))
+
+
+def _stacked(h: Hits, tied: str) -> float:
+    if h.row_score is None:
+        raise DataError("auc(form=stacked) compares scores across users: it needs a score column in the recommendations")
+    score = h.row_score.astype(np.float64)
+    t = h.row_truth
+    label = (t >= 0) & h.truth_rel[np.maximum(t, 0)] if len(t) else np.zeros(0, dtype=bool)
+    n_pos = int(label.sum())
+    n_neg = len(label) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise DataError(
+            f"auc(form=stacked) is undefined: the pooled rows hold {n_pos} positives and {n_neg} negatives"
+        )
+    neg_sorted = np.sort(score[~label])
+    ps = score[label]
+    below = np.searchsorted(neg_sorted, ps, side="left")  # negatives strictly below
+    if tied == "half":
+        tie = np.searchsorted(neg_sorted, ps, side="right") - below
+        num = below.sum() + 0.5 * tie.sum()
+    else:  # correct: a tie counts as a correctly ordered pair
+        num = np.searchsorted(neg_sorted, ps, side="right").sum()
+    return float(num / (n_pos * n_neg))
+
+
+@register(
+    "gauc",
+    axes=[TIED, NEGATIVES, DENOMINATOR, NOPOS, NONEG],
+    needs_k=False,
+    optional_k=True,
+    needs={"rows"},
+    family="auc",
+    check_hook=_check_user_kind,
+)
+def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Per-user AUC over the full ranking (``gauc``) or inside the top-k list (``gauc@k``), averaged.
+
+    Formula
+    -------
+    .. math:: AUC_u = \frac{1}{D_u} \sum_{p \in P_u} \left(1 - \frac{a_p}{N'_u}\right)
+
+    over the user's whole ranking, or with ``@k`` over its first *k* items only (the positives,
+    negatives and :math:`\ell_u` of the top-k list: RecSys2019 DL evaluation ``roc_auc``,
+    RePlay ``RocAuc@k``, the paper's GAUC@k). :math:`D_u = P_u` (``denominator=list``, default)
+    or :math:`|R_u|` (``denominator=r``), :math:`N'_u = N_u` (``negatives=exact``, default) or
+    :math:`\ell_u - |R_u| + 1` (``negatives=plus_one``). With the defaults this is the exact
+    Mann–Whitney AUC :math:`1 - \sum_p a_p / (P_u N_u)`. A list with no positive scores by
+    ``nopos`` (default 0), one with no negative by ``noneg`` (default 1); an empty list scores 0.
+    The mean over users is the ordinary per-user mean (``empty``, ``norecs``); for a weighted
+    mean or for leaving users out, see ``auc(form=users)``.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("gauc")                   # 1 − (1 + 2) / (2 · 2)
+    0.25
+    >>> worked("gauc@3")                 # list 10−, 20+, 30−: 1 − 1 / (1 · 2)
+    0.5
+    >>> worked("gauc@1")                 # list 10−: no positive
+    0.0
+    >>> worked("gauc(tied=order,negatives=plus_one,denominator=r)")   # Elliot: (1/2 + 0) / 3
+    0.166667
+    """
+    return np.stack([_user_auc(h, o, k if k else None) for k in ks], axis=1)
+
+
+@register(
+    "lauc",
+    axes=[TIED, NEGATIVES],
+    needs={"rows"},
+    family="auc",
+)
+def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Limited AUC@k (Schröder, Thiele, Lehner 2011; Elliot LAUC): AUC credit of the positives in the top k.
+
+    Formula
+    -------
+    .. math:: LAUC@k_u = \frac{1}{\min(k, |R_u|)} \sum_{p \in P_u,\ pos_p \le k} \left(1 - \frac{a_p}{N'_u}\right)
+
+    with :math:`a_p` and :math:`N'_u` over the user's **full** ranking (only the positives are
+    limited to the top k); 0 when :math:`|R_u| = 0`; a term with :math:`N'_u = 0` counts 1.
+    Elliot's LAUC is ``lauc(tied=order,negatives=plus_one)``.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("lauc@2")                 # (1 − 1/2) / min(2, 3)
+    0.25
+    >>> worked("lauc@4")                 # (1/2 + 0) / 3
+    0.166667
+    """
+    user, pos, score, label = _rows(h)
+    a = _negatives_above(user, score, label, o["tied"], h.n_users)
+    p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
+    ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
+    nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
+    pu, pp, pa = user[label], pos[label], a[label]
+    npos = nprime[pu]
+    sp = np.where(npos > 0, 1.0 - _safe_div(pa, npos), 1.0)
+    r = h.n_rel.astype(np.float64)
+    out = np.empty((h.n_users, len(ks)))
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = pp <= k
+        num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
+        out[:, j] = _safe_div(num, np.minimum(float(k), r))
+    return out
