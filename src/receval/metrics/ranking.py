@@ -87,6 +87,7 @@ RECALL_DEN = Axis(
     {
         "r": "|R|, all relevant items (the standard; trec_eval, RecBole, RePlay, ...)",
         "min_k_r": "min(k, |R|), so a perfect list scores 1 (MultVAE, LensKit)",
+        "listed": "|R ∩ L|, the relevant items anywhere in the user's recommendation rows (torchmetrics sees only the scored items)",
     },
 )
 
@@ -97,9 +98,10 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Formula
     -------
-    .. math:: R@k = \frac{H_k}{D}, \qquad D = |R| \;|\; \min(k, |R|)
+    .. math:: R@k = \frac{H_k}{D}, \qquad D = |R| \;|\; \min(k, |R|) \;|\; |R \cap L|
 
-    by ``denominator=r`` (default) or ``min_k_r``.
+    by ``denominator=r`` (default), ``min_k_r`` or ``listed`` (the relevant items present
+    anywhere in the user's rows, not only the top k; 0 when D = 0).
 
     Examples
     --------
@@ -108,10 +110,14 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.666667
     >>> worked("recall(denominator=min_k_r)@2")   # 1 hit / min(2, 3)
     0.5
+    >>> worked("recall(denominator=listed)@2")    # 1 hit / 2 relevant items in the list
+    0.5
     """
     hk = _hits_at(h, ks)
     r = _col(h.n_rel)
-    den = r if o["denominator"] == "r" else np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :])
+    if o["denominator"] == "listed":
+        r = _col(np.bincount(h.hit_user, minlength=h.n_users))
+    den = np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :]) if o["denominator"] == "min_k_r" else r
     return _safe_div(hk, np.broadcast_to(den, hk.shape))
 
 
@@ -352,6 +358,7 @@ IDEAL = Axis(
         "uncut": "all |R| of the user's gains, not cut at k (RecSys2019 DL evaluation, OpenRec tf1)",
         "k": "all k slots hold a relevant item of the user's best gain (RecTools default)",
         "hits": "the list's own hits moved to the top (DaisyRec, NGCF): 1 whenever all hits lead",
+        "listed": "the user's relevant items found anywhere in the list, best gains first, cut at k (torchmetrics sees only the scored items)",
         "none": "no normalisation: the value is DCG@k (OpenRec tf2's NDCG)",
     },
 )
@@ -387,16 +394,17 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
     k = np.asarray(ks)
     if kind == "none":
         return np.ones((h.n_users, len(ks)))
-    if kind == "hits":
+    if kind in ("hits", "listed"):
         out = np.zeros((h.n_users, len(ks)))
         gains = _gain(h.hit_rating, o)
         for j, kk in enumerate(ks):  # a loop over cut-offs, not users
-            keep = h.hit_pos <= kk
+            keep = h.hit_pos <= kk if kind == "hits" else np.ones(len(h.hit_pos), dtype=bool)
             u, g = h.hit_user[keep], gains[keep]
             srt = np.lexsort((-g, u))
             u, g = u[srt], g[srt]
             rank = np.arange(len(u)) - np.searchsorted(u, u)
-            out[:, j] = np.bincount(u, weights=g * _discount(kk, base)[rank], minlength=h.n_users)
+            cut = rank < kk
+            out[:, j] = np.bincount(u[cut], weights=g[cut] * _discount(kk, base)[rank[cut]], minlength=h.n_users)
         return out
     gains = _gain(h.rel_rating, o)
     if kind == "k":
@@ -447,7 +455,8 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`g` by ``gain``: binary 1, linear r, exp2 :math:`2^r-1`, shifted
     :math:`2^{r-t+1}-1`; non-relevant items gain 0. IDCG by ``ideal``: the user's
     :math:`\min(k,|R|)` best gains (``cut``, default), all :math:`|R|` gains (``uncut``),
-    *k* copies of the best gain (``k``), the list's own hits sorted (``hits``), or 1
+    *k* copies of the best gain (``k``), the list's own hits sorted (``hits``), the relevant
+    items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
 
@@ -458,6 +467,8 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.498189
     >>> worked("ndcg(ideal=hits)@4")   # same DCG / (1 + 1/log2 3)
     0.650921
+    >>> worked("ndcg(ideal=listed)@2")  # 1/log2 3 / (1 + 1/log2 3): items 20 and 40 are listed
+    0.386853
     >>> worked("ndcg(ideal=none)@4")   # DCG itself
     1.061606
     """
