@@ -193,10 +193,13 @@ def _finish(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def _read_ratings_csv(data: bytes | str, where: str) -> pl.DataFrame:
-    df = pl.read_csv(
-        _as_source(data),
-        schema_overrides={"userId": pl.Int64, "movieId": pl.Int64, "rating": pl.Float64, "timestamp": pl.Int64},
-    )
+    try:
+        df = pl.read_csv(
+            _as_source(data),
+            schema_overrides={"userId": pl.Int64, "movieId": pl.Int64, "rating": pl.Float64, "timestamp": pl.Int64},
+        )
+    except pl.exceptions.PolarsError:
+        raise ValueError(f"{where}: ratings.csv is malformed; pass an unmodified MovieLens release") from None
     missing = {"userId", "movieId", "rating", "timestamp"} - set(df.columns)
     if missing:
         raise ValueError(
@@ -225,8 +228,8 @@ def _read_headerless(data: bytes | str, separator: str, where: str) -> pl.DataFr
     )
     try:
         return _finish(out)
-    except pl.exceptions.InvalidOperationError as exc:  # pragma: no cover - message path
-        raise ValueError(f"{where}: non-numeric field ({exc}); pass an unmodified MovieLens release") from None
+    except pl.exceptions.PolarsError:
+        raise ValueError(f"{where}: a field is not a number; pass an unmodified MovieLens release") from None
 
 
 def load_movielens(path: str | os.PathLike) -> pl.DataFrame:
@@ -409,12 +412,12 @@ def load_interactions(
                 s = s.cast(pl.String).rank("dense").cast(pl.Int64) - 1
         out[key] = s.cast(pl.Int64)
     out["rating"] = (
-        pl.Series("rating", [1.0] * df.height, dtype=pl.Float64)
+        pl.repeat(1.0, df.height, dtype=pl.Float64, eager=True)
         if rating_col is None
         else df[rating_col].cast(pl.Float64)
     )
     out["timestamp"] = (
-        pl.Series("timestamp", [None] * df.height, dtype=pl.Int64)
+        pl.repeat(None, df.height, dtype=pl.Int64, eager=True)
         if timestamp_col is None
         else _to_unix_seconds(df[timestamp_col], timestamp_col)
     )

@@ -93,6 +93,19 @@ def interaction_matrix(
     return X, user_ids, item_ids
 
 
+def _gram(left: sp.csr_matrix, right: sp.csc_matrix, block: int = 4096) -> np.ndarray:
+    """Dense ``left @ right`` built block of columns by block of columns.
+
+    Bounds the sparse intermediate to ``rows x block`` (the full sparse
+    product of ``X^T X`` can be denser than the dense result).
+    """
+    out = np.empty((left.shape[0], right.shape[1]), dtype=np.float64)
+    for lo in range(0, right.shape[1], block):
+        hi = min(lo + block, right.shape[1])
+        out[:, lo:hi] = (left @ right[:, lo:hi]).toarray()
+    return out
+
+
 class EASE:
     r"""EASE item-item model with closed-form solution (float64).
 
@@ -164,9 +177,11 @@ class EASE:
         self.solver_ = solver
         self._B = None
         if solver == "primal":
-            G = (X.T @ X).toarray()
+            G = _gram(X.T.tocsr(), X.tocsc())
             G[np.diag_indices(n)] += lam
-            c, info = sla.lapack.dpotrf(G, lower=False, overwrite_a=True)
+            # G is symmetric: its transpose is the same matrix, Fortran-ordered,
+            # so LAPACK works in place (no second n x n copy).
+            c, info = sla.lapack.dpotrf(G.T, lower=False, overwrite_a=True)
             if info != 0:  # pragma: no cover - G is positive definite for lambda > 0
                 raise np.linalg.LinAlgError(f"Cholesky of X^T X + lambda I failed (info={info})")
             P, info = sla.lapack.dpotri(c, lower=False, overwrite_c=True)
@@ -183,7 +198,7 @@ class EASE:
             self._B = P
             self.diag_P_ = d
         else:
-            K = (X @ X.T).toarray()
+            K = _gram(X, X.T.tocsc())
             K[np.diag_indices(m)] += lam
             cf = sla.cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
             W = sla.cho_solve(cf, X.toarray(), overwrite_b=True, check_finite=False)
