@@ -208,6 +208,8 @@ def test_global_time_split_cutoff_and_errors(tiny):
     for bad in (0, 1, 1.5, -0.1):
         with pytest.raises(ValueError, match="test_fraction"):
             global_time_split(tiny, bad)
+    with pytest.raises(ValueError, match="integer Unix seconds"):
+        global_time_split(tiny.with_columns(pl.from_epoch("timestamp")))
     with pytest.raises(ValueError, match="no timestamp"):
         global_time_split(tiny.with_columns(pl.lit(None, pl.Int64).alias("timestamp")))
 

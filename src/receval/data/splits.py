@@ -110,6 +110,11 @@ def _require(df: pl.DataFrame, cols: tuple[str, ...], what: str) -> None:
         )
     if df.height == 0:
         raise ValueError(f"{what} got an empty frame; pass at least one interaction")
+    if "timestamp" in cols and not df.schema["timestamp"].is_integer():
+        raise ValueError(
+            f"{what}: column 'timestamp' has type {df.schema['timestamp']}; convert it to integer Unix "
+            "seconds (load_interactions does)"
+        )
     if "timestamp" in cols and df["timestamp"].null_count():
         raise ValueError(
             f"{what}: {df['timestamp'].null_count()} rows have no timestamp; drop them or use random_split"
