@@ -253,7 +253,7 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
         nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
         npos = nprime[user[label]]
-        sp = np.where(npos > 0, 1.0 - _safe_div(a[label], npos), 1.0)
+        sp = np.where(npos != 0, 1.0 - _safe_div(a[label], npos), 1.0)
         if len(sp) == 0:
             raise DataError("auc(form=positives) found no relevant item in any list")
         return np.array([float(sp.mean())] * len(ks))
@@ -361,7 +361,9 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: LAUC@k_u = \frac{1}{\min(k, |R_u|)} \sum_{p \in P_u,\ pos_p \le k} \left(1 - \frac{a_p}{N'_u}\right)
 
     with :math:`a_p` and :math:`N'_u` over the user's **full** ranking (only the positives are
-    limited to the top k); 0 when :math:`|R_u| = 0`; a term with :math:`N'_u = 0` counts 1.
+    limited to the top k); 0 when :math:`|R_u| = 0`; a term with :math:`N'_u = 0` counts 1 (Elliot
+    divides by zero there; :math:`N'_u < 0`, possible with ``plus_one`` when relevant items are
+    missing from a list that is not a full ranking, is used as it is, like Elliot).
     Elliot's LAUC is ``lauc(tied=order,negatives=plus_one)``.
 
     Examples
@@ -379,7 +381,7 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
     pu, pp, pa = user[label], pos[label], a[label]
     npos = nprime[pu]
-    sp = np.where(npos > 0, 1.0 - _safe_div(pa, npos), 1.0)
+    sp = np.where(npos != 0, 1.0 - _safe_div(pa, npos), 1.0)
     r = h.n_rel.astype(np.float64)
     out = np.empty((h.n_users, len(ks)))
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
