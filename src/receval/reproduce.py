@@ -70,14 +70,17 @@ def run(
     t0 = time.perf_counter()
     with step(f"fitting {model} and ranking every unseen item"):
         mdl = EASE(lambda_=lambda_, binary=True) if model == "ease" else Popularity()
-        recs = recommend(study.train, study.test_users, mdl).drop("rank")
+        # scores rounded to 1e-10: items with identical train columns get exactly equal
+        # scores (not BLAS noise), so the ranking is reproducible and each dialect's tie
+        # rule decides among them
+        recs = recommend(study.train, study.test_users, mdl, decimals=10).drop("rank")
     timings["model_and_ranking_s"] = time.perf_counter() - t0
 
     columns = [c.replace("@20", f"@{k}") for c in COLUMNS]
     extra: dict[str, Any] = {}
     if beyond:
         columns += [c.replace("@20", f"@{k}") for c in BEYOND]
-        extra = {"categories": load_genres(None if data is None else _movies_path(data)), "train": study.train}
+        extra = {"categories": load_genres(data), "train": study.train}
     t0 = time.perf_counter()
     with step("computing every metric under every dialect"):
         frame, signatures = compare(
@@ -92,18 +95,11 @@ def run(
         binary_x=True,
         k=k,
         ranking="every train item not in the user's train history (full ranking)",
+        score_decimals=10,
         recommendation_rows=int(recs.height),
         data="bundled ml-latest-small" if data is None else str(data),
     )
     return Reproduction(table, signatures, protocol, columns, timings)
-
-
-def _movies_path(data: str) -> str | None:
-    p = Path(data)
-    for cand in (p / "movies.csv", p / "movies.dat", p.parent / "movies.csv"):
-        if cand.exists():
-            return str(cand)
-    return None
 
 
 class _Null:
