@@ -1,0 +1,314 @@
+"""Benchmark: receval.evaluate end-to-end on the core top-k metrics.
+
+Seeded synthetic data, generated vectorised (see :func:`make_data`): U users × top-k lists
+over 50,000 items with Zipf-like popularity, about 10 relevant truth items per user, no
+score ties; recommendations grouped by user and sorted by score (as a recommender writes
+them). One call computes precision, recall, hitrate, mrr, map and ndcg at k = 10, 20, 100
+(18 values). Timed end-to-end from a polars frame and from a pandas frame (median of
+``--repeat`` runs, after one warm-up); the floor is one ``np.sort`` of the (user, item)
+int64 keys. Each (size, frame) configuration runs in its own subprocess, which reads the
+data from Parquet; its peak memory is the process's VmHWM, reset just before the runs
+(``/proc/self/clear_refs``) so it measures the evaluation and not data generation.
+
+    python benchmarks/bench_core.py                 # quick: 100k × 10 and 100k × 100
+    python benchmarks/bench_core.py --sizes all     # + 1M × 10 and 1M × 100
+    python benchmarks/bench_core.py --sizes 1Mx100 --repeat 3
+    python benchmarks/bench_core.py --profile 1Mx100   # cProfile of one evaluate call
+
+Writes ``benchmarks/out/core.json`` and the core section of ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+DATA = OUT / "data"
+SIZES = {"100kx10": (100_000, 10), "100kx100": (100_000, 100), "1Mx10": (1_000_000, 10), "1Mx100": (1_000_000, 100)}
+N_ITEMS = 50_000
+METRICS = [f"{m}@{k}" for m in ("precision", "recall", "hitrate", "mrr", "map", "ndcg") for k in (10, 20, 100)]
+
+
+# ------------------------------------------------------------------------------------------
+# data
+
+
+def make_data(n_users: int, k: int, seed: int = 0):
+    """Seeded (recs, truth) as dicts of numpy columns.
+
+    Item popularity is Zipf-like: item ids are a random permutation of popularity ranks,
+    and each user's list starts at a popularity rank drawn from a power law. A user's list
+    is the ranks ``start + j·stride`` (stride 1..3, distinct items); their truth is 5..15
+    items (mean 10) at ranks ``start + offset + j·stride_t`` (stride 1..7), so hits fall at
+    scattered positions and about a third of the lists hold none. Scores strictly decrease
+    along a list (no ties); ratings are 1..5.
+    """
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(N_ITEMS).astype(np.int64)
+    users = np.arange(n_users, dtype=np.int64) * 3 + 1000  # sparse, sorted ids
+    # power-law start rank in [0, N_ITEMS)
+    start = (np.floor(N_ITEMS * rng.random(n_users) ** 3)).astype(np.int64)
+    stride = rng.integers(1, 4, n_users)
+    j = np.arange(k, dtype=np.int64)
+    ranks = (start[:, None] + stride[:, None] * j[None, :]) % N_ITEMS
+    rec_item = perm[ranks].ravel()
+    del ranks
+    rec_user = np.repeat(users, k)
+    base = rng.random(n_users) * 10.0
+    score = (base[:, None] + (k - j)[None, :].astype(np.float64)).ravel()
+    # truth
+    n_t = rng.integers(5, 16, n_users)
+    t_user_code = np.repeat(np.arange(n_users), n_t)
+    within = np.arange(len(t_user_code)) - np.repeat(np.cumsum(n_t) - n_t, n_t)
+    offset = rng.integers(-k, 2 * k, n_users)
+    stride_t = rng.integers(1, 8, n_users)
+    t_rank = (start[t_user_code] + offset[t_user_code] + stride_t[t_user_code] * within) % N_ITEMS
+    truth_item = perm[t_rank]
+    truth_user = users[t_user_code]
+    rating = rng.integers(1, 6, len(truth_user)).astype(np.float64)
+    recs = {"user_id": rec_user, "item_id": rec_item, "score": score}
+    truth = {"user_id": truth_user, "item_id": truth_item, "rating": rating}
+    return recs, truth
+
+
+def data_dir(size: str, seed: int = 0) -> Path:
+    """Write (once) and return the Parquet directory of one size."""
+    import polars as pl
+
+    d = DATA / f"{size}-s{seed}"
+    if (d / "truth.parquet").exists():
+        return d
+    d.mkdir(parents=True, exist_ok=True)
+    U, k = SIZES[size]
+    recs, truth = make_data(U, k, seed)
+    # int64 rank (1-based) for peers that want one
+    pl.DataFrame(recs).with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("user_id").alias("rank")
+    ).write_parquet(d / "recs.parquet", statistics=False)
+    pl.DataFrame(truth).write_parquet(d / "truth.parquet", statistics=False)
+    (d / "params.json").write_text(json.dumps({"k": [10, 20, 100], "threshold": None}))
+    return d
+
+
+# ------------------------------------------------------------------------------------------
+# one configuration, in a child process
+
+
+def _vm(key: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def child(size: str, frame: str, repeat: int, seed: int) -> dict:
+    import polars as pl
+
+    import receval
+
+    d = data_dir(size, seed)
+    recs = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
+    truth = pl.read_parquet(d / "truth.parquet")
+    input_bytes = int(recs.estimated_size() + truth.estimated_size())
+    out: dict = {"size": size, "frame": frame, "rec_rows": recs.height, "truth_rows": truth.height, "input_bytes": input_bytes}
+    if frame == "pandas":
+        recs, truth = recs.to_pandas(), truth.to_pandas()
+        input_bytes = int(recs.memory_usage(deep=True).sum() + truth.memory_usage(deep=True).sum())
+        out["input_bytes"] = input_bytes
+    if frame == "sort":
+        key = (recs["user_id"].to_numpy() * N_ITEMS + recs["item_id"].to_numpy()).astype(np.int64)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            np.sort(key)
+            times.append(time.perf_counter() - t0)
+        out["times"] = times
+        out["median_s"] = float(np.median(times))
+        return out
+    base_rss = _vm("VmRSS")
+    times = []
+    res = None
+    peak_ok = _reset_peak()
+    for i in range(repeat + 1):  # first run is a warm-up (imports, page faults)
+        t0 = time.perf_counter()
+        res = receval.evaluate(recs, truth, METRICS)
+        dt = time.perf_counter() - t0
+        if i:
+            times.append(dt)
+    out["times"] = times
+    out["median_s"] = float(np.median(times))
+    out["peak_rss_bytes"] = _vm("VmHWM") if peak_ok else None
+    out["base_rss_bytes"] = base_rss
+    out["peak_over_input"] = (out["peak_rss_bytes"] / input_bytes) if peak_ok else None
+    out["values"] = res.values if res is not None else {}
+    return out
+
+
+def run_child(size: str, frame: str, repeat: int, seed: int, timeout: float = 1800) -> dict:
+    cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        return {"size": size, "frame": frame, "error": p.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    import polars as pl
+
+    import receval
+
+    cpu = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import pandas as pd
+
+        pdv = pd.__version__
+    except ImportError:  # pragma: no cover
+        pdv = None
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "polars": pl.__version__,
+        "pandas": pdv,
+        "receval": receval.__version__,
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem / 2**30, 1),
+        "platform": platform.platform(),
+    }
+
+
+def _gb(x):
+    return "–" if x is None else f"{x / 2**30:.2f} GB"
+
+
+def table(rows: list[dict]) -> str:
+    by = {}
+    for r in rows:
+        by.setdefault(r["size"], {})[r["frame"]] = r
+    lines = [
+        "| users × k | rows | np.sort floor | receval (polars) | receval (pandas) | input frames (polars) | peak RSS (polars) | peak / input | peak RSS (pandas) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size, d in by.items():
+        s, pol, pan = d.get("sort", {}), d.get("polars", {}), d.get("pandas", {})
+        f = lambda r: r.get("error", ["–"])[0] if "error" in r else (f"{r['median_s']:.3f} s" if "median_s" in r else "–")
+        lines.append(
+            f"| {size.replace('x', ' × ')} | {pol.get('rec_rows', s.get('rec_rows', 0)):,} | {f(s)} | {f(pol)} | {f(pan)} | "
+            f"{_gb(pol.get('input_bytes'))} | {_gb(pol.get('peak_rss_bytes'))} | "
+            f"{pol.get('peak_over_input') and format(pol['peak_over_input'], '.2f')}× | {_gb(pan.get('peak_rss_bytes'))} |"
+        )
+    return "\n".join(lines)
+
+
+def write_results_md(rows: list[dict], mach: dict) -> None:
+    path = HERE / "RESULTS.md"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    start, end = "<!-- core:start -->", "<!-- core:end -->"
+    section = (
+        f"{start}\n## Core metrics end-to-end (`benchmarks/bench_core.py`)\n\n"
+        f"18 values in one `receval.evaluate` call (precision, recall, hitrate, mrr, map, ndcg at 10, 20, 100), "
+        f"from a frame to the Results; median of the timed runs after one warm-up; peak RSS is the "
+        f"subprocess's high-water mark during the runs (input frames included). Floor: one `np.sort` "
+        f"of the (user, item) int64 keys.\n\n{table(rows)}\n\n"
+        f"Machine: {mach['cpu']}, {mach['cores']} cores, {mach['memory_gb']} GB (shared and noisy: "
+        f"ratios under 1.5× are ties). Python {mach['python']}, numpy {mach['numpy']}, polars {mach['polars']}, "
+        f"pandas {mach['pandas']}, receval {mach['receval']}.\n{end}"
+    )
+    if start in text and end in text:
+        text = text[: text.index(start)] + section + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip() + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
+def profile(size: str, seed: int) -> None:
+    import cProfile
+    import pstats
+
+    import polars as pl
+
+    import receval
+
+    d = data_dir(size, seed)
+    recs = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
+    truth = pl.read_parquet(d / "truth.parquet")
+    receval.evaluate(recs, truth, METRICS)
+    pr = cProfile.Profile()
+    pr.enable()
+    receval.evaluate(recs, truth, METRICS)
+    pr.disable()
+    pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="quick", help="quick | all | comma list of 100kx10,100kx100,1Mx10,1Mx100")
+    ap.add_argument("--frames", default="polars,pandas")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--child", nargs=2, metavar=("SIZE", "FRAME"))
+    ap.add_argument("--profile", metavar="SIZE")
+    ap.add_argument("--no-write", action="store_true")
+    a = ap.parse_args(argv)
+    if a.child:
+        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed)))
+        return
+    if a.profile:
+        profile(a.profile, a.seed)
+        return
+    sizes = {"quick": ["100kx10", "100kx100"], "all": list(SIZES)}.get(a.sizes, a.sizes.split(","))
+    frames = a.frames.split(",")
+    rows = []
+    for size in sizes:
+        data_dir(size, a.seed)
+        for frame in ["sort", *frames]:
+            r = run_child(size, frame, a.repeat, a.seed)
+            rows.append(r)
+            print(json.dumps({k: v for k, v in r.items() if k != "values"}), flush=True)
+        pv = [r.get("values") for r in rows if r["size"] == size and r.get("values")]
+        if len(pv) > 1 and any(v != pv[0] for v in pv[1:]):
+            print(f"WARNING: values differ between frames at {size}", flush=True)
+    mach = machine()
+    print(table(rows))
+    if not a.no_write:
+        OUT.mkdir(parents=True, exist_ok=True)
+        old = json.loads((OUT / "core.json").read_text()) if (OUT / "core.json").exists() else {}
+        merged = {(r["size"], r["frame"]): r for r in old.get("runs", [])}
+        merged.update({(r["size"], r["frame"]): r for r in rows})
+        allrows = sorted(merged.values(), key=lambda r: (list(SIZES).index(r["size"]) if r["size"] in SIZES else 99, r["frame"]))
+        (OUT / "core.json").write_text(json.dumps({"machine": mach, "metrics": METRICS, "runs": allrows}, indent=1, default=str))
+        write_results_md(allrows, mach)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent / "src"))
+    main()
