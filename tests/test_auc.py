@@ -332,3 +332,10 @@ def test_no_python_loop_scales():
     t0 = time.perf_counter()
     evaluate(recs, truth, ["auc", "gauc", "gauc@10", "lauc@10", "auc(form=users)"], tdup="first")
     assert time.perf_counter() - t0 < 20
+
+
+def test_stacked_judged_rows():
+    # inner join: only rows 20 (rating 5, +), 40 (rating 1, −) are judged; 20 above 40 → 1
+    truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50], "rating": [5.0, 1.0, 3.0]}
+    assert val("auc(rows=judged)", WR, truth, rel=3) == 1.0
+    assert val("auc", WR, truth, rel=3) == pytest.approx(2 / 3)  # 20 vs 10, 30, 40

@@ -70,6 +70,13 @@ FORM = Axis(
         "users": "the mean over users of the per-user AUC (GAUC), weighted by `weight`",
     },
 )
+ROWS = Axis(
+    "rows", "rows", "all", "which rows a stacked AUC pools",
+    {
+        "all": "every ranked row of the truth users; rows that are not relevant are negatives",
+        "judged": "only ranked rows that are truth rows (the inner join of truth and predictions: MS Recommenders, Beta-RecSys); truth rows below `rel` are the negatives",
+    },
+)
 WEIGHT = Axis(
     "weight", "weight", "users", "the weight of a user's AUC in form=users",
     {
@@ -179,6 +186,8 @@ def _check_user_kind(o: dict) -> None:
 
 def _auc_resolve(o: dict) -> dict:
     o = dict(o)
+    if o["form"] != "stacked":
+        o["rows"] = None
     if o["form"] == "stacked":
         for a in ("negatives", "denominator", "weight", "nopos", "noneg"):
             o[a] = None
@@ -195,7 +204,7 @@ def _auc_check(o: dict) -> None:
 
 @register(
     "auc",
-    axes=[FORM, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
+    axes=[FORM, ROWS, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
     needs_k=False,
     kind="global",
     needs={"rows"},
@@ -216,7 +225,9 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         AUC = \frac{1}{|\mathcal P|\,|\mathcal N|} \sum_{p \in \mathcal P} \sum_{n \in \mathcal N}
               \left(\mathbb 1[s_n < s_p] + t\,\mathbb 1[s_n = s_p]\right)
 
-    with :math:`t = ½` (``tied=half``, = sklearn ``roc_auc_score``) or 1 (``tied=correct``).
+    with :math:`t = ½` (``tied=half``, = sklearn ``roc_auc_score``) or 1 (``tied=correct``),
+    over every ranked row of the truth users (``rows=all``) or only the ranked rows that are
+    truth rows, labelled by the relevance threshold (``rows=judged``, the inner join).
     ``form=positives`` (Elliot AUC): the mean over all positives of all users of
     :math:`s_p = 1 - a_p/N'_u`. ``form=users`` (GAUC):
 
@@ -245,7 +256,7 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     form = o["form"]
     if form == "stacked":
-        return np.array([_stacked(h, o["tied"])] * len(ks))
+        return np.array([_stacked(h, o["tied"], o["rows"])] * len(ks))
     if form == "positives":
         user, pos, score, label = _rows(h)
         a = _negatives_above(user, score, label, o["tied"], h.n_users)
@@ -283,12 +294,14 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.array([float(np.sum(np.where(include, v, 0.0) * w) / w.sum())] * len(ks))
 
 
-def _stacked(h: Hits, tied: str) -> float:
+def _stacked(h: Hits, tied: str, rows: str = "all") -> float:
     if h.row_score is None:
         raise DataError("auc(form=stacked) compares scores across users: it needs a score column in the recommendations")
     score = h.row_score.astype(np.float64)
     t = h.row_truth
     label = (t >= 0) & h.truth_rel[np.maximum(t, 0)] if len(t) else np.zeros(0, dtype=bool)
+    if rows == "judged":
+        score, label = score[t >= 0], label[t >= 0]
     n_pos = int(label.sum())
     n_neg = len(label) - n_pos
     if n_pos == 0 or n_neg == 0:
