@@ -160,8 +160,11 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 _VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 
 
-def _user_auc(h: Hits, o: dict, k: int | None) -> np.ndarray:
-    """Per-user AUC, NaN where a `skip` policy leaves the user out."""
+def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -> np.ndarray:
+    """Per-user AUC, NaN where a `skip` policy leaves the user out.
+
+    An empty list scores ``empty_list`` (None: it counts as a list without positives).
+    """
     p, ell, asum = _per_user_parts(h, o["tied"], k)
     n_exact = ell - p
     nprime = n_exact if o["negatives"] == "exact" else ell - h.n_rel + 1
@@ -169,7 +172,7 @@ def _user_auc(h: Hits, o: dict, k: int | None) -> np.ndarray:
     v = _safe_div(p - _safe_div(asum, nprime), den)
     v = np.where(n_exact <= 0, _VALUE[o["noneg"]], v)
     v = np.where(p == 0, _VALUE[o["nopos"]], v)
-    return np.where(ell == 0, 0.0, v)
+    return v if empty_list is None else np.where(ell == 0, empty_list, v)
 
 
 def _check_user_kind(o: dict) -> None:
@@ -239,8 +242,8 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     with :math:`w_u = 1` (``weight=users``) or :math:`P_u` (``weight=positives``, RecBole),
     :math:`D_u = P_u` (``denominator=list``) or :math:`|R_u|` (``denominator=r``). A user
     with no positive in the list scores by ``nopos``, one with no negative by ``noneg``
-    (``zero``, ``one`` or ``skip``); truth users without relevant items follow ``empty``,
-    users without recommendations score 0 or are skipped by ``norecs``. With
+    (``zero``, ``one`` or ``skip``; a user without recommendations has no positive in its list,
+    and ``norecs=skip`` leaves it out as well); truth users without relevant items follow ``empty``. With
     ``negatives=exact``, ``denominator=list`` and ``tied=half``, :math:`AUC_u` is the exact
     Mann–Whitney AUC of the user.
 
@@ -268,7 +271,7 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         if len(sp) == 0:
             raise DataError("auc(form=positives) found no relevant item in any list")
         return np.array([float(sp.mean())] * len(ks))
-    v = _user_auc(h, o, None)
+    v = _user_auc(h, o, None, empty_list=None)
     include = ~np.isnan(v)
     no_rel = h.n_rel == 0
     empty = o.get("empty", "skip")

@@ -1,0 +1,157 @@
+"""Parity with the real libraries: every metric each peer offers, to 1e-9, mean and per user.
+
+For every peer runner and dataset kind, the runner's output (tests/parity/peers/<lib>.py, run
+in its env) is compared with ``receval.evaluate(..., dialect="<name>@<version>")`` on the same
+files. ``MAP`` below maps the peer's metric name to a receval spec (``{k}`` is the cut-off);
+``kinds`` says on which datasets a metric is compared: peers without a defined tie rule are
+compared on ``distinct`` only (see tests/parity/generate.py).
+
+Run: ``pytest -m parity tests/parity`` (build the envs first: ``bash .ci/peer-envs``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from receval import evaluate
+
+pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
+
+KS = [1, 3, 5, 10]
+BOTH = ("ties", "distinct")
+DISTINCT = ("distinct",)
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class M:
+    peer: str  # peer metric name, with {k}
+    spec: str  # receval spec, with {k}
+    kinds: tuple[str, ...] = BOTH
+    mean: bool = True  # compare the mean
+    per_user: bool = True  # compare per-user values where the peer gives them
+    user_spec: str | None = None  # receval spec for the per-user values if it differs
+    overrides: tuple = ()  # evaluate keywords
+
+
+#: runner -> (dialect, metrics)
+PEERS: dict[str, tuple[str, list[M]]] = {
+    "rs_metrics": ("rs_metrics@0.6.0", [
+        M("hitrate@{k}", "hitrate@{k}"), M("precision@{k}", "precision@{k}"), M("recall@{k}", "recall@{k}"),
+        M("mrr@{k}", "mrr@{k}"), M("mapr@{k}", "map@{k}"), M("ndcg@{k}", "ndcg@{k}"),
+    ]),
+    "replay": ("replay@0.22.0", [
+        *(M(f"{p}{n}@{{k}}", f"{s}@{{k}}") for p in ("", "dict:") for n, s in [
+            ("HitRate", "hitrate"), ("Precision", "precision"), ("Recall", "recall"), ("MRR", "mrr"),
+            ("MAP", "map"), ("NDCG", "ndcg"), ("RocAuc", "gauc")]),
+    ]),
+    "recbole": ("recbole@1.2.1", [
+        M("hit@{k}", "hitrate@{k}", DISTINCT), M("precision@{k}", "precision@{k}", DISTINCT),
+        M("recall@{k}", "recall@{k}", DISTINCT), M("mrr@{k}", "mrr@{k}", DISTINCT),
+        M("map@{k}", "map@{k}", DISTINCT), M("ndcg@{k}", "ndcg@{k}", DISTINCT),
+        M("gauc", "auc"),  # average ranks: defined with ties
+    ]),
+    "recommenders": ("ms_recommenders@1.2.1", [
+        M("precision_at_k@{k}", "precision@{k}"), M("recall_at_k@{k}", "recall@{k}"),
+        M("map_at_k@{k}", "map@{k}"), M("map@{k}", "map(denominator=r)@{k}"),
+        M("ndcg_at_k@{k}", "ndcg@{k}"), M("auc", "auc"),
+    ]),
+    "torchmetrics": ("torchmetrics@1.9.0", [
+        M("RetrievalPrecision@{k}", "precision@{k}", DISTINCT), M("RetrievalRecall@{k}", "recall@{k}", DISTINCT),
+        M("RetrievalHitRate@{k}", "hitrate@{k}", DISTINCT), M("RetrievalMRR@{k}", "mrr@{k}", DISTINCT),
+        M("RetrievalMAP@{k}", "map@{k}", DISTINCT), M("RetrievalNormalizedDCG@{k}", "ndcg@{k}", DISTINCT),
+        M("RetrievalAUROC@{k}", "gauc@{k}", DISTINCT),
+    ]),
+    "pytrec_eval": ("trec_eval@0.5.11", [
+        M("P@{k}", "precision@{k}", DISTINCT), M("recall@{k}", "recall@{k}", DISTINCT),
+        M("ndcg_cut@{k}", "ndcg@{k}", DISTINCT), M("map_cut@{k}", "map@{k}", DISTINCT),
+        M("success@{k}", "hitrate@{k}", DISTINCT),
+    ]),
+    "ranx": ("ranx@0.3.21", [
+        M("hits@{k}", "hitrate(count=hits)@{k}", DISTINCT), M("hit_rate@{k}", "hitrate@{k}", DISTINCT),
+        M("precision@{k}", "precision@{k}", DISTINCT), M("recall@{k}", "recall@{k}", DISTINCT),
+        M("f1@{k}", "f1@{k}", DISTINCT), M("mrr@{k}", "mrr@{k}", DISTINCT),
+        M("map@{k}", "map@{k}", DISTINCT), M("ndcg@{k}", "ndcg@{k}", DISTINCT),
+    ]),
+    "rectools": ("rectools@0.19.0", [
+        M("Precision@{k}", "precision@{k}"), M("Recall@{k}", "recall@{k}"), M("HitRate@{k}", "hitrate@{k}"),
+        M("MRR@{k}", "mrr@{k}"), M("MAP@{k}", "map@{k}"), M("NDCG@{k}", "ndcg@{k}"),
+    ]),
+    # scikit-learn has no dialect: receval's standard definitions with explicit options.
+    # ndcg_score averages the gains of tied items (McSherry–Najork); receval has no tie-averaged
+    # NDCG, so it is compared on distinct scores only, per user (sklearn's mean also counts the
+    # recommendation-only users, which receval does not average).
+    "sklearn": ("standard", [
+        M("ndcg_score@{k}", "ndcg@{k}", DISTINCT, mean=False),
+        M("ndcg_score(ignore_ties=True)@{k}", "ndcg@{k}", DISTINCT, mean=False),
+        # sklearn pools every recommendation row, receval the rows of truth users: compared on
+        # data without recommendation-only users
+        M("roc_auc_score", "auc", ("ties_truth",)),
+        M("roc_auc_score(per_user_mean)", "auc(form=users,nopos=skip,noneg=skip)", user_spec="gauc"),
+    ]),
+}
+
+
+def _cases():
+    for runner, (dialect, metrics) in PEERS.items():
+        for m in metrics:
+            for kind in m.kinds:
+                ks = KS if "{k}" in m.peer else [None]
+                for k in ks:
+                    peer = m.peer.format(k=k)
+                    yield pytest.param(runner, dialect, m, kind, k, id=f"{runner}-{kind}-{peer}")
+
+
+_FRAMES: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _frames(path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    key = str(path)
+    if key not in _FRAMES:
+        _FRAMES[key] = (pd.read_parquet(path / "recs.parquet"), pd.read_parquet(path / "truth.parquet"))
+    return _FRAMES[key]
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOL
+
+
+@pytest.mark.parametrize("runner, dialect, m, kind, k", list(_cases()))
+def test_parity(runner, dialect, m, kind, k, peer_run, dataset):
+    doc = peer_run(runner, kind)
+    peer_name = m.peer.format(k=k)
+    if peer_name not in doc["metrics"]:
+        pytest.skip(f"{runner} {doc.get('version')} did not emit {peer_name} on '{kind}' (notes: {doc.get('notes')})")
+    got = doc["metrics"][peer_name]
+    recs, truth = _frames(dataset(kind))
+    spec = m.spec.format(k=k)
+    res = evaluate(recs, truth, [spec], dialect=None if dialect == "standard" else dialect, **dict(m.overrides))
+    ours = res[spec]
+    problems = []
+    if m.mean:
+        if got["mean"] is None:
+            problems.append(f"peer mean is NaN, receval {ours!r}")
+        elif not _close(ours, got["mean"]):
+            problems.append(f"mean: peer {got['mean']!r} receval {ours!r} (Δ {ours - got['mean']:.3g})")
+    if m.per_user and got.get("per_user"):
+        uspec = (m.user_spec or m.spec).format(k=k)
+        ures = res if uspec == spec else evaluate(
+            recs, truth, [uspec], dialect=None if dialect == "standard" else dialect, **dict(m.overrides))
+        ent = ures._entry(uspec)
+        if ent.per_user is not None:
+            ours_pu = {int(u): float(v) for u, v in zip(ures.user_ids.tolist(), ent.per_user.tolist())}
+            bad = []
+            for u, v in got["per_user"].items():
+                u = int(u)
+                if u not in ours_pu or v is None or math.isnan(ours_pu[u]):
+                    continue  # users outside receval's averaged set (e.g. recommendation-only users)
+                if not _close(ours_pu[u], v):
+                    bad.append((u, v, ours_pu[u]))
+            if bad:
+                problems.append(f"per-user: {len(bad)} of {len(got['per_user'])} differ, e.g. (user, peer, receval) {bad[:4]}")
+    assert not problems, f"{runner} {doc['version']} {peer_name} vs {spec} [{dialect}] on '{kind}': " + "; ".join(problems)
