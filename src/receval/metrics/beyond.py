@@ -1,0 +1,461 @@
+r"""Beyond-accuracy metrics reachable by name: entropy, coverage, Gini, novelty, ILD, α-nDCG, αβ-nDCG.
+
+The kernels live in :mod:`receval.metrics.diversity` and :mod:`receval.metrics.aspects`
+(pure numpy, vectorised over users); this module cuts their inputs from the intermediate
+form and the side inputs given to :func:`receval.evaluate`:
+
+* ``categories``: item categories, a frame with ``item_id`` and ``category`` columns (one row
+  per item–category pair) or a MovieLens ``movies.csv`` / ``movies.dat`` path (pipe-separated
+  ``genres``); needed by ``ild``, ``alpha_ndcg``, ``ab_ndcg``;
+* ``train``: train interactions (``user_id``, ``item_id``); popularity for ``novelty``, and the
+  catalogue for ``coverage`` when no ``catalog`` is given;
+* ``catalog``: the item catalogue (a sequence of item ids, or a frame with ``item_id``).
+
+The catalogue *I* is ``catalog`` if given, else the train items, else every item seen in the
+recommendations, the truth or the categories. Aggregate metrics read the top-k lists of the
+averaged users (truth users).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from ..hits import Hits
+from ..options import Axis
+from ..registry import register
+from . import aspects as _asp
+from . import diversity as _div
+
+_BUILD_CTX = ("rel", "order", "ties", "dup", "tdup")
+
+
+class _Space:
+    """Item codes shared by the lists, the truth and the side inputs (built once per form)."""
+
+    def __init__(self, h: Hits):
+        side = getattr(h, "side", None)
+        cols = side.cols if side is not None else None
+        self.categories = _read_categories(side.categories, cols) if side is not None and side.categories is not None else None
+        self.train = _read_train(side.train, cols) if side is not None and side.train is not None else None
+        self.catalog = _read_catalog(side.catalog, cols) if side is not None and side.catalog is not None else None
+        parts = [h.row_item, h.truth_item]
+        if self.categories is not None:
+            parts.append(self.categories[0])
+        if self.train is not None:
+            parts.append(self.train[1])
+        if self.catalog is not None:
+            parts.append(self.catalog)
+        kinds = {p.dtype == object for p in parts if len(p)}
+        if len(kinds) > 1:
+            raise DataError("item ids of the side inputs (categories/train/catalog) and the recommendations differ in type; cast them alike")
+        self.universe = np.unique(np.concatenate(parts))
+        self.n_items = len(self.universe)
+        code = lambda a: np.searchsorted(self.universe, a)  # noqa: E731
+        self.row_code = code(h.row_item)
+        self.truth_code = code(h.truth_item)
+        if self.catalog is not None:
+            cat_codes = np.unique(code(self.catalog))
+        elif self.train is not None:
+            cat_codes = np.unique(code(self.train[1]))
+        else:
+            cat_codes = np.arange(self.n_items)
+        self.n_catalog = len(cat_codes)
+        self.to_catalog = np.full(self.n_items + 1, -1, dtype=np.int64)  # last slot: padding -1 stays -1
+        self.to_catalog[cat_codes] = np.arange(self.n_catalog)
+        if self.train is not None:
+            tu, ti = self.train
+            pairs = np.unique(np.stack([np.unique(tu, return_inverse=True)[1], code(ti)], axis=1), axis=0)
+            self.popularity = np.bincount(pairs[:, 1], minlength=self.n_items).astype(np.float64)
+            self.n_train_users = len(np.unique(tu))
+            self.train_items = np.unique(code(ti))
+        if self.categories is not None:
+            import scipy.sparse as sp
+
+            ci, cc = self.categories
+            cat_names, cat_code = np.unique(cc, return_inverse=True)
+            m = sp.csr_matrix((np.ones(len(ci)), (code(ci), cat_code)), shape=(self.n_items, len(cat_names)))
+            m.data[:] = 1.0
+            self.aspects = m
+        # truth CSR by user (every kept truth row, relevant or not)
+        order = np.argsort(h.truth_user, kind="stable")
+        self.t_offsets = np.r_[0, np.cumsum(np.bincount(h.truth_user, minlength=h.n_users))].astype(np.int64)
+        self.t_items = self.truth_code[order].astype(np.int64)
+        self.t_ratings = h.truth_rating[order].astype(np.float64)
+        self.t_rel = h.truth_rel[order]
+
+    def lists(self, h: Hits, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated)."""
+        keep = h.row_pos <= width
+        flat = h.row_user[keep] * width + (h.row_pos[keep] - 1)
+        items = np.full(h.n_users * width, -1, dtype=np.int64)
+        items[flat] = self.row_code[keep]
+        t = h.row_truth[keep]
+        rating = np.full(h.n_users * width, np.nan)
+        rating[flat[t >= 0]] = h.truth_rating[t[t >= 0]]
+        rel = np.zeros(h.n_users * width, dtype=bool)
+        rel[flat[t >= 0]] = h.truth_rel[t[t >= 0]]
+        shape = (h.n_users, width)
+        return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
+
+    def catalog_lists(self, h: Hits, width: int, metric: str) -> np.ndarray:
+        """The top-width lists in catalogue codes 0..|I|-1 (−1 pad); items outside it are an error."""
+        items = self.lists(h, width)[0]
+        out = self.to_catalog[items]  # items == -1 indexes the last slot, which is -1
+        outside = (items >= 0) & (out < 0)
+        if outside.any():
+            raise DataError(
+                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
+                "pass a catalog= (or train=) that contains every recommended item"
+            )
+        return out
+
+    def need(self, what: str, metric: str) -> Any:
+        if what == "categories" and self.categories is None:
+            raise DataError(f"{metric} needs item categories: pass categories= (item_id, category) or --categories FILE (MovieLens movies.csv works)")
+        if what == "train" and self.train is None:
+            raise DataError(f"{metric} needs train interactions for item popularity: pass train= or --train FILE")
+        return None
+
+
+def _space(h: Hits) -> _Space:
+    if "space" not in h._dense:
+        h._dense["space"] = _Space(h)
+    return h._dense["space"]
+
+
+def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
+    import os
+
+    import polars as pl
+
+    from ..io import read_frame
+
+    item_col = cols.item if cols is not None else "item_id"
+    if isinstance(obj, (str, os.PathLike)):
+        from ..data import load_genres
+
+        frame = read_frame(obj, "categories") if not str(obj).endswith((".dat",)) else None
+        if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
+            frame = load_genres(obj)
+            item_col = "item_id"
+    else:
+        frame = read_frame(obj, "categories")
+    if "genres" in frame.columns and "category" not in frame.columns:
+        frame = frame.with_columns(pl.col("genres").str.split("|").alias("category")).explode("category")
+        frame = frame.filter(pl.col("category") != "(no genres listed)")
+    if item_col not in frame.columns and "movieId" in frame.columns:
+        frame = frame.rename({"movieId": item_col})
+    for c in (item_col, "category"):
+        if c not in frame.columns:
+            raise DataError(f"categories are missing column '{c}' (found: {', '.join(frame.columns)})")
+    items = frame.get_column(item_col)
+    items = items.cast(pl.Int64).to_numpy() if items.dtype.is_integer() else items.cast(pl.String).to_numpy().astype(object)
+    return items, frame.get_column("category").cast(pl.String).to_numpy().astype(object)
+
+
+def _read_train(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
+    from ..io import columns_of, read_frame
+
+    user_col = cols.user if cols is not None else "user_id"
+    item_col = cols.item if cols is not None else "item_id"
+    c = columns_of(read_frame(obj, "train interactions"), "train interactions", {"user": user_col, "item": item_col}, {})
+    return c["user"], c["item"]
+
+
+def _read_catalog(obj: Any, cols: Any) -> np.ndarray:
+    item_col = cols.item if cols is not None else "item_id"
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return np.asarray(obj)
+    from ..io import columns_of, read_frame
+
+    return columns_of(read_frame(obj, "catalog"), "catalog", {"item": item_col}, {})["item"]
+
+
+def _per_k(h: Hits, ks: list[int], fn) -> np.ndarray:
+    return np.stack([fn(k) for k in ks], axis=1)
+
+
+# ---- aggregate metrics ---------------------------------------------------------------------
+
+ENTROPY_FORM = Axis(
+    "form", "form", "standard", "which entropy",
+    {
+        "standard": "−Σ p_i log p_i over recommendation frequencies",
+        "recbole": "RecBole ShannonEntropy: natural log, divided by the number of distinct recommended items",
+        "elliot": "Elliot ShannonEntropy: log2, each user's items weighted 1/ℓ_u",
+    },
+)
+ENTROPY_BASE = Axis("base", "base", math.e, "logarithm base of the standard form (e or 2)", numeric=True)
+ENTROPY_NORM = Axis(
+    "normalize", "norm", "no", "normalisation of the standard form",
+    {"no": "H itself", "catalog": "H / log|I| (in [0, 1], base-free)", "recommended": "H / log(#distinct recommended items)"},
+)
+
+
+@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
+
+    Formula
+    -------
+    .. math:: H = -\sum_{i \in I} p_i \log_b p_i, \qquad p_i = \frac{\mathrm{cnt}(i)}{\sum_j \mathrm{cnt}(j)}
+
+    ``normalize=catalog`` divides by :math:`\log_b |I|` (the base cancels); ``form=recbole``
+    is :math:`-\sum p_i \ln p_i / |\{i: \mathrm{cnt}(i) > 0\}|`; ``form=elliot`` weights each
+    occurrence by :math:`1/\ell_u` and uses log2 (equal to the standard log2 form when all
+    lists are equally long). Seed 001: five users all given item A → 0; each a different item →
+    ln 5 ≈ 1.609.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> truth = {"user_id": [1, 2, 3, 4, 5], "item_id": [9] * 5}
+    >>> same = {"user_id": [1, 2, 3, 4, 5], "item_id": [7] * 5, "score": [1.0] * 5}
+    >>> evaluate(same, truth, ["entropy@1"])["entropy@1"]
+    0.0
+    >>> diff = {"user_id": [1, 2, 3, 4, 5], "item_id": [1, 2, 3, 4, 5], "score": [1.0] * 5}
+    >>> round(evaluate(diff, truth, ["entropy@1"])["entropy@1"], 6)   # ln 5
+    1.609438
+    """
+    s = _space(h)
+
+    def one(k: int) -> float:
+        items = s.catalog_lists(h, k, "entropy")
+        if o["form"] == "recbole":
+            return _div.shannon_entropy_recbole(items)
+        if o["form"] == "elliot":
+            return _div.shannon_entropy_elliot(items)
+        norm = None if o["normalize"] == "no" else o["normalize"]
+        base = "e" if o["base"] == math.e else o["base"]
+        return _div.shannon_entropy(items, base=base, normalize=norm, n_catalog=s.n_catalog)
+
+    return np.array([one(k) for k in ks])
+
+
+COVERAGE_DEN = Axis(
+    "denominator", "den", "catalog", "what the distinct recommended items are divided by",
+    {
+        "catalog": "|I|, the catalogue",
+        "train": "the distinct train items, counting only recommended train items (RePlay Coverage)",
+        "count": "nothing: the absolute number of distinct recommended items (Elliot ItemCoverage)",
+        "recbole": "|I| + 1 (RecBole ItemCoverage counts the [PAD] token)",
+    },
+)
+
+
+@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Coverage@k: the share of the catalogue recommended to at least one user.
+
+    Formula
+    -------
+    .. math:: \mathrm{Coverage}@k = \frac{|\bigcup_u L_k(u)|}{|I|}
+
+    (``denominator`` chooses |I|, the train items, 1, or |I| + 1).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> recs = {"user_id": [1, 1, 2, 2], "item_id": [1, 2, 2, 3], "score": [2.0, 1.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 2], "item_id": [1, 3]}
+    >>> evaluate(recs, truth, ["coverage@2"], catalog=[1, 2, 3, 4, 5, 6])["coverage@2"]   # 3 / 6
+    0.5
+    """
+    s = _space(h)
+    variant = o["denominator"]
+    if variant == "train":
+        s.need("train", "coverage(denominator=train)")
+        pop = np.zeros(s.n_items)
+        pop[s.train_items] = 1.0
+
+        def one(k: int) -> float:
+            return _div.catalog_coverage(s.lists(h, k)[0], s.n_items, variant="train", popularity=pop)
+    else:
+        def one(k: int) -> float:
+            return _div.catalog_coverage(s.catalog_lists(h, k, "coverage"), s.n_catalog, variant=variant)
+
+    return np.array([one(k) for k in ks])
+
+
+GINI_FORM = Axis(
+    "form", "form", "castells", "which Gini index",
+    {
+        "castells": "Σ_j (2j − |I| − 1) p_(j) / (|I| − 1), items sorted by p ascending, never-recommended items with p = 0",
+        "recbole": "RecBole GiniIndex: divisor |I| instead of |I| − 1",
+        "elliot": "Elliot GiniIndex: 1 − G (higher = more diverse)",
+    },
+)
+
+
+@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
+
+    Formula
+    -------
+    .. math:: G = \frac{1}{|I|-1} \sum_{j=1}^{|I|} (2j - |I| - 1)\, p_{(j)}
+
+    with :math:`p_{(1)} \le \dots \le p_{(|I|)}` the recommendation shares, never-recommended
+    catalogue items counted with p = 0.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> recs = {"user_id": [1, 2], "item_id": [1, 1], "score": [1.0, 1.0]}
+    >>> truth = {"user_id": [1, 2], "item_id": [1, 2]}
+    >>> evaluate(recs, truth, ["gini@1"], catalog=[1, 2, 3])["gini@1"]   # (2·3 − 3 − 1)·1 / 2
+    1.0
+    """
+    s = _space(h)
+    return np.array([_div.gini_index(s.catalog_lists(h, k, "gini"), s.n_catalog, variant=o["form"]) for k in ks])
+
+
+# ---- per-user list metrics ------------------------------------------------------------------
+
+NOV_UNKNOWN = Axis(
+    "unknown", "unknown", "max", "items no train user has seen",
+    {"max": "count them as seen by one user (RePlay Surprisal)", "skip": "leave them out of the user's mean (MS Recommenders)"},
+)
+
+
+@register("novelty", axes=[NOV_UNKNOWN], needs={"rows"}, family="diversity")
+def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
+
+    Formula
+    -------
+    .. math:: \mathrm{Nov}(L_k) = \frac{1}{\ell_k}\sum_{i \in L_k} -\log_2 \frac{\mathrm{pop}_i}{|U_{train}|}
+
+    :math:`\mathrm{pop}_i` = distinct train users of *i*. A user without recommendations
+    scores 0 (the ``norecs`` policy applies).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1, 2], "item_id": [1, 1, 1, 1, 2, 2]}
+    >>> recs = {"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [1]}
+    >>> evaluate(recs, truth, ["novelty@2"], train=train)["novelty@2"]   # (−log2 4/4 − log2 2/4) / 2
+    0.5
+    """
+    s = _space(h)
+    s.need("train", "novelty")
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
+
+
+ILD_DIST = Axis(
+    "distance", "dist", "jaccard", "distance between two items' category sets",
+    {"jaccard": "1 − |A∩B| / |A∪B|", "cosine": "1 − cosine of the binary category vectors"},
+)
+
+
+@register("ild", axes=[ILD_DIST], needs={"rows"}, family="diversity")
+def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""ILD@k: intra-list diversity, the mean pairwise category distance inside the top k.
+
+    Formula
+    -------
+    .. math:: \mathrm{ILD}(L_k) = \frac{2}{\ell_k(\ell_k-1)} \sum_{i<j \in L_k} d(i, j)
+
+    with *d* the Jaccard (default) or cosine distance of the items' category sets; lists of
+    fewer than two items score 0.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> cats = {"item_id": [1, 2, 2, 3], "category": ["a", "a", "b", "c"]}
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 3], "score": [3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [1]}
+    >>> round(evaluate(recs, truth, ["ild@3"], categories=cats)["ild@3"], 6)   # (1/2 + 1 + 1) / 3
+    0.833333
+    """
+    s = _space(h)
+    s.need("categories", "ild")
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.intra_list_diversity(s.lists(h, k)[0], s.aspects, distance=o["distance"])))
+
+
+ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a subtopic gains (1−α) times less", numeric=True)
+
+
+@register("alpha_ndcg", axes=[ALPHA], needs={"rows"}, family="diversity")
+def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, exactly as TREC ndeval.
+
+    Formula
+    -------
+    .. math::
+
+        G[j] = \sum_{c} J(d_j, c)\,(1-\alpha)^{r_{c,j-1}}, \qquad
+        \alpha\text{-nDCG}@k = \frac{\sum_{j \le k} G[j] / \log_2(1+j)}{\sum_{j \le k} G^*[j] / \log_2(1+j)}
+
+    :math:`J(d, c) = 1` when *d* is relevant to the user and has category *c*;
+    :math:`r_{c,j-1}` counts the items above *j* covering *c*; :math:`G^*` is the greedy ideal
+    list over the user's relevant items (ties to the largest item code, as ndeval).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> cats = {"item_id": [1, 2, 3], "category": ["a", "a", "b"]}
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 3], "score": [3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [1, 2, 3]}
+    >>> # run: 1 + 0.5/log2 3 + 1/log2 4; greedy ideal (items 3, 2, 1): 1 + 1/log2 3 + 0.5/log2 4
+    >>> round(evaluate(recs, truth, ["alpha_ndcg@3"], categories=cats)["alpha_ndcg@3"], 6)
+    0.965195
+    """
+    s = _space(h)
+    s.need("categories", "alpha_ndcg")
+    thr = o["rel"] if o["rel"] is not None else -np.inf
+    ratings = np.where(s.t_rel, s.t_ratings, -np.inf) if o["rel"] is not None else np.where(s.t_rel, 1.0, -np.inf)
+    thr = thr if o["rel"] is not None else 0.0
+
+    def one(k: int) -> np.ndarray:
+        items, rel, _ = s.lists(h, k)
+        return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
+
+    return _per_k(h, ks, one)
+
+
+AB_ALPHA = Axis("alpha", "alpha", 0.05, "P(a|u,i) of an item the user has not rated (the paper's value is not known)", numeric=True)
+AB_BETA = Axis("beta", "beta", 0.5, "β: a rated item contributes β·r/r_max to each of its aspects (the paper's value is not known)", numeric=True)
+AB_RMAX = Axis("rmax", "rmax", None, "r_max of the rating scale (default: the largest truth rating; MovieLens: 5)", numeric=True)
+
+
+@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows"}, family="diversity")
+def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""αβ-nDCG@k (Parapar & Radlinski, RecSys 2021): accuracy and aspect diversity in one metric.
+
+    Formula
+    -------
+    .. math::
+
+        G[k] = 1 - \prod_{\varphi}\Bigl(1 - P(a_\varphi \mid u, i_k)\,\gamma^u_\varphi\,
+               (1-\alpha)^{\tau_{\varphi,k-1}} \prod_r \bigl(1 - \beta\tfrac{r}{r_{max}}\bigr)^{\rho_{r,\varphi,k-1}}\Bigr)
+
+    :math:`P(a_\varphi|u,i)` is 0 if *i* lacks aspect φ, α if the user has not rated *i*,
+    :math:`\beta r_{u,i}/r_{max}` if rated; :math:`\gamma^u_\varphi` is the rating-weighted share
+    of aspect φ among the user's truth items; τ and ρ count unrated and rated items with φ above
+    rank *k*. DCG uses 1/log2(1+j); the normaliser is a greedy ideal list over the user's rated
+    items. Defaults α = 0.05, β = 0.5 are receval's choice (the paper's values are unknown).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> cats = {"item_id": [1, 2], "category": ["a", "b"]}
+    >>> recs = {"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1], "item_id": [1, 2], "rating": [5.0, 5.0]}
+    >>> evaluate(recs, truth, ["ab_ndcg@2"], categories=cats)["ab_ndcg@2"]   # the ideal order itself
+    1.0
+    """
+    s = _space(h)
+    s.need("categories", "ab_ndcg")
+
+    def one(k: int) -> np.ndarray:
+        items, _, rating = s.lists(h, k)
+        return _asp.alpha_beta_ndcg(items, rating, s.aspects, s.t_offsets, s.t_items, s.t_ratings,
+                                    alpha=o["alpha"], beta=o["beta"], r_max=o["rmax"], k=k)
+
+    return _per_k(h, ks, one)
