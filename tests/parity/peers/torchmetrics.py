@@ -74,7 +74,7 @@ def main() -> None:
                 continue
             mean = cls(**kw)(preds, tgt, indexes=indexes)
             per = cls(aggregation=_identity, **kw)(preds, tgt, indexes=indexes)
-            res.add(name, float(mean), dict(zip(users, per.tolist())))
+            res.add(name, float(mean), dict(zip(users, per.reshape(-1).tolist())))
     res.write(out)
 
 
