@@ -53,7 +53,7 @@ def run(
     progress: Any = None,
 ) -> Reproduction:
     """Run the study's protocol and evaluate every study metric under every study dialect."""
-    from .compare import compare
+    from .compare import compare_results
     from .data import load_bundled, load_genres, load_movielens
     from .data.protocol import prepare_study, recommend
     from .models import EASE, Popularity
@@ -83,11 +83,14 @@ def run(
         extra = {"categories": load_genres(data), "train": study.train}
     t0 = time.perf_counter()
     with step("computing every metric under every dialect"):
-        frame, signatures = compare(
+        res = compare_results(
             recs, study.test, columns, dialects=["standard", *STUDY_DIALECTS], rel=threshold, **extra
         )
+    signatures: dict[str, dict[str, str]] = {}
+    for (dialect, metric), sig in res.signatures.items():
+        signatures.setdefault(dialect, {})[metric] = sig
     timings["metrics_s"] = time.perf_counter() - t0
-    table = {row["dialect"]: {c: row.get(c) for c in columns} for row in frame.iter_rows(named=True)}
+    table = {row["dialect"]: {c: row.get(c) for c in columns} for row in res.frame.iter_rows(named=True)}
     protocol = dict(
         study.stats,
         model=model,
