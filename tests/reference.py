@@ -1,0 +1,337 @@
+"""A slow, obviously-correct, per-user reference for receval's ranking metrics.
+
+Independent of receval's code: plain Python loops over an explicitly ranked list per user,
+written from the formulas declared in ``receval/metrics/ranking.py`` and the option meanings
+in ``receval/options.py`` (not from their implementation). Nothing here imports receval.
+
+Inputs are column dicts (the same dicts handed to ``receval.evaluate``):
+
+* ``recs``: ``user_id``, ``item_id`` and optionally ``score`` and/or ``rank``;
+* ``truth``: ``user_id``, ``item_id`` and optionally ``rating``.
+
+Semantics encoded here (each is one line of the option docs):
+
+* the averaged users are the truth users; recommendation rows of other users are ignored;
+* ``rel``: a truth row is relevant when ``rating >= rel`` (every row when ``rel`` is None);
+  without a rating column every rating is 1 and a threshold is an error;
+* ``tdup``: ``first`` keeps the first row of each (user, item), ``keep`` counts every row in
+  |R|; a recommended item is matched against the *first* truth row of its (user, item);
+* ``order``: ``auto`` = rank column if present, else score, else input order; with ``rank``
+  the position of a row *is* its rank value;
+* ``ties`` (order by score): ``input`` stable, ``item`` smaller id first, ``item_desc`` larger
+  id first, ``optimistic`` position = 1 + number of strictly greater scores;
+* ``dup``: ``first`` keeps the best-ranked occurrence (positions are recounted for score and
+  input order; rank values are kept), ``keep`` keeps every row as a position and a hit;
+* ``recall(denominator=listed)`` / ``ndcg(ideal=listed)``: the hits anywhere in the list
+  (every hit row, so ``dup=keep`` duplicates count) stand in for R;
+* ``empty``: users with no relevant item are skipped / scored 0 / an error;
+* ``norecs``: users with relevant items but no recommendation rows are scored 0 / skipped /
+  an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+CONTEXT_DEFAULTS = {
+    "rel": None,
+    "order": "auto",
+    "ties": "input",
+    "dup": "error",
+    "tdup": "error",
+    "empty": "skip",
+    "norecs": "zero",
+}
+
+#: every metric's own options with their standard defaults (as documented)
+METRIC_DEFAULTS = {
+    "precision": {"denominator": "k"},
+    "recall": {"denominator": "r"},
+    "f1": {"aggregate": "users"},
+    "hitrate": {"count": "any"},
+    "mrr": {"hits": "first"},
+    "map": {"denominator": "min_k_r", "indicator": "yes"},
+    "mar": {"denominator": "k", "indicator": "no"},
+    "ndcg": {"gain": "binary", "ideal": "cut", "base": 2.0, "t": None},
+    "dcg": {"gain": "binary", "base": 2.0, "t": None},
+}
+
+AP_DENOMINATORS = ["min_k_r", "r", "k", "length", "min_length_r", "hits", "cumulative_min"]
+
+#: every value of every metric option
+METRIC_VALUES = {
+    "precision": {"denominator": ["k", "length", "min_k_r"]},
+    "recall": {"denominator": ["r", "min_k_r", "listed"]},
+    "f1": {"aggregate": ["users", "means"]},
+    "hitrate": {"count": ["any", "hits"]},
+    "mrr": {"hits": ["first", "all"]},
+    "map": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
+    "mar": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
+    "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "hits", "listed", "none"]},
+    "dcg": {"gain": ["binary", "linear", "exp2", "shifted"], "base": [2.0, math.e, 10.0]},
+}
+
+CONTEXT_VALUES = {
+    "order": ["auto", "score", "rank", "input"],
+    "ties": ["input", "item", "item_desc", "optimistic"],
+    "dup": ["error", "first", "keep"],
+    "tdup": ["error", "first", "keep"],
+    "empty": ["skip", "zero", "error"],
+    "norecs": ["zero", "skip", "error"],
+}
+
+
+class RefError(Exception):
+    """The reference refuses the input (receval must raise a DataError)."""
+
+
+# ------------------------------------------------------------------------------------------
+# ranked lists
+
+
+def _rows(cols: dict, names: list[str]) -> list[dict]:
+    n = len(cols["user_id"])
+    return [{name: (cols[name][i] if name in cols else None) for name in names} for i in range(n)]
+
+
+def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
+    """Per truth user: ranked list [(position, item)], relevant ratings, matched truth rows."""
+    ctx = {**CONTEXT_DEFAULTS, **ctx}
+    truth_rows = _rows(truth, ["user_id", "item_id", "rating"])
+    if not truth_rows:
+        raise RefError("empty truth")
+    has_rating = "rating" in truth
+    if not has_rating and ctx["rel"] is not None:
+        raise RefError("threshold without ratings")
+
+    def rating_of(row):
+        return float(row["rating"]) if has_rating else 1.0
+
+    def is_relevant(row):
+        return ctx["rel"] is None or rating_of(row) >= ctx["rel"]
+
+    users = sorted({row["user_id"] for row in truth_rows})
+    seen = set()
+    first_row = {}  # (u, i) -> first truth row
+    kept = []
+    for row in truth_rows:
+        key = (row["user_id"], row["item_id"])
+        if key in seen:
+            if ctx["tdup"] == "error":
+                raise RefError("truth duplicates")
+            if ctx["tdup"] == "first":
+                continue
+        else:
+            seen.add(key)
+            first_row[key] = row
+        kept.append(row)
+    relevant_ratings = {u: [] for u in users}
+    for row in kept:
+        if is_relevant(row):
+            relevant_ratings[row["user_id"]].append(rating_of(row))
+
+    has_score, has_rank = "score" in recs, "rank" in recs
+    order = ctx["order"]
+    if order == "auto":
+        order = "rank" if has_rank else ("score" if has_score else "input")
+    if order == "score" and not has_score:
+        raise RefError("no score column")
+    if order == "rank" and not has_rank:
+        raise RefError("no rank column")
+    by_user = defaultdict(list)
+    for row in _rows(recs, ["user_id", "item_id", "score", "rank"]):
+        if row["user_id"] in relevant_ratings:
+            by_user[row["user_id"]].append(row)
+    if has_score:
+        for rows in by_user.values():
+            for row in rows:
+                if not math.isfinite(row["score"]):
+                    raise RefError("non-finite score")
+
+    out = {}
+    for u in users:
+        rows = list(by_user.get(u, []))
+        ranked = _rank(rows, order, ctx["ties"])
+        items = [item for _, item in ranked]
+        if len(set(items)) < len(items):
+            if ctx["dup"] == "error":
+                raise RefError("rec duplicates")
+            if ctx["dup"] == "first":
+                seen_items = set()
+                kept_rows = []
+                for row, (pos, item) in zip(_sorted_rows(rows, order, ctx["ties"]), ranked):
+                    if item not in seen_items:
+                        seen_items.add(item)
+                        kept_rows.append(row)
+                ranked = _rank(kept_rows, order, ctx["ties"])
+        hits = []
+        for pos, item in ranked:
+            row = first_row.get((u, item))
+            if row is not None and is_relevant(row):
+                hits.append((pos, rating_of(row)))
+        out[u] = {"ranked": ranked, "length": len(ranked), "hits": hits, "rel": relevant_ratings[u]}
+    return out
+
+
+def _sorted_rows(rows: list[dict], order: str, ties: str) -> list[dict]:
+    if order == "input":
+        return list(rows)
+    if order == "rank":
+        return sorted(rows, key=lambda r: r["rank"])
+    if ties in ("input", "optimistic"):
+        return sorted(rows, key=lambda r: -r["score"])  # sorted() is stable
+    if ties == "item":
+        return sorted(rows, key=lambda r: (-r["score"], r["item_id"]))
+    # item_desc: larger id first among equal scores; two stable passes avoid negating strings
+    by_item = sorted(rows, key=lambda r: r["item_id"], reverse=True)
+    return sorted(by_item, key=lambda r: -r["score"])
+
+
+def _rank(rows: list[dict], order: str, ties: str) -> list[tuple[int, object]]:
+    srt = _sorted_rows(rows, order, ties)
+    if order == "rank":
+        ranks = [r["rank"] for r in srt]
+        if len(set(ranks)) < len(ranks):
+            raise RefError("equal ranks")
+        return [(int(r["rank"]), r["item_id"]) for r in srt]
+    if order == "score" and ties == "optimistic":
+        return [(1 + sum(1 for o in srt if o["score"] > r["score"]), r["item_id"]) for r in srt]
+    return [(i + 1, r["item_id"]) for i, r in enumerate(srt)]
+
+
+# ------------------------------------------------------------------------------------------
+# per-user formulas
+
+
+def _hits_upto(hits, i):
+    return sum(1 for pos, _ in hits if pos <= i)
+
+
+def _gain(rating: float, o: dict) -> float:
+    g = o["gain"]
+    if g == "binary":
+        return 1.0
+    if g == "linear":
+        return rating
+    if g == "exp2":
+        return 2.0**rating - 1.0
+    return 2.0 ** (rating - o["t"] + 1.0) - 1.0
+
+
+def _disc(i: int, base: float) -> float:
+    """1 / log_base(i + 1) for a 1-based position i."""
+    return math.log(base) / math.log(i + 1)
+
+
+def _div(a: float, b: float) -> float:
+    return 0.0 if b == 0 else a / b
+
+
+def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[float, float]:
+    hits, R, length = user["hits"], len(user["rel"]), user["length"]
+    Hk = _hits_upto(hits, k)
+    if metric == "precision":
+        den = {"k": k, "length": min(k, length), "min_k_r": min(k, R)}[o["denominator"]]
+        return _div(Hk, den)
+    if metric == "recall":
+        den = {"r": R, "min_k_r": min(k, R), "listed": len(hits)}[o["denominator"]]
+        return _div(Hk, den)
+    if metric == "f1":
+        p = Hk / k
+        r = _div(Hk, R)
+        if o["aggregate"] == "means":
+            return (p, r)
+        return _div(2 * p * r, p + r)
+    if metric == "hitrate":
+        return float(Hk) if o["count"] == "hits" else float(Hk > 0)
+    if metric == "mrr":
+        if o["hits"] == "first":
+            positions = [pos for pos, _ in hits if pos <= k]
+            return 1.0 / min(positions) if positions else 0.0
+        return sum(1.0 / pos for pos, _ in hits if pos <= k)
+    if metric in ("map", "mar"):
+        total = 0.0
+        for i in range(1, k + 1):
+            Hi = _hits_upto(hits, i)
+            at = Hi / i if metric == "map" else _div(Hi, R)
+            weight = sum(1 for pos, _ in hits if pos == i) if o["indicator"] == "yes" else 1
+            total += at * weight
+        d = o["denominator"]
+        if d == "min_k_r":
+            den = min(k, R)
+        elif d == "r":
+            den = R
+        elif d == "k":
+            den = k
+        elif d == "length":
+            den = min(k, length)
+        elif d == "min_length_r":
+            den = min(k, length, R)
+        elif d == "hits":
+            den = Hk
+        else:  # cumulative_min
+            den = sum(min(i, R) for i in range(1, k + 1))
+        return _div(total, den)
+    if metric in ("dcg", "ndcg"):
+        o = dict(o)
+        if o.get("t") is None:
+            o["t"] = 0.0 if o.get("rel") is None else o["rel"]
+        base = o.get("base", 2.0)
+        dcg = sum(_gain(r, o) * _disc(pos, base) for pos, r in hits if pos <= k)
+        if metric == "dcg":
+            return dcg
+        ideal = o["ideal"]
+        if ideal == "none":
+            return dcg
+        if ideal == "hits":
+            gains = sorted((_gain(r, o) for pos, r in hits if pos <= k), reverse=True)
+        elif ideal == "listed":  # the relevant items anywhere in the list, best first, cut at k
+            gains = sorted((_gain(r, o) for pos, r in hits), reverse=True)[:k]
+        elif ideal == "k":
+            best = max((_gain(r, o) for r in user["rel"]), default=0.0)
+            gains = [best] * k
+        else:
+            gains = [_gain(r, o) for r in sorted(user["rel"], reverse=True)]
+            if ideal == "cut":
+                gains = gains[:k]
+        idcg = sum(g * _disc(j + 1, base) for j, g in enumerate(gains))
+        return _div(dcg, idcg)
+    raise KeyError(metric)
+
+
+def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None = None):
+    """``(per_user, mean)``: per_user maps every truth user to its value or None (left out)."""
+    options = options or {}
+    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
+    o = {**METRIC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    o["rel"] = ctx["rel"]
+    users = prepare(recs, truth, ctx)
+    per_user: dict = {}
+    for u, data in users.items():
+        no_rel = len(data["rel"]) == 0
+        if no_rel and ctx["empty"] == "error":
+            raise RefError("user without relevant items")
+        if not no_rel and data["length"] == 0 and ctx["norecs"] == "error":
+            raise RefError("user without recommendations")
+    for u, data in users.items():
+        no_rel = len(data["rel"]) == 0
+        if no_rel and ctx["empty"] == "skip":
+            per_user[u] = None
+        elif no_rel:
+            per_user[u] = (0.0, 0.0) if (metric == "f1" and o["aggregate"] == "means") else 0.0
+        elif data["length"] == 0 and ctx["norecs"] == "skip":
+            per_user[u] = None
+        else:
+            per_user[u] = per_user_value(metric, k, o, data)
+    included = [v for v in per_user.values() if v is not None]
+    if not included:
+        raise RefError("no user left")
+    if metric == "f1" and o["aggregate"] == "means":
+        P = sum(p for p, _ in included) / len(included)
+        Rc = sum(r for _, r in included) / len(included)
+        mean = _div(2 * P * Rc, P + Rc)
+        per_user = {u: (None if v is None else _div(2 * v[0] * v[1], v[0] + v[1])) for u, v in per_user.items()}
+    else:
+        mean = sum(included) / len(included)
+    return per_user, mean
