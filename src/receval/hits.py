@@ -167,6 +167,10 @@ def build(
     elif not np.all(np.isfinite(rating)):
         raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
 
+    fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows)
+    if fast is not None:
+        return fast
+
     # ---- truth: users, duplicates, relevance ------------------------------------------------
     user_ids, t_user = _unique_sorted(tu)
     n_users = len(user_ids)
@@ -287,6 +291,170 @@ def build(
 
 def _py(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+#: cells of each lookup table of the grouped fast path (int32): users per chunk = cells // item span
+_TABLE_CELLS = 1 << 23
+
+
+def _build_grouped(
+    recs: dict[str, np.ndarray],
+    tu: np.ndarray,
+    ti: np.ndarray,
+    rating: np.ndarray,
+    threshold: Any,
+    options: dict[str, Any],
+    need_rows: bool,
+) -> Hits | None:
+    """The same :class:`Hits` as the general path, without a sort or a search over all rows.
+
+    Applies when the truth is sorted by user, the recommendations are grouped by user in the
+    truth's user order and already in ranked order, ids are integers with an item span of at
+    most ``_TABLE_CELLS``, and there are no duplicates. Users are processed in chunks: the
+    chunk's truth rows are scattered into a dense (user, item) table and every recommended
+    row reads its truth row back with one gather; a second table detects duplicate
+    recommendations the same way. Returns None (the general path takes over, and raises any
+    error) whenever a condition fails.
+    """
+    ru, ri = recs["user"], recs["item"]
+    n = len(ru)
+    if need_rows or n < 2 or len(tu) >= 2**31 - 1 or n >= 2**31 - 1:
+        return None
+    if object in (ru.dtype, ri.dtype, tu.dtype, ti.dtype) or ri.dtype.kind not in "iu" or ti.dtype.kind not in "iu":
+        return None
+    if not np.all(tu[1:] >= tu[:-1]):
+        return None
+    lo = min(int(ti.min()), int(ri.min()))
+    span = max(int(ti.max()), int(ri.max())) - lo + 1
+    if span > _TABLE_CELLS:
+        return None
+    score, rank = recs.get("score"), recs.get("rank")
+    order_rule = options.get("order", "auto")
+    if order_rule == "auto":
+        order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
+    if (order_rule == "score" and score is None) or (order_rule == "rank" and rank is None):
+        return None
+    if score is not None and not np.all(np.isfinite(score)):
+        return None
+    ties = options.get("ties", "input")
+
+    starts = np.r_[True, tu[1:] != tu[:-1]]
+    user_ids = tu[starts]
+    t_user = np.cumsum(starts) - 1
+    del starts
+    n_users = len(user_ids)
+
+    # groups of recommendation rows
+    gst = np.flatnonzero(np.r_[True, ru[1:] != ru[:-1]])
+    gl = np.diff(np.r_[gst, n])
+    gc, gfound = _codes(ru[gst], user_ids)
+    info: dict[str, Any] = {"rec_rows": int(n)}
+    if not gfound.all():
+        info["ignored_rec_rows"] = int(gl[~gfound].sum())
+        info["ignored_rec_users"] = int(len(np.unique(ru[gst[~gfound]])))
+        sel = np.repeat(gfound, gl)
+        ru, ri = ru[sel], ri[sel]
+        score = None if score is None else score[sel]
+        rank = None if rank is None else rank[sel]
+        gc, gl = gc[gfound], gl[gfound]
+        n = len(ru)
+        del sel
+        if n < 2:
+            return None
+    if not np.all(gc[1:] > gc[:-1]):  # grouped, and in the truth's user order
+        return None
+    gst = np.r_[0, np.cumsum(gl)]
+    # rows must already be in ranked order
+    same = np.ones(n - 1, dtype=bool)
+    same[gst[1:-1] - 1] = False
+    if order_rule == "score":
+        if np.any(same & (score[1:] > score[:-1])):
+            return None
+        tied = same & (score[1:] == score[:-1])
+        if tied.any():
+            if ties == "optimistic":
+                return None
+            if ties in ("item", "item_desc"):
+                step = ri[1:] > ri[:-1] if ties == "item" else ri[1:] < ri[:-1]
+                if not np.all(~tied | step):
+                    return None
+        del tied
+    elif order_rule == "rank":
+        if np.any(rank < 1) or np.any(same & (rank[1:] <= rank[:-1])):
+            return None
+    del same
+
+    relevant = None if threshold is None else rating >= threshold
+    dup_check = options.get("dup", "error") != "keep"
+    width = max(1, _TABLE_CELLS // span)
+    truth_tab = np.zeros(width * span, dtype=np.int32)
+    rec_tab = np.zeros(width * span, dtype=np.int32) if dup_check else None
+    tst = np.searchsorted(t_user, np.arange(0, n_users + width, width))
+    gbound = np.searchsorted(gc, np.arange(0, n_users + width, width))
+    ustart = np.zeros(n_users, dtype=np.int64)
+    ustart[gc] = gst[:-1]
+    hu: list[np.ndarray] = []
+    hr: list[np.ndarray] = []
+    ht: list[np.ndarray] = []
+    for c in range(len(tst) - 1):
+        u0 = c * width
+        g0, g1 = gbound[c], gbound[c + 1]
+        if g0 == g1:
+            continue
+        a, b = tst[c], tst[c + 1]
+        tloc = (t_user[a:b] - u0) * span + (ti[a:b] - lo)
+        stamp = np.arange(a + 1, b + 1, dtype=np.int32)
+        truth_tab[tloc] = stamp
+        if not np.array_equal(truth_tab[tloc], stamp):  # duplicate truth pairs
+            return None
+        ra, rb = gst[g0], gst[g1]
+        local = np.repeat((gc[g0:g1] - u0).astype(np.int64), gl[g0:g1])
+        rkey = local * span + (ri[ra:rb] - lo)
+        if rec_tab is not None:
+            rstamp = np.arange(ra + 1, rb + 1, dtype=np.int32)
+            rec_tab[rkey] = rstamp
+            if not np.array_equal(rec_tab[rkey], rstamp):  # duplicate recommendations
+                return None
+        v = truth_tab[rkey]
+        truth_tab[tloc] = 0
+        idx = np.flatnonzero(v)
+        t_row = v[idx].astype(np.int64) - 1
+        if relevant is not None:
+            ok = relevant[t_row]
+            idx, t_row = idx[ok], t_row[ok]
+        hu.append(local[idx] + u0)
+        hr.append(idx + ra)
+        ht.append(t_row)
+    hit_user = np.concatenate(hu) if hu else np.zeros(0, dtype=np.int64)
+    hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
+    hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
+    if order_rule == "rank":
+        hit_pos = rank[hit_row].astype(np.int64)
+    else:
+        hit_pos = hit_row - ustart[hit_user] + 1
+
+    counted = np.ones(len(tu), dtype=bool) if relevant is None else relevant
+    n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
+    n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
+    length = np.zeros(n_users, dtype=np.int64)
+    length[gc] = gl
+    info["order"] = order_rule
+    info["users"] = n_users
+    info["users_without_relevant"] = int((n_rel == 0).sum())
+    info["users_without_recs"] = int(((length == 0) & (n_rel > 0)).sum())
+    return Hits(
+        user_ids=user_ids,
+        n_rel=n_rel,
+        n_truth=n_truth,
+        length=length,
+        hit_user=hit_user.astype(np.int64),
+        hit_pos=hit_pos,
+        hit_rating=rating[hit_t].astype(np.float64),
+        rel_user=t_user[counted].astype(np.int64),
+        rel_rating=rating[counted].astype(np.float64),
+        options=dict(options, order=order_rule),
+        info=info,
+    )
 
 
 def _dense_codes(values: np.ndarray) -> np.ndarray:
