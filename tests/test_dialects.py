@@ -67,7 +67,7 @@ def test_every_option_parses_and_every_metric_resolves(d):
             assert key in m.axes or key in m.context, f"{d.label} {name}: unknown option {key}"
             m.axis(key).parse(value)
         assert entry.source and entry.note, f"{d.label} {name}: source and note are required"
-        r = resolve(f"{name}@10", dialect=d)
+        r = resolve(f"{name}@10" if m.needs_k or m.optional_k else name, dialect=d)
         for key, value in d.options_for(name).items():
             assert r.options[key] == value
 
@@ -95,8 +95,9 @@ def test_unknown_dialect_and_version():
 def test_missing_metric_names_the_ones_it_has():
     recs = {"user_id": [1], "item_id": [1], "score": [1.0]}
     truth = {"user_id": [1], "item_id": [1]}
-    with pytest.raises(SpecError, match="has no metric 'hitrate'; it has: ndcg, recall"):
+    with pytest.raises(SpecError, match="has no metric 'hitrate'; it has: ") as exc:
         evaluate(recs, truth, ["hitrate@5"], dialect="openrec")
+    assert "ndcg" in str(exc.value) and "recall" in str(exc.value)
 
 
 def test_cli_errors_are_one_line(capsys):
