@@ -32,8 +32,48 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
+def _sparse(h: Hits) -> bool:
+    """Whether hit positions strictly increase within each user (no shared position), so
+    sums over hits in (user, position) order equal the row cumsums of the dense form exactly."""
+    key = ("sparse_ok",)
+    if key not in h._dense:
+        hu, hp = h.hit_user, h.hit_pos
+        h._dense[key] = bool(np.all((hu[1:] != hu[:-1]) | (hp[1:] > hp[:-1])))
+    return h._dense[key]
+
+
+def _per_k(h: Hits, ks: list[int], weights: np.ndarray | None) -> np.ndarray:
+    """``[U, len(ks)]``: Σ weights (default 1) over the hits at positions <= k.
+
+    Summed in (user, position) order, as ``np.cumsum`` along the dense rows adds them (the
+    zeros in between add nothing), so the values are identical to the dense form's; memory
+    is O(hits), not O(users × k).
+    """
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = h.hit_pos <= k
+        out[:, j] = np.bincount(h.hit_user[keep], weights=None if weights is None else weights[keep], minlength=h.n_users)
+    return out
+
+
+def _hit_rank(h: Hits) -> np.ndarray:
+    """1-based rank of each hit among its user's hits (float64): H at the hit's position."""
+    key = ("hitrank",)
+    if key not in h._dense:
+        hu = h.hit_user
+        idx = np.arange(len(hu), dtype=np.int64)
+        start = np.maximum.accumulate(np.where(np.r_[True, hu[1:] != hu[:-1]], idx, 0)) if len(hu) else idx
+        h._dense[key] = (idx - start + 1).astype(np.float64)
+    return h._dense[key]
+
+
 def _hits_at(h: Hits, ks: list[int]) -> np.ndarray:
     """``[U, len(ks)]`` hits in the top k."""
+    if _sparse(h):
+        key = ("hk", tuple(ks))
+        if key not in h._dense:
+            h._dense[key] = _per_k(h, ks, None)
+        return h._dense[key]
     cum = h.cumulative(max(ks))
     return cum[:, np.asarray(ks) - 1]
 
@@ -214,6 +254,8 @@ def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         r1 = _col(h.first_hit)
         return np.where((r1 > 0) & (r1 <= k), _safe_div(np.ones_like(r1), r1), 0.0)
     width = max(ks)
+    if _sparse(h):
+        return _per_k(h, ks, 1.0 / h.hit_pos.astype(np.float64))
     dense = h.dense(width) / np.arange(1, width + 1)[None, :]
     return np.cumsum(dense, axis=1)[:, np.asarray(ks) - 1]
 
@@ -263,6 +305,14 @@ def _ap_den(h: Hits, ks: list[int], name: str, hk: np.ndarray) -> np.ndarray:
 
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
     width = max(ks)
+    if o["indicator"] == "yes" and _sparse(h):
+        c = _hit_rank(h)
+        if inner == "precision":
+            w = c / h.hit_pos.astype(np.float64)
+        else:
+            w = c / h.n_rel[h.hit_user].astype(np.float64)  # a hit's user has |R| >= 1
+        hk = _hits_at(h, ks)
+        return _safe_div(_per_k(h, ks, w), _ap_den(h, ks, o["denominator"], hk))
     cum = h.cumulative(width)
     pos = np.arange(1, width + 1, dtype=np.float64)[None, :]
     if inner == "precision":
@@ -385,6 +435,12 @@ def _discount(width: int, base: float) -> np.ndarray:
 def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
     width = max(ks)
     gains = _gain(h.hit_rating, o)
+    if _sparse(h):
+        disc = _discount(width, base)[h.hit_pos[h.hit_pos <= width] - 1]
+        w = np.zeros(len(gains))
+        keep = h.hit_pos <= width
+        w[keep] = (1.0 if o["gain"] == "binary" else (0.0 + gains[keep])) * disc
+        return _per_k(h, ks, w)
     dense = h.dense(width, gains, key=f"gain:{o['gain']}:{o.get('t')}") if o["gain"] != "binary" else h.dense(width)
     return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, np.asarray(ks) - 1]
 
@@ -406,6 +462,11 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
             cut = rank < kk
             out[:, j] = np.bincount(u[cut], weights=g[cut] * _discount(kk, base)[rank[cut]], minlength=h.n_users)
         return out
+    if kind == "cut" and o["gain"] == "binary":
+        # every gain is 1: IDCG@k is the partial sum of the discounts up to min(k, |R|),
+        # the same additions in the same order as the dense row cumsum
+        cd = np.r_[0.0, np.cumsum(_discount(int(k.max()), base))]
+        return cd[np.minimum(h.n_rel[:, None], k[None, :])]
     gains = _gain(h.rel_rating, o)
     if kind == "k":
         best = np.zeros(h.n_users)
@@ -419,9 +480,14 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
         return np.broadcast_to(total[:, None], (h.n_users, len(ks))).copy()
     width = int(k.max())
     keep = rank < width
-    dense = np.bincount(u[keep] * width + rank[keep], weights=g[keep], minlength=h.n_users * width)
-    cum = np.cumsum(dense.reshape(h.n_users, width) * _discount(width, base)[None, :], axis=1)
-    return cum[:, k - 1]
+    # sums in (user, rank) order: identical to the row cumsums of the dense [U, k] ideal gains
+    w = (0.0 + g[keep]) * _discount(width, base)[rank[keep]]
+    uk, rk = u[keep], rank[keep]
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, kk in enumerate(ks):  # a loop over cut-offs, not users
+        cut = rk < kk
+        out[:, j] = np.bincount(uk[cut], weights=w[cut], minlength=h.n_users)
+    return out
 
 
 def _check_ndcg(o: dict) -> None:
