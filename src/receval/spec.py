@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SpecError, bad_param
+from .errors import SpecError
 
 _SPEC_RE = re.compile(
     r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
@@ -83,12 +83,15 @@ def parse_k(raw: Any) -> int:
     ...
     receval.errors.SpecError: `k` must be an integer >= 1, got 0
     """
+    # the cut-off is shown as written ("got 0", not "got '0'"), whether it came from a spec
+    # string or a Python value
+    shown = raw.strip() if isinstance(raw, str) else raw
     try:
         value = int(str(raw))
     except ValueError:
-        raise bad_param("k", "an integer >= 1", raw) from None
+        raise SpecError(f"`k` must be an integer >= 1, got {shown}") from None
     if value < 1 or str(raw).strip() not in (str(value), f"+{value}"):
-        raise bad_param("k", "an integer >= 1", raw)
+        raise SpecError(f"`k` must be an integer >= 1, got {shown}")
     return value
 
 
