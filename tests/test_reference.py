@@ -157,8 +157,6 @@ def _check(recs, truth, ctx, in_spec: bool, variants):
             specs.append(spec)
             ks_for[spec] = (name, opts, k)
     errors = 0
-    from hypothesis import event
-    event(f"ctx {ctx.get('order')} {ctx.get('ties')}")
     for spec, (name, opts, k) in ks_for.items():
         try:
             expected[spec] = reference(recs, truth, name, k, {**opts, **ctx})
