@@ -39,6 +39,13 @@ class Metric:
     family: str = "ranking"
     resolve_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     check_hook: Callable[[dict[str, Any]], None] | None = None
+    #: for ``kind="global"`` on the batched backends (Polars, Spark): ``partial(h, ks, o)``
+    #: returns picklable sufficient statistics of one batch of users (users are disjoint
+    #: between batches; side inputs are whole), ``combine(parts, ks, o)`` the values, one per
+    #: k, exactly as ``compute`` on all users would give them. Without the pair a global
+    #: metric runs in one batch on Polars and is refused on Spark.
+    partial: Callable[..., Any] | None = None
+    combine: Callable[..., np.ndarray] | None = None
 
     @property
     def doc(self) -> str:
@@ -104,6 +111,8 @@ def register(
     family: str = "ranking",
     resolve_hook: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     check_hook: Callable[[dict[str, Any]], None] | None = None,
+    partial: Callable[..., Any] | None = None,
+    combine: Callable[..., np.ndarray] | None = None,
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register ``fn`` as metric ``name`` (a decorator)."""
 
@@ -120,6 +129,8 @@ def register(
             family=family,
             resolve_hook=resolve_hook,
             check_hook=check_hook,
+            partial=partial,
+            combine=combine,
         )
         return fn
 
