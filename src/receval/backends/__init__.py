@@ -1,0 +1,22 @@
+"""Batched backends: Polars (:func:`receval.backends.polars.evaluate_polars`) and Spark
+(:func:`receval.backends.spark.evaluate_spark`). Both run the in-memory numpy code on batches
+of users and combine the per-user values exactly (see :mod:`receval.backends._batch`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def evaluate_polars(*args: Any, **kwargs: Any):
+    from .polars import evaluate_polars as f
+
+    return f(*args, **kwargs)
+
+
+def evaluate_spark(*args: Any, **kwargs: Any):
+    from .spark import evaluate_spark as f
+
+    return f(*args, **kwargs)
+
+
+__all__ = ["evaluate_polars", "evaluate_spark"]
