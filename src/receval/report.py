@@ -56,6 +56,9 @@ def _rich(headers: Sequence[str], cells: Sequence[Sequence[str]], title: str) ->
         table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
     for r in cells:
         table.add_row(*r)
-    console = Console(file=io.StringIO(), width=max(100, sum(len(h) + 3 for h in headers) + 20), force_terminal=False)
+    # wide enough for every cell: a narrower console makes rich collapse a no_wrap column to
+    # nothing (the metric names vanished from `receval metrics`)
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    console = Console(file=io.StringIO(), width=max(100, sum(w + 3 for w in widths) + 4), force_terminal=False)
     console.print(table)
     return console.file.getvalue()  # type: ignore[attr-defined]
