@@ -1,0 +1,237 @@
+"""The command line, in-process through ``receval.cli.main`` and once as a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+
+import receval
+from receval.cli import main
+from receval.examples import example_path
+from receval.registry import all_metrics
+
+RECS = str(example_path("recs.csv"))
+TRUTH = str(example_path("truth.csv"))
+SPECS = ["ndcg@10", "map(denominator=k)@5", "recall@20", "mrr@10"]
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def expected():
+    return receval.evaluate(RECS, TRUTH, SPECS)
+
+
+def metric_args():
+    return [a for s in SPECS for a in ("-m", s)]
+
+
+# ---- evaluate ------------------------------------------------------------------------------
+
+
+def test_json_shape_and_values(capsys):
+    code, out, err = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert set(doc) == {"version", "results"}
+    assert doc["version"] == receval.__version__
+    want = expected()
+    assert [r["metric"] for r in doc["results"]] == SPECS
+    for r in doc["results"]:
+        assert set(r) == {"metric", "value", "signature", "users"}
+        assert r["value"] == want[r["metric"]]  # full precision survives JSON
+        assert r["signature"] == want.signature(r["metric"])
+        assert r["users"] == want._entry(r["metric"]).users
+
+
+def test_table_format(capsys):
+    code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args()], capsys)
+    assert code == 0
+    want = expected()
+    for spec in SPECS:
+        assert spec in out
+        assert f"{spec} = {want[spec]:.6f}  {want.signature(spec)}" in out
+
+
+def test_csv_format(capsys):
+    code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "csv"], capsys)
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    want = expected()
+    assert [r["metric"] for r in rows] == SPECS
+    for r in rows:
+        assert float(r["value"]) == want[r["metric"]]
+        assert r["signature"] == want.signature(r["metric"])
+
+
+def test_markdown_format(capsys):
+    code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "markdown"], capsys)
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0] == "| metric | value | users | signature |"
+    want = expected()
+    assert len(lines) == 2 + len(SPECS)
+    for spec, line in zip(SPECS, lines[2:]):
+        assert line.startswith(f"| {spec} | {want[spec]:.6f} |")
+        assert want.signature(spec).replace("|", "\\|") in line
+
+
+def test_latex_format(capsys):
+    code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "latex"], capsys)
+    assert code == 0
+    assert out.startswith("\\begin{tabular}") and out.rstrip().endswith("\\end{tabular}")
+    want = expected()
+    for spec in SPECS:
+        assert f"{want[spec]:.6f}" in out
+
+
+def test_every_format_is_offered():
+    from receval.report import FORMATS
+
+    assert set(FORMATS) == {"table", "json", "markdown", "latex", "csv"}
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_per_user_file(tmp_path, capsys, suffix):
+    path = tmp_path / f"per_user.{suffix}"
+    code, _, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--per-user", str(path), "--format", "json"], capsys)
+    assert code == 0
+    frame = pl.read_csv(path) if suffix == "csv" else pl.read_parquet(path)
+    want = expected().per_user()
+    assert frame.columns == want.columns == ["user_id", *SPECS]
+    assert frame["user_id"].to_list() == want["user_id"].to_list()
+    for spec in SPECS:
+        assert frame[spec].to_list() == pytest.approx(want[spec].to_list(), abs=1e-15)
+
+
+def test_context_options_and_columns(tmp_path, capsys):
+    recs = pl.read_csv(RECS).rename({"item_id": "movie"})
+    truth = pl.read_csv(TRUTH).rename({"item_id": "movie"})
+    recs.write_csv(tmp_path / "r.csv")
+    truth.write_csv(tmp_path / "t.csv")
+    code, out, err = run(
+        ["evaluate", str(tmp_path / "r.csv"), str(tmp_path / "t.csv"), "-m", "ndcg@10", "--item-col", "movie",
+         "--ties", "item", "--norecs", "skip", "--format", "json"],
+        capsys,
+    )
+    assert code == 0, err
+    want = receval.evaluate(RECS, TRUTH, ["ndcg@10"], ties="item", norecs="skip")
+    doc = json.loads(out)["results"][0]
+    assert doc["value"] == want["ndcg@10"] and doc["signature"] == want.signature("ndcg@10")
+    assert "|ties:item|" in doc["signature"] and "|norecs:skip|" in doc["signature"]
+
+
+# ---- user mistakes: one line on stderr, non-zero, no traceback -----------------------------
+
+
+def _dup_recs(tmp_path):
+    frame = pl.read_csv(RECS)
+    frame = pl.concat([frame, frame.head(1)])
+    frame.write_csv(tmp_path / "dup.csv")
+    return str(tmp_path / "dup.csv")
+
+
+def _missing_col(tmp_path):
+    pl.read_csv(RECS).rename({"item_id": "item"}).write_csv(tmp_path / "nocol.csv")
+    return str(tmp_path / "nocol.csv")
+
+
+def _garbage(tmp_path):
+    (tmp_path / "garbage.parquet").write_bytes(b"not a parquet file")
+    return str(tmp_path / "garbage.parquet")
+
+
+MISTAKES = {
+    "bad spec": (lambda tmp: [RECS, TRUTH, "-m", "ndgc@10"], "unknown metric 'ndgc'; did you mean 'ndcg'?"),
+    "bad k": (lambda tmp: [RECS, TRUTH, "-m", "ndcg@0"], "`k` must be an integer >= 1, got 0"),
+    "bad option": (lambda tmp: [RECS, TRUTH, "-m", "ndcg(ideal=cutt)@3"], "unknown value 'cutt' for option `ideal`"),
+    "bad context value": (lambda tmp: [RECS, TRUTH, "-m", "ndcg@3", "--ties", "itme"], "did you mean 'item'?"),
+    "missing column": (lambda tmp: [_missing_col(tmp), TRUTH, "-m", "ndcg@3"], "recommendations are missing column 'item_id' (found: user_id, item, score)"),
+    "no such file": (lambda tmp: [str(tmp / "nope.csv"), TRUTH, "-m", "ndcg@3"], "file not found"),
+    "unreadable file": (lambda tmp: [_garbage(tmp), TRUTH, "-m", "ndcg@3"], "cannot read recommendations file"),
+    "duplicate pairs": (lambda tmp: [_dup_recs(tmp), TRUTH, "-m", "ndcg@3"], "dup='first'"),
+    "threshold without rating": (lambda tmp: [RECS, RECS, "-m", "ndcg@3", "--rel", "4"], "needs a rating column"),
+}
+
+
+@pytest.mark.parametrize("name", list(MISTAKES))
+def test_user_mistake_is_one_line(tmp_path, capsys, name):
+    make, fragment = MISTAKES[name]
+    code, out, err = run(["evaluate", *make(tmp_path)], capsys)
+    assert code != 0
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("receval: error: ")
+    assert fragment in lines[0]
+    assert "Traceback" not in err
+
+
+def test_explain_bad_spec_is_one_line(capsys):
+    code, out, err = run(["explain", "map(denominator=kk)@3"], capsys)
+    assert code != 0 and len(err.splitlines()) == 1 and err.startswith("receval: error: ")
+    assert "did you mean 'k'?" in err
+
+
+def test_subprocess_error_and_success(tmp_path):
+    """The installed entry point: exit status, one stderr line, no traceback."""
+    bad = subprocess.run(
+        [sys.executable, "-m", "receval.cli", "evaluate", RECS, TRUTH, "-m", "ndcg@0"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert bad.stderr == "receval: error: `k` must be an integer >= 1, got 0\n"
+    good = subprocess.run(
+        [sys.executable, "-m", "receval.cli", "evaluate", RECS, TRUTH, "-m", "ndcg@10", "--format", "json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert good.returncode == 0, good.stderr
+    assert json.loads(good.stdout)["results"][0]["value"] == receval.evaluate(RECS, TRUTH, ["ndcg@10"])["ndcg@10"]
+
+
+# ---- explain / metrics -----------------------------------------------------------------------
+
+
+def test_explain_prints_formula_options_signature(capsys):
+    code, out, err = run(["explain", "map(denominator=k)@20"], capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("map(denominator=k)@20  —  MAP@k")
+    assert "Formula:" in out and r"AP@k = \frac{1}{D} \sum_{i=1}^{k} P@i" in out
+    assert "Resolved options:" in out
+    assert "  denominator = k  [spec]" in out
+    assert "  indicator = yes  [default]" in out
+    for ctx in ("rel = all", "order = auto", "ties = input", "dup = error", "tdup = error", "empty = skip", "norecs = zero"):
+        assert f"  {ctx}  [default]" in out, ctx
+    sig = out.rstrip().splitlines()[-1].strip()
+    assert sig == f"map@20|den:k|ind:yes|rel:all|order:auto|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{receval.__version__}"
+    spec, _, _ = receval.parse_signature(sig)
+    assert str(spec) == "map(denominator=k)@20"
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_metrics_lists_every_metric(capsys, fmt):
+    code, out, err = run(["metrics", "--format", fmt], capsys)
+    assert code == 0 and err == ""
+    for m in all_metrics():
+        label = m.name + ("@k" if m.needs_k else "")
+        assert any(line.split("│" if fmt == "table" else "|")[1].strip() == label for line in out.splitlines()
+                   if line.count("│" if fmt == "table" else "|") >= 3), label
+    for ctx in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs"):
+        assert ctx in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"receval {receval.__version__}"
