@@ -1,0 +1,277 @@
+"""The Polars and Spark backends give the in-memory numbers.
+
+Every registered metric × every value of each of its options (one at a time) × several
+context settings, and every shipped dialect, on a seeded dataset with ties, users without
+recommendations, recommendation users outside the truth, users without relevant items and
+(in one variant) duplicates: Polars in 3 batches equals the in-memory engine bit for bit
+(values, per-user values, signatures, info); Spark equals it to 1e-12.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import shutil
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+import pytest
+
+from receval import evaluate
+from receval.backends.polars import evaluate_polars
+from receval.dialects import dialect_names
+from receval.errors import DataError, SpecError
+from receval.io import Columns
+from receval.registry import all_metrics
+
+CONTEXTS = [
+    {},
+    {"rel": 3.0, "empty": "zero"},
+    {"ties": "item", "norecs": "skip"},
+    {"ties": "optimistic", "rel": 2.0, "empty": "skip"},
+    {"order": "input", "norecs": "zero"},
+]
+DUP_CONTEXT = {"dup": "first", "tdup": "first"}
+
+
+def make_data(seed: int = 7, n_users: int = 120, n_items: int = 40, dups: bool = False):
+    rng = np.random.default_rng(seed)
+    ru, ri, rs = [], [], []
+    for u in range(n_users):
+        if rng.random() < 0.1:  # truth user without recommendations
+            continue
+        n = int(rng.integers(1, 16))
+        items = rng.choice(n_items, n, replace=False)
+        scores = np.sort(rng.integers(0, 6, n).astype(float))[::-1]  # ties
+        if dups and rng.random() < 0.2:
+            items = np.r_[items, items[:1]]
+            scores = np.r_[scores, scores[-1:] - 1]
+        ru += [u * 3] * len(items)
+        ri += list(items)
+        rs += list(scores)
+    ru += [10_000] * 3  # recommendation user outside the truth
+    ri += [1, 2, 3]
+    rs += [3.0, 2.0, 1.0]
+    tu, ti, ty = [], [], []
+    for u in range(n_users):
+        if rng.random() < 0.05:
+            continue
+        n = int(rng.integers(1, 10))
+        items = rng.choice(n_items, n, replace=False)
+        if dups and rng.random() < 0.1:
+            items = np.r_[items, items[:1]]
+        tu += [u * 3] * len(items)
+        ti += list(items)
+        ty += list(rng.integers(1, 6, len(items)).astype(float))
+    recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": rs})
+    # shuffle users but keep each user's rows in order (input order matters for ties=input)
+    truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ty}).sample(fraction=1.0, shuffle=True, seed=seed)
+    cats = pl.DataFrame({"item_id": np.arange(n_items), "category": [f"c{i % 5}" for i in range(n_items)]})
+    train = pl.DataFrame({"user_id": rng.integers(0, 50, 400), "item_id": rng.integers(0, n_items, 400)})
+    catalog = list(range(n_items + 5))
+    return recs, truth, cats, train, catalog
+
+
+def _specs_for(metric) -> list[str]:
+    ks = [None] if not metric.needs_k else [1, 5, 20]
+    if metric.optional_k:
+        ks = [None, 5]
+    out = []
+    variants: list[str] = [""]
+    for axis in metric.axes.values():
+        if axis.values:
+            variants += [f"({axis.name}={v})" for v in axis.values if v != axis.default]
+    for v, k in itertools.product(variants, ks):
+        out.append(f"{metric.name}{v}" + ("" if k is None else f"@{k}"))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _working_specs(ctx_key: tuple, dups: bool) -> tuple[str, ...]:
+    """Specs that the in-memory engine evaluates on this data and context (others raise by design)."""
+    recs, truth, cats, train, catalog = make_data(dups=dups)
+    ctx = dict(ctx_key)
+    ok = []
+    for m in all_metrics():
+        for spec in _specs_for(m):
+            try:
+                evaluate(recs, truth, [spec], categories=cats, train=train, catalog=catalog, **ctx)
+            except (SpecError, DataError):
+                continue
+            ok.append(spec)
+    return tuple(ok)
+
+
+def _check_exact(a, b):
+    assert a.keys() == b.keys()
+    for e, f in zip(a.entries, b.entries):
+        assert e.value == f.value or (math.isnan(e.value) and math.isnan(f.value)), (e.metric, e.value, f.value)
+        assert e.signature == f.signature
+        assert e.users == f.users and e.skipped == f.skipped
+    assert a.info == b.info
+    assert a.per_user().equals(b.per_user())
+
+
+def _cases():
+    for ctx in CONTEXTS:
+        yield pytest.param(ctx, False, id="-".join(f"{k}={v}" for k, v in ctx.items()) or "defaults")
+    yield pytest.param(DUP_CONTEXT, True, id="dups-first")
+
+
+@pytest.mark.parametrize("ctx,dups", list(_cases()))
+def test_polars_equals_memory_every_metric_option(ctx, dups):
+    specs = list(_working_specs(tuple(sorted(ctx.items())), dups))
+    assert len(specs) > 100
+    recs, truth, cats, train, catalog = make_data(dups=dups)
+    side = dict(categories=cats, train=train, catalog=catalog)
+    a = evaluate(recs, truth, specs, **side, **ctx)
+    for nb in (1, 3):
+        b = evaluate_polars(recs.lazy(), truth.lazy(), specs, overrides=ctx, n_batches=nb, **side)
+        _check_exact(a, b)
+    user_specs = [s for s in specs if not _is_global(s)]
+    b = evaluate_polars(recs.lazy(), truth.lazy(), user_specs, overrides=ctx, n_batches=4, **side)
+    _check_exact(evaluate(recs, truth, user_specs, **side, **ctx), b)
+
+
+def _is_global(spec: str) -> bool:
+    from receval.registry import get_metric
+    from receval.spec import parse_spec
+
+    return get_metric(parse_spec(spec).name).kind == "global"
+
+
+DIALECT_SPECS = ["precision@5", "recall@5", "map@5", "ndcg@5", "mrr@5", "hitrate@5", "f1@5", "map@20", "ndcg@20"]
+
+
+def _dialect_specs(name: str) -> list[str]:
+    recs, truth, *_ = make_data()
+    ok = []
+    for spec in DIALECT_SPECS:
+        try:
+            evaluate(recs, truth, [spec], dialect=name)
+        except (SpecError, DataError):
+            continue
+        ok.append(spec)
+    return ok
+
+
+@pytest.mark.parametrize("name", dialect_names())
+def test_polars_equals_memory_every_dialect(name):
+    specs = _dialect_specs(name)
+    if not specs:
+        pytest.skip(f"no core spec runs under {name} on this data")
+    recs, truth, *_ = make_data()
+    _check_exact(evaluate(recs, truth, specs, dialect=name), evaluate_polars(recs.lazy(), truth.lazy(), specs, dialect=name, n_batches=3))
+
+
+def test_polars_errors_match_memory():
+    recs, truth, *_ = make_data(dups=True)
+    with pytest.raises(DataError, match="duplicate"):
+        evaluate_polars(recs.lazy(), truth.lazy(), ["ndcg@5"], n_batches=2)
+    recs, truth, *_ = make_data()
+    with pytest.raises(DataError, match="no recommendations"):
+        evaluate_polars(recs.lazy(), truth.lazy(), ["ndcg@5"], overrides={"norecs": "error"}, n_batches=2)
+    with pytest.raises(DataError, match="no recommendations") as mem:
+        evaluate(recs, truth, ["ndcg@5"], norecs="error")
+    with pytest.raises(DataError) as pol:
+        evaluate_polars(recs.lazy(), truth.lazy(), ["ndcg@5"], overrides={"norecs": "error"}, n_batches=3)
+    assert str(mem.value) == str(pol.value)
+
+
+# ---- Spark ---------------------------------------------------------------------------------
+
+
+
+@pytest.fixture(scope="session")
+def spark():
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    from receval.backends.spark import local_session
+
+    session = local_session(partitions=3)
+    yield session
+    session.stop()
+
+
+def _spark_frames(spark, recs, truth):
+    return spark.createDataFrame(recs.to_pandas()), spark.createDataFrame(truth.to_pandas())
+
+
+def _check_close(a, b, spark_per_user=True):
+    assert a.keys() == b.keys()
+    for e, f in zip(a.entries, b.entries):
+        assert abs(e.value - f.value) <= 1e-12, (e.metric, e.value, f.value)
+        assert e.signature == f.signature
+        assert e.users == f.users and e.skipped == f.skipped
+    assert a.info == b.info
+    if spark_per_user:
+        mem = a.per_user().sort("user_id")
+        sp = pl.from_pandas(b.spark_per_user.toPandas()).sort("user_id")
+        assert mem["user_id"].to_list() == sp["user_id"].to_list()
+        for col in mem.columns[1:]:
+            x, y = mem[col].to_numpy(), sp[col].to_numpy()
+            assert np.array_equal(np.isnan(x), np.isnan(y)), col
+            assert np.nanmax(np.abs(np.nan_to_num(x) - np.nan_to_num(y)), initial=0.0) <= 1e-12, col
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+@pytest.mark.parametrize("ctx,dups", list(_cases()))
+def test_spark_equals_memory_every_metric_option(spark, ctx, dups):
+    specs = [s for s in _working_specs(tuple(sorted(ctx.items())), dups) if not _is_global(s)]
+    recs, truth, cats, train, catalog = make_data(dups=dups)
+    side = dict(categories=cats, train=train, catalog=catalog)
+    a = evaluate(recs, truth, specs, **side, **ctx)
+    rs, ts = _spark_frames(spark, recs, truth)
+    b = evaluate(rs, ts, specs, **side, **ctx)
+    _check_close(a, b)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_every_dialect(spark):
+    recs, truth, *_ = make_data()
+    rs, ts = _spark_frames(spark, recs, truth)
+    for name in dialect_names():
+        specs = _dialect_specs(name)
+        if specs:
+            _check_close(evaluate(recs, truth, specs, dialect=name), evaluate(rs, ts, specs, dialect=name), spark_per_user=False)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_errors_and_globals(spark):
+    recs, truth, *_ = make_data()
+    rs, ts = _spark_frames(spark, recs, truth)
+    with pytest.raises(DataError) as mem:
+        evaluate(recs, truth, ["ndcg@5"], norecs="error")
+    with pytest.raises(DataError) as sp:
+        evaluate(rs, ts, ["ndcg@5"], norecs="error")
+    assert str(mem.value) == str(sp.value)
+    drecs, dtruth, *_ = make_data(dups=True)
+    drs, dts = _spark_frames(spark, drecs, dtruth)
+    with pytest.raises(DataError, match="duplicate"):
+        evaluate(drs, dts, ["ndcg@5"])
+    globals_ = [m.name for m in all_metrics() if m.kind == "global" and m.partial is None]
+    if globals_:
+        with pytest.raises(SpecError, match="partial/combine"):
+            evaluate(rs, ts, [f"{globals_[0]}@5" if globals_[0] not in ("auc", "mae", "rmse") else globals_[0]])
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_reads_parquet_paths_and_renamed_columns(spark, tmp_path):
+    recs, truth, *_ = make_data()
+    recs.rename({"user_id": "u", "item_id": "i", "score": "pred"}).write_parquet(tmp_path / "r.parquet")
+    truth.rename({"user_id": "u", "item_id": "i"}).write_parquet(tmp_path / "t.parquet")
+    specs = ["ndcg@5", "map@20", "f1(aggregate=means)@5"]
+    a = evaluate(recs, truth, specs)
+    b = evaluate(str(tmp_path / "r.parquet"), str(tmp_path / "t.parquet"), specs, engine="spark",
+                 user_col="u", item_col="i", score_col="pred")
+    _check_close(a, b, spark_per_user=False)
+    from receval.backends.spark import evaluate_spark
+
+    c = evaluate_spark(*_spark_frames(spark, recs, truth), specs, columns=Columns(), n_partitions=1)
+    _check_close(a, c, spark_per_user=False)
