@@ -144,8 +144,14 @@ def _is_global(spec: str) -> bool:
 DIALECT_SPECS = ["precision@5", "recall@5", "map@5", "ndcg@5", "mrr@5", "hitrate@5", "f1@5", "map@20", "ndcg@20"]
 
 
-def _dialect_specs(name: str) -> list[str]:
+def _dialect_data():
+    """The seeded data with a 1-based rank column too (dialects such as RecTools order by rank)."""
     recs, truth, *_ = make_data()
+    return recs.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("user_id").alias("rank")), truth
+
+
+def _dialect_specs(name: str) -> list[str]:
+    recs, truth = _dialect_data()
     ok = []
     for spec in DIALECT_SPECS:
         try:
@@ -161,7 +167,7 @@ def test_polars_equals_memory_every_dialect(name):
     specs = _dialect_specs(name)
     if not specs:
         pytest.skip(f"no core spec runs under {name} on this data")
-    recs, truth, *_ = make_data()
+    recs, truth = _dialect_data()
     _check_exact(evaluate(recs, truth, specs, dialect=name), evaluate_polars(recs.lazy(), truth.lazy(), specs, dialect=name, n_batches=3))
 
 
@@ -232,7 +238,7 @@ def test_spark_equals_memory_every_metric_option(spark, ctx, dups):
 @pytest.mark.spark
 @pytest.mark.xdist_group("spark")
 def test_spark_every_dialect(spark):
-    recs, truth, *_ = make_data()
+    recs, truth = _dialect_data()
     rs, ts = _spark_frames(spark, recs, truth)
     for name in dialect_names():
         specs = _dialect_specs(name)
