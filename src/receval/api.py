@@ -165,7 +165,7 @@ def compute_entries(h: Hits, rs: Sequence[Resolved]) -> dict[int, Entry]:
 
 def _aggregate(h: Hits, r: Resolved, values: Any, j: int) -> Entry:
     order = h.options.get("order")
-    if r.metric.kind == "global":
+    if np.asarray(values).ndim == 1:  # an aggregate metric: one value per cut-off
         value = float(np.asarray(values)[j])
         sig = make_signature(r, __version__, order=order)
         return Entry(str(r.spec), value, sig, users=0, dialect=r.dialect)

@@ -128,18 +128,18 @@ def explain(spec: str, dialect: str | None = None) -> str:
         if name == "t" and value is None:
             continue
         meaning = axis.values.get(str(value), "") if axis.values else axis.doc
-        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name) else "default")
+        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
         lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
     if d is not None:
         lines.append("")
-        diffs = d.differences(m.name)
+        diffs = d.differences(m.name, r.k)
         lines.append(f"How {d.library} {d.version} differs from the standard definition:")
         if not diffs:
             lines.append("  no option differs: the standard definition")
         for name, std, val, meaning in diffs:
             axis = m.axis(name)
             lines.append(f"  {name}: {axis.render(std)} -> {axis.render(val)}  ({meaning})")
-        entry = d.metrics.get(m.name)
+        entry = d.metrics.get(d.entry_name(m.name, r.k))
         if entry is not None:
             if entry.note:
                 lines.append(f"  note: {entry.note}")

@@ -33,6 +33,7 @@ class Metric:
     axes: dict[str, Axis]
     needs_k: bool = True
     optional_k: bool = False
+    k_changes_meaning: bool = False  # with a cut-off the metric is another quantity (auc vs auc@k)
     kind: str = "user"  # "user": averaged per-user values; "global": one value per k
     context: tuple[str, ...] = tuple(CONTEXT_AXES)
     needs: frozenset[str] = frozenset()
@@ -105,6 +106,7 @@ def register(
     axes: list[Axis] | None = None,
     needs_k: bool = True,
     optional_k: bool = False,
+    k_changes_meaning: bool = False,
     kind: str = "user",
     context: tuple[str, ...] | None = None,
     needs: set[str] | frozenset[str] = frozenset(),
@@ -123,6 +125,7 @@ def register(
             axes={a.name: a for a in (axes or [])},
             needs_k=needs_k,
             optional_k=optional_k,
+            k_changes_meaning=k_changes_meaning,
             kind=kind,
             context=tuple(CONTEXT_AXES) if context is None else context,
             needs=frozenset(needs),
@@ -172,7 +175,7 @@ class Resolved:
 
     def formula_key(self) -> tuple:
         """Metrics that agree on this key differ only in k and share one computation."""
-        return (self.metric.name, tuple(sorted((k, str(v)) for k, v in self.options.items())))
+        return (self.metric.name, self.k is None, tuple(sorted((k, str(v)) for k, v in self.options.items())))
 
 
 def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None = None) -> Resolved:
@@ -187,9 +190,7 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     k = spec.k
     if dialect is not None:
         dialect_name = dialect.label
-        dialect_opts = dialect.options_for(metric.name)
-        if k is None and metric.optional_k is False and metric.needs_k:
-            pass
+        dialect_opts = dialect.options_for(metric.name, k)
     for name, axis in metric.all_axes().items():
         if name in spec.opts:
             values[name] = spec.opts[name]
@@ -199,10 +200,12 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
             values[name] = dialect_opts[name]
         else:
             values[name] = axis.default
+    # a metric whose cut-off is optional (auc / auc@k) may resolve differently with a k
+    extra = (k,) if metric.optional_k else ()
     if metric.resolve_hook:
-        values = metric.resolve_hook(values)
+        values = metric.resolve_hook(values, *extra)
     if metric.check_hook:
-        metric.check_hook(values)
+        metric.check_hook(values, *extra)
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name)
 
 

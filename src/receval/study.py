@@ -11,7 +11,7 @@ raised, and the paper lists only the authors' repairs, 0.1914 | 0.4033, which ar
 from __future__ import annotations
 
 #: the study's columns, as receval metric strings
-COLUMNS = ["hitrate@20", "precision@20", "recall@20", "mrr@20", "map@20", "ndcg@20", "gauc@20", "auc"]
+COLUMNS = ["hitrate@20", "precision@20", "recall@20", "mrr@20", "map@20", "ndcg@20", "auc@20", "auc"]
 #: the study's column titles
 TITLES = ["HitRate@20", "Precision@20", "Recall@20", "MRR@20", "MAP@20", "NDCG@20", "RocAuc@20", "RocAuc"]
 

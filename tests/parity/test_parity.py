@@ -57,7 +57,7 @@ PEERS: dict[str, tuple[str, list[M]]] = {
         M("hit@{k}", "hitrate@{k}", DISTINCT), M("precision@{k}", "precision@{k}", DISTINCT),
         M("recall@{k}", "recall@{k}", DISTINCT), M("mrr@{k}", "mrr@{k}", DISTINCT),
         M("map@{k}", "map@{k}", DISTINCT), M("ndcg@{k}", "ndcg@{k}", DISTINCT),
-        M("gauc", "auc"),  # average ranks: defined with ties
+        M("gauc", "auc(form=users,weight=positives,nopos=skip,noneg=skip)"),  # average ranks: defined with ties
     ]),
     "recommenders": ("ms_recommenders@1.2.1", [
         M("precision_at_k@{k}", "precision@{k}"), M("recall_at_k@{k}", "recall@{k}"),

@@ -57,31 +57,49 @@ class Dialect:
     def label(self) -> str:
         return f"{self.name}@{self.version}" if self.name != "standard" else "standard"
 
-    def options_for(self, metric: str) -> dict[str, Any]:
-        """Parsed options this dialect sets for ``metric`` (context options included)."""
+    def entry_name(self, metric: str, k: int | None = None) -> str:
+        """The table of this dialect that defines ``metric`` (at cut-off ``k``).
+
+        A metric whose cut-off is optional may mean something else with one: ``auc`` is the
+        AUC over full rankings, ``auc@k`` the AUC inside the top-k list (RePlay ``RocAuc@k``).
+        Such a dialect lists ``[metrics."auc@k"]`` separately; for ``auc@k`` the plain ``auc``
+        table is not used. Other optional-cut-off metrics fall back to their plain table.
+        """
         from ..registry import get_metric
 
-        if self.name != "standard" and metric not in self.metrics:
+        m = get_metric(metric)
+        if k is not None and m.optional_k:
+            at_k = f"{metric}@k"
+            if at_k in self.metrics or m.k_changes_meaning:
+                return at_k
+        return metric
+
+    def options_for(self, metric: str, k: int | None = None) -> dict[str, Any]:
+        """Parsed options this dialect sets for ``metric`` at cut-off ``k`` (context options included)."""
+        from ..registry import get_metric
+
+        name = self.entry_name(metric, k)
+        if self.name != "standard" and name not in self.metrics:
             raise SpecError(
-                f"{self.library} {self.version} has no metric '{metric}'; it has: {', '.join(sorted(self.metrics))}"
+                f"{self.library} {self.version} has no metric '{name}'; it has: {', '.join(sorted(self.metrics))}"
             )
         m = get_metric(metric)
         out: dict[str, Any] = {}
         raw = dict(self.context)
-        if metric in self.metrics:
-            raw.update(self.metrics[metric].options)
+        if name in self.metrics:
+            raw.update(self.metrics[name].options)
         for key, value in raw.items():
             if key in m.axes or key in m.context:
                 out[key] = m.axis(key).parse(value) if isinstance(value, str) else value
         return out
 
-    def differences(self, metric: str) -> list[tuple[str, Any, Any, str]]:
+    def differences(self, metric: str, k: int | None = None) -> list[tuple[str, Any, Any, str]]:
         """(option, standard default, dialect value, meaning) for each option the dialect changes."""
         from ..registry import get_metric
 
         m = get_metric(metric)
         out = []
-        for key, value in self.options_for(metric).items():
+        for key, value in self.options_for(metric, k).items():
             axis = m.axis(key)
             if value != axis.default:
                 meaning = axis.values.get(str(value), axis.doc) if axis.values else axis.doc

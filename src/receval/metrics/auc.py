@@ -175,7 +175,7 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
     return v if empty_list is None else np.where(ell == 0, empty_list, v)
 
 
-def _check_user_kind(o: dict) -> None:
+def _check_user_kind(o: dict, k: int | None = None) -> None:
     for axis in ("nopos", "noneg"):
         if o.get(axis) == "skip":
             raise SpecError(
@@ -187,8 +187,11 @@ def _check_user_kind(o: dict) -> None:
 # ------------------------------------------------------------------------------------------
 
 
-def _auc_resolve(o: dict) -> dict:
+def _auc_resolve(o: dict, k: int | None = None) -> dict:
     o = dict(o)
+    if k is not None:  # auc@k: the per-user AUC inside the top-k list; form, rows, weight do not apply
+        o["form"] = o["rows"] = o["weight"] = None
+        return o
     if o["form"] != "stacked":
         o["rows"] = None
     if o["form"] == "stacked":
@@ -200,7 +203,10 @@ def _auc_resolve(o: dict) -> dict:
     return o
 
 
-def _auc_check(o: dict) -> None:
+def _auc_check(o: dict, k: int | None = None) -> None:
+    if k is not None:
+        _check_user_kind(o)
+        return
     if o["form"] == "stacked" and o["tied"] == "order":
         raise SpecError("auc(form=stacked) pools users, whose list positions are not comparable; use tied=half or tied=correct")
 
@@ -209,6 +215,8 @@ def _auc_check(o: dict) -> None:
     "auc",
     axes=[FORM, ROWS, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
     needs_k=False,
+    optional_k=True,
+    k_changes_meaning=True,
     kind="global",
     needs={"rows"},
     family="auc",
@@ -216,10 +224,14 @@ def _auc_check(o: dict) -> None:
     check_hook=_auc_check,
 )
 def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
-    r"""AUC over full rankings: one value for all users (stacked, pooled positives, or grouped).
+    r"""AUC over full rankings (``auc``: stacked, pooled positives, or grouped), or inside the top k (``auc@k``).
 
     Formula
     -------
+    ``auc@k`` is the per-user AUC inside each top-k list, averaged over users: the same
+    quantity and options as ``gauc@k`` (RePlay ``RocAuc@k``, RecSys2019 DL evaluation
+    ``roc_auc``); a dialect maps it to what its library calls RocAuc@k. Without a cut-off:
+
     ``form=stacked`` (default): one ROC over the rows of all truth users pooled, with the
     positives :math:`\mathcal P` and negatives :math:`\mathcal N` of all users together:
 
@@ -256,7 +268,11 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.25
     >>> worked("auc(form=users,negatives=plus_one,denominator=r)")   # (1/2 + 0) / 3, N' = 4 − 3 + 1
     0.166667
+    >>> worked("auc@3")                             # list 10−, 20+, 30−: 1 − 1 / (1 · 2)
+    0.5
     """
+    if ks != [0]:  # auc@k: per-user values inside the top-k list (as gauc@k), averaged by the caller
+        return np.stack([_user_auc(h, o, k) for k in ks], axis=1)
     form = o["form"]
     if form == "stacked":
         return np.array([_stacked(h, o["tied"], o["rows"])] * len(ks))
