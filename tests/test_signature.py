@@ -212,13 +212,12 @@ def test_canonical_form_sorts_every_option():
     assert parse_spec(str(s)) == s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: the canonical form drops an explicit option equal to the standard default, so under a "
-    "dialect 'map(denominator=min_k_r)@4' and 'map@4' get the same result key but different signatures",
-)
 def test_explicit_default_is_distinct_under_a_dialect():
     from receval.examples import WORKED_RECS, WORKED_TRUTH
 
-    res = receval.evaluate(WORKED_RECS, WORKED_TRUTH, ["map@4", "map(denominator=min_k_r)@4"], dialect="beta_recsys")
+    res = receval.evaluate(WORKED_RECS, WORKED_TRUTH, ["map@4", "map(denominator=min_k_r)@4"], dialect="daisyrec")
     assert len(set(res.keys())) == 2
+    assert res["map(denominator=min_k_r)@4"] != res["map@4"]
+    # without a dialect the explicit default is dropped from the key
+    plain = receval.evaluate(WORKED_RECS, WORKED_TRUTH, ["map(denominator=min_k_r)@4"])
+    assert plain.keys() == ["map@4"]

@@ -168,7 +168,7 @@ def _aggregate(h: Hits, r: Resolved, values: Any, j: int) -> Entry:
     if np.asarray(values).ndim == 1:  # an aggregate metric: one value per cut-off
         value = float(np.asarray(values)[j])
         sig = make_signature(r, __version__, order=order)
-        return Entry(str(r.spec), value, sig, users=0, dialect=r.dialect)
+        return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
     v = np.asarray(values)[:, j]
     include = np.ones(h.n_users, dtype=bool)
     o = r.options
@@ -208,7 +208,7 @@ def _aggregate(h: Hits, r: Resolved, values: Any, j: int) -> Entry:
         value = float(v[include].mean())
         pu = v
     per_user = np.where(include, pu, np.nan)
-    return Entry(str(r.spec), float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect)
+    return Entry(r.key, float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect, asked=str(r.spec))
 
 
 def _py(x: Any) -> Any:

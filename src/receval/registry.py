@@ -167,6 +167,14 @@ class Resolved:
     k: int | None
     options: dict[str, Any] = field(hash=False)
     dialect: str = "standard"
+    key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
+
+    @property
+    def per_user(self) -> bool:
+        """Whether the metric yields per-user values averaged over users (else one aggregate value)."""
+        if self.metric.kind != "global":
+            return True
+        return self.metric.k_changes_meaning and self.k is not None
 
     def build_key(self) -> tuple:
         from .options import BUILD_AXES
@@ -191,7 +199,10 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     if dialect is not None:
         dialect_name = dialect.label
         dialect_opts = dialect.options_for(metric.name, k)
+    base: dict[str, Any] = dict(dialect_opts)
     for name, axis in metric.all_axes().items():
+        if overrides and name in overrides and overrides[name] is not _UNSET:
+            base[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
         if name in spec.opts:
             values[name] = spec.opts[name]
         elif overrides and name in overrides and overrides[name] is not _UNSET:
@@ -206,7 +217,7 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
         values = metric.resolve_hook(values, *extra)
     if metric.check_hook:
         metric.check_hook(values, *extra)
-    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name)
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base))
 
 
 class _Unset:

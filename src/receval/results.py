@@ -21,6 +21,7 @@ class Entry:
     skipped: int = 0
     per_user: np.ndarray | None = None  # [U] with NaN for users left out
     dialect: str = "standard"
+    asked: str = ""  # the spec as asked, in the standard canonical form
 
 
 @dataclass
@@ -44,9 +45,12 @@ class Results:
     def _entry(self, spec: Any) -> Entry:
         from .spec import parse_spec
 
-        key = str(parse_spec(spec)) if not isinstance(spec, str) or spec not in self.keys() else spec
+        key = spec if isinstance(spec, str) and spec in self.keys() else str(parse_spec(spec))
         for e in self.entries:
             if e.metric == key:
+                return e
+        for e in self.entries:  # under a dialect the key may differ from the spec as written
+            if e.asked == key:
                 return e
         raise SpecError(f"no result for '{spec}'; computed: {', '.join(self.keys())}")
 

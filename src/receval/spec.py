@@ -55,14 +55,17 @@ class Spec:
     def __str__(self) -> str:
         return self.canonical()
 
-    def canonical(self) -> str:
+    def canonical(self, base: dict[str, Any] | None = None) -> str:
+        """The canonical string; an option is dropped when it equals what ``base`` (a
+        dialect's and the call's options) or, failing that, the standard default gives."""
         from .registry import get_metric
 
         metric = get_metric(self.name)
+        base = base or {}
         shown = []
         for key, value in sorted(self.options):
             axis = metric.axis(key)
-            if value == axis.default:
+            if value == base.get(key, axis.default):
                 continue
             shown.append(f"{key}={axis.render(value)}")
         text = self.name
