@@ -22,6 +22,8 @@ Semantics encoded here (each is one line of the option docs):
   id first, ``optimistic`` position = 1 + number of strictly greater scores;
 * ``dup``: ``first`` keeps the best-ranked occurrence (positions are recounted for score and
   input order; rank values are kept), ``keep`` keeps every row as a position and a hit;
+* an ideal list has k slots: ``ideal=hits`` and ``ideal=listed`` keep at most k gains (this
+  matters only when optimistic ties put more than k items at positions <= k);
 * ``recall(denominator=listed)`` / ``ndcg(ideal=listed)``: the hits anywhere in the list
   (every hit row, so ``dup=keep`` duplicates count) stand in for R;
 * ``empty``: users with no relevant item are skipped / scored 0 / an error;
@@ -284,8 +286,8 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         ideal = o["ideal"]
         if ideal == "none":
             return dcg
-        if ideal == "hits":
-            gains = sorted((_gain(r, o) for pos, r in hits if pos <= k), reverse=True)
+        if ideal == "hits":  # the top-k hits, best first, in the k slots of an ideal list
+            gains = sorted((_gain(r, o) for pos, r in hits if pos <= k), reverse=True)[:k]
         elif ideal == "listed":  # the relevant items anywhere in the list, best first, cut at k
             gains = sorted((_gain(r, o) for pos, r in hits), reverse=True)[:k]
         elif ideal == "k":
