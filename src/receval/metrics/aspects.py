@@ -140,7 +140,7 @@ def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.n
     return gmax, np.maximum.reduceat(idx, seg_starts)
 
 
-def _greedy_ideal(
+def _greedy_ideal_sparse(
     cand_user: np.ndarray,
     cand_item: np.ndarray,
     cand_p: np.ndarray | None,
@@ -213,6 +213,173 @@ def _greedy_ideal(
         alive = seg_len > 0
         seg_len = seg_len[alive]
         seg_user = seg_user[alive]
+    return idcg
+
+# Dense greedy: users with at most _WCAP candidates whose items have at most
+# _DCAP aspects.  Others (rare heavy users) go to the sparse kernel above.
+_WCAP = 64
+_DCAP = 6
+_CHUNK = 1 << 17
+
+
+def _greedy_ideal(
+    cand_user: np.ndarray,
+    cand_item: np.ndarray,
+    cand_p: np.ndarray | None,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    C: int,
+    U: int,
+    k: int,
+    *,
+    alpha: float,
+    gamma: np.ndarray | None,
+) -> np.ndarray:
+    """Greedy ideal DCG@k for every user; same contract and arithmetic as
+    :func:`_greedy_ideal_sparse`, evaluated on a dense layout.
+
+    Every user's candidates form one column of ``[width, rows]`` arrays
+    (candidates in ascending item code down the column; the aspects padded to
+    ``D`` per candidate with a dummy state slot of gain 0).  A step evaluates
+    all columns of the current width at once: column max, the **last** row
+    attaining it (largest item code, ndeval's tie rule), state update, and the
+    picked row is removed by shifting the rows below it up.  Users enter when
+    the width reaches their candidate count, so users of all sizes share one
+    loop over widths; each user advances one rank per iteration.  Gains are
+    computed with exactly the same floating point operations, in the same
+    order, as the sparse kernel, so picks and values are identical.
+    """
+    disc = ndeval_discount(k)
+    idcg = np.zeros(U, dtype=np.float64)
+    n = cand_user.shape[0]
+    if n == 0:
+        return idcg
+    rep, asp, deg = _expand(cand_item, indptr, indices)
+    nu = np.bincount(cand_user, minlength=U)
+    cstart = np.cumsum(nu) - nu
+    has = nu > 0
+    maxdeg = np.zeros(U, dtype=np.int64)
+    maxdeg[has] = np.maximum.reduceat(deg, cstart[has])
+    slow = (nu > _WCAP) | (maxdeg > _DCAP)
+    if slow.any():
+        sm = slow[cand_user]
+        idcg_slow = _greedy_ideal_sparse(
+            cand_user[sm], cand_item[sm], None if cand_p is None else cand_p[sm],
+            indptr, indices, C, U, k, alpha=alpha, gamma=gamma,
+        )
+        if sm.all():
+            return idcg_slow
+        fm = ~sm
+        cand_user, cand_item = cand_user[fm], cand_item[fm]
+        if cand_p is not None:
+            cand_p = cand_p[fm]
+        rep, asp, deg = _expand(cand_item, indptr, indices)
+        nu = np.where(slow, 0, nu)
+        cstart = np.cumsum(nu) - nu
+        idcg = idcg_slow
+    n = cand_user.shape[0]
+    D = int(deg.max())
+    pad = U * C  # dummy state slot
+    first = np.cumsum(deg) - deg
+    pos = np.arange(rep.shape[0], dtype=np.int64) - np.repeat(first, deg)
+    tkey = cand_user[rep] * C + asp
+    Kc = np.full((D, n), pad, dtype=np.int64)
+    Kc[pos, rep] = tkey
+    ab = cand_p is not None
+    state = np.ones(U * C + 1, dtype=np.float64)
+    if ab:
+        PGc = np.zeros((D, n), dtype=np.float64)
+        PGc[pos, rep] = cand_p[rep] * gamma[tkey]  # P(a|u,i) * gamma_a
+        OMc = 1.0 - cand_p  # state multiplier when the candidate is picked
+    else:
+        state[pad] = 0.0
+    # users in chunks of about _CHUNK candidates, so that the working arrays
+    # stay cache-resident; each chunk runs the whole width loop
+    users_all = np.flatnonzero(nu)
+    cum = np.cumsum(nu[users_all])
+    cuts = np.searchsorted(cum, np.arange(_CHUNK, int(cum[-1]), _CHUNK), side="left")
+    for users in np.split(users_all, np.unique(cuts + 1)):
+        if users.shape[0] == 0:
+            continue
+        _dense_chunk(users, nu, cstart, Kc, PGc if ab else None, OMc if ab else None,
+                     state, idcg, disc, k, D, 1.0 - alpha)
+    return idcg
+
+
+def _dense_chunk(users, nu, cstart, Kc, PGc, OMc, state, idcg, disc, k, D, oma):
+    """Width loop of :func:`_greedy_ideal` for one chunk of users (updates ``state``, ``idcg``)."""
+    ab = PGc is not None
+    # users grouped by candidate count, largest first
+    W = int(nu[users].max())
+    users = users[np.argsort(-nu[users], kind="stable")]
+    ubounds = np.searchsorted(-nu[users], -np.arange(W + 1), side="left")
+    ar = np.arange(W + 1, dtype=np.int64)
+    Ks = [np.empty((W, 0), dtype=np.int64) for _ in range(D)]
+    PGs = [np.empty((W, 0), dtype=np.float64) for _ in range(D)] if ab else []
+    OM = np.empty((W, 0), dtype=np.float64)
+    ru = np.empty(0, dtype=np.int64)  # user of each column
+    rs = np.empty(0, dtype=np.int64)  # rank (0-based) of each column's next pick
+    for w in range(W, 0, -1):
+        new = users[ubounds[w] : ubounds[w - 1]]  # users with exactly w candidates
+        if new.shape[0]:
+            idx = cstart[new][None, :] + ar[:w, None]  # [w, new]
+            if ru.shape[0] == 0:  # no column carried over from the previous width
+                Ks = [Kc[t][idx] for t in range(D)]
+                if ab:
+                    PGs = [PGc[t][idx] for t in range(D)]
+                    OM = OMc[idx]
+                ru = new
+                rs = np.zeros(new.shape[0], dtype=np.int64)
+            else:
+                Ks = [np.concatenate((Ks[t], Kc[t][idx]), axis=1) for t in range(D)]
+                if ab:
+                    PGs = [np.concatenate((PGs[t], PGc[t][idx]), axis=1) for t in range(D)]
+                    OM = np.concatenate((OM, OMc[idx]), axis=1)
+                ru = np.concatenate((ru, new))
+                rs = np.concatenate((rs, np.zeros(new.shape[0], dtype=np.int64)))
+        R = ru.shape[0]
+        if R == 0:
+            continue
+        if ab:
+            prod = 1.0 - PGs[0] * state[Ks[0]]
+            for t in range(1, D):
+                prod *= 1.0 - PGs[t] * state[Ks[t]]
+            g = 1.0 - prod
+        else:
+            g = state[Ks[0]]
+            for t in range(1, D):
+                g += state[Ks[t]]
+        if w == 1:
+            idcg[ru] += g[0] * disc[rs]
+            break
+        gmax = g.max(axis=0)
+        pick = np.where(g == gmax, ar[:w, None], -1).max(axis=0)
+        idcg[ru] += gmax * disc[rs]
+        cols = np.arange(R, dtype=np.int64)
+        if ab:
+            om = OM[pick, cols]
+            for t in range(D):
+                state[Ks[t][pick, cols]] *= om
+        else:
+            for t in range(D):
+                state[Ks[t][pick, cols]] *= oma
+        rs += 1
+        # drop the picked row of every column; drop columns that reached rank k
+        sel = ar[: w - 1, None] >= pick[None, :]
+        alive = rs < k
+        keep = None if alive.all() else alive
+
+        def _shrink(A):
+            A = np.where(sel, A[1:], A[:-1])
+            return A if keep is None else A[:, keep]
+
+        Ks = [_shrink(A) for A in Ks]
+        if ab:
+            PGs = [_shrink(A) for A in PGs]
+            OM = _shrink(OM)
+        if keep is not None:
+            ru = ru[keep]
+            rs = rs[keep]
     return idcg
 
 
@@ -406,7 +573,8 @@ def aspect_preferences(offsets, items_, ratings, aspects, *, zero_below: float |
 def _gamma(off, tuser, it, r, indptr, indices, C):
     U = off.shape[0] - 1
     rep, asp, _ = _expand(it, indptr, indices)
-    num = np.bincount(tuser[rep] * C + asp, weights=r[rep], minlength=U * C).reshape(U, C)
+    num = np.bincount(tuser[rep] * C + asp, weights=r[rep], minlength=U * C)
+    num = num.astype(np.float64, copy=False).reshape(U, C)  # (int64 when there are no pairs)
     den = num.sum(axis=1, keepdims=True)
     out = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
