@@ -129,6 +129,9 @@ def child(size: str, frame: str, repeat: int, seed: int) -> dict:
     truth = pl.read_parquet(d / "truth.parquet")
     input_bytes = int(recs.estimated_size() + truth.estimated_size())
     out: dict = {"size": size, "frame": frame, "rec_rows": recs.height, "truth_rows": truth.height, "input_bytes": input_bytes}
+    if frame in ("lazy", "spark"):
+        del recs, truth
+        return _child_backend(size, frame, repeat, d, out)
     if frame == "pandas":
         recs, truth = recs.to_pandas(), truth.to_pandas()
         input_bytes = int(recs.memory_usage(deep=True).sum() + truth.memory_usage(deep=True).sum())
@@ -158,6 +161,41 @@ def child(size: str, frame: str, repeat: int, seed: int) -> dict:
     out["peak_rss_bytes"] = _vm("VmHWM") if peak_ok else None
     out["base_rss_bytes"] = base_rss
     out["peak_over_input"] = (out["peak_rss_bytes"] / input_bytes) if peak_ok else None
+    out["values"] = res.values if res is not None else {}
+    return out
+
+
+def _child_backend(size: str, frame: str, repeat: int, d: Path, out: dict) -> dict:
+    """The Polars backend on LazyFrames (scan_parquet) or the Spark backend on the Parquet paths."""
+    import polars as pl
+
+    import receval
+
+    out["frame"] = frame
+    if frame == "lazy":
+        from receval.backends.polars import evaluate_polars
+
+        recs = pl.scan_parquet(d / "recs.parquet").select("user_id", "item_id", "score")
+        truth = pl.scan_parquet(d / "truth.parquet")
+        run = lambda: evaluate_polars(recs, truth, METRICS)  # noqa: E731
+    else:
+        from receval.backends.spark import local_session
+
+        local_session(partitions=8)
+        run = lambda: receval.evaluate(str(d / "recs.parquet"), str(d / "truth.parquet"), METRICS, engine="spark")  # noqa: E731
+    peak_ok = _reset_peak()
+    times, res = [], None
+    for i in range(repeat + 1):
+        t0 = time.perf_counter()
+        res = run()
+        if i:
+            times.append(time.perf_counter() - t0)
+    out["times"] = times
+    out["median_s"] = float(np.median(times))
+    out["peak_rss_bytes"] = _vm("VmHWM") if peak_ok else None
+    if frame == "spark":  # the work happens in the (still running) JVM and its Python workers: not measured
+        out["peak_rss_bytes"] = None
+    out["peak_over_input"] = out["peak_rss_bytes"] / out["input_bytes"] if out["peak_rss_bytes"] else None
     out["values"] = res.values if res is not None else {}
     return out
 
@@ -215,16 +253,18 @@ def table(rows: list[dict]) -> str:
     for r in rows:
         by.setdefault(r["size"], {})[r["frame"]] = r
     lines = [
-        "| users × k | rows | np.sort floor | receval (polars) | receval (pandas) | input frames (polars) | peak RSS (polars) | peak / input | peak RSS (pandas) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| users × k | rows | np.sort floor | receval (polars) | receval (pandas) | input frames (polars) | peak RSS (polars) | peak / input | peak RSS (pandas) | Polars backend (lazy, batches) | Spark backend (local[2]) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, d in by.items():
         s, pol, pan = d.get("sort", {}), d.get("polars", {}), d.get("pandas", {})
+        lz, sp = d.get("lazy", {}), d.get("spark", {})
         f = lambda r: r.get("error", ["–"])[0] if "error" in r else (f"{r['median_s']:.3f} s" if "median_s" in r else "–")
         lines.append(
             f"| {size.replace('x', ' × ')} | {pol.get('rec_rows', s.get('rec_rows', 0)):,} | {f(s)} | {f(pol)} | {f(pan)} | "
             f"{_gb(pol.get('input_bytes'))} | {_gb(pol.get('peak_rss_bytes'))} | "
-            f"{pol.get('peak_over_input') and format(pol['peak_over_input'], '.2f')}× | {_gb(pan.get('peak_rss_bytes'))} |"
+            f"{pol.get('peak_over_input') and format(pol['peak_over_input'], '.2f')}× | {_gb(pan.get('peak_rss_bytes'))} | "
+            f"{f(lz)}{', ' + _gb(lz.get('peak_rss_bytes')) if lz.get('peak_rss_bytes') else ''} | {f(sp)} |"
         )
     return "\n".join(lines)
 
@@ -272,7 +312,7 @@ def profile(size: str, seed: int) -> None:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="quick", help="quick | all | comma list of 100kx10,100kx100,1Mx10,1Mx100")
-    ap.add_argument("--frames", default="polars,pandas")
+    ap.add_argument("--frames", default="polars,pandas", help="polars,pandas[,lazy][,spark]: lazy = Polars backend, spark = Spark backend")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--child", nargs=2, metavar=("SIZE", "FRAME"))
