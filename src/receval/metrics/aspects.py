@@ -92,6 +92,30 @@ def _expand(items: np.ndarray, indptr: np.ndarray, indices: np.ndarray):
     return rep, asp, deg
 
 
+def _aspect_table(indptr: np.ndarray, indices: np.ndarray, D: int) -> np.ndarray:
+    """``[D, n_items + 1]`` table: the ``t``-th aspect (ascending) of each item, ``-1``
+    past its degree; the extra last column (item code ``-1``) is all ``-1``.
+    Items with more than ``D`` aspects are left all ``-1`` (callers route them elsewhere)."""
+    ideg = np.diff(indptr)
+    nit = ideg.shape[0]
+    tab = np.full((D, nit + 1), -1, dtype=np.int64)
+    its = np.flatnonzero((ideg <= D) & (ideg > 0))
+    if its.shape[0]:
+        r_, a_, d_ = _expand(its, indptr, indices)
+        p_ = np.arange(r_.shape[0], dtype=np.int64) - np.repeat(np.cumsum(d_) - d_, d_)
+        tab[p_, its[r_]] = a_
+    return tab
+
+
+def _candidates(off: np.ndarray, m: np.ndarray, *cols):
+    """Candidates = truth pairs with mask ``m``: ``(user, *[c[m] for c in cols])``."""
+    cs = np.zeros(m.shape[0] + 1, dtype=np.int64)
+    np.cumsum(m, out=cs[1:])
+    n_u = cs[off[1:]] - cs[off[:-1]]
+    cu = np.repeat(np.arange(off.shape[0] - 1, dtype=np.int64), n_u)
+    return (cu,) + tuple(c[m] for c in cols)
+
+
 def ndeval_discount(k: int) -> np.ndarray:
     """Discounts ``log(2)/log(j+1)`` for ranks ``j = 1..k``, as ``ndeval`` computes them.
 
@@ -254,13 +278,12 @@ def _greedy_ideal(
     n = cand_user.shape[0]
     if n == 0:
         return idcg
-    rep, asp, deg = _expand(cand_item, indptr, indices)
+    ideg = np.diff(indptr)
+    degc = ideg[cand_item]
     nu = np.bincount(cand_user, minlength=U)
-    cstart = np.cumsum(nu) - nu
-    has = nu > 0
-    maxdeg = np.zeros(U, dtype=np.int64)
-    maxdeg[has] = np.maximum.reduceat(deg, cstart[has])
-    slow = (nu > _WCAP) | (maxdeg > _DCAP)
+    slow = nu > _WCAP
+    if int(degc.max()) > _DCAP:
+        slow[cand_user[degc > _DCAP]] = True
     if slow.any():
         sm = slow[cand_user]
         idcg_slow = _greedy_ideal_sparse(
@@ -270,26 +293,26 @@ def _greedy_ideal(
         if sm.all():
             return idcg_slow
         fm = ~sm
-        cand_user, cand_item = cand_user[fm], cand_item[fm]
+        cand_user, cand_item, degc = cand_user[fm], cand_item[fm], degc[fm]
         if cand_p is not None:
             cand_p = cand_p[fm]
-        rep, asp, deg = _expand(cand_item, indptr, indices)
         nu = np.where(slow, 0, nu)
-        cstart = np.cumsum(nu) - nu
         idcg = idcg_slow
+    cstart = np.cumsum(nu) - nu
     n = cand_user.shape[0]
-    D = int(deg.max())
+    D = int(degc.max())
     pad = U * C  # dummy state slot
-    first = np.cumsum(deg) - deg
-    pos = np.arange(rep.shape[0], dtype=np.int64) - np.repeat(first, deg)
-    tkey = cand_user[rep] * C + asp
-    Kc = np.full((D, n), pad, dtype=np.int64)
-    Kc[pos, rep] = tkey
+    itab = _aspect_table(indptr, indices, D)
+    base = cand_user * C
+    Kc = np.empty((D, n), dtype=np.int64)
+    for t in range(D):
+        at = itab[t][cand_item]
+        Kc[t] = np.where(at >= 0, base + at, pad)
     ab = cand_p is not None
     state = np.ones(U * C + 1, dtype=np.float64)
     if ab:
-        PGc = np.zeros((D, n), dtype=np.float64)
-        PGc[pos, rep] = cand_p[rep] * gamma[tkey]  # P(a|u,i) * gamma_a
+        gext = np.append(np.asarray(gamma, dtype=np.float64), 0.0)  # gamma of the pad slot: 0
+        PGc = cand_p[None, :] * gext[Kc]  # P(a|u,i) * gamma_a (0 on padding)
         OMc = 1.0 - cand_p  # state multiplier when the candidate is picked
     else:
         state[pad] = 0.0
@@ -508,33 +531,47 @@ def alpha_ndcg(
     indptr, indices, C = _aspects_csr(aspects)
     disc = ndeval_discount(k)
 
-    # run side: loop over ranks, vectorised over users (triples expanded once)
-    bounds, tslot, tkey, trep = _run_triples(np.where(rel, items, -1), indptr, indices, C)
-    tu = tslot // k
-    w = np.ones(U * C, dtype=np.float64)
-    contrib = np.empty(tkey.shape[0], dtype=np.float64)
+    # run side: loop over ranks over the relevant slots only (rank-major);
+    # per slot the gain is summed in ascending aspect order (as ndeval) from
+    # the per-(user, aspect) weights w = (1-alpha)^count, padded aspects read a
+    # weight-0 dummy slot; terms are cumulated in rank order
     one_minus_alpha = 1.0 - alpha
-    for j in range(k):
-        a, b = bounds[j], bounds[j + 1]
-        if a == b:
-            continue
-        kk = tkey[a:b]
-        contrib[a:b] = w[kk]
-        w[kk] *= one_minus_alpha
-    # per-slot gain = sum in aspect order (as ndeval), times the discount,
-    # cumulated in rank order
-    g = np.bincount(tslot, weights=contrib, minlength=U * k).reshape(U, k) * disc
     dcg = np.zeros(U, dtype=np.float64)
-    for j in range(k):
-        dcg += g[:, j]
+    sl = np.flatnonzero((rel & (items >= 0)).T)
+    if sl.shape[0]:
+        j_of = sl // U
+        u_of = sl - j_of * U
+        it = items[u_of, j_of]
+        ideg = np.diff(indptr)
+        D = int(ideg[it].max())
+        if D > 0:
+            tab = _aspect_table(indptr, indices, D)
+            pad = U * C
+            w = np.ones(U * C + 1, dtype=np.float64)
+            w[pad] = 0.0
+            bounds = np.searchsorted(j_of, np.arange(k + 1))
+            for j in range(k):
+                a, b = bounds[j], bounds[j + 1]
+                if a == b:
+                    continue
+                u, itj = u_of[a:b], it[a:b]
+                base = u * C
+                g = None
+                for t in range(D):
+                    at = tab[t][itj]
+                    kk = np.where(at >= 0, base + at, pad)
+                    c = w[kk]
+                    w[kk] *= one_minus_alpha
+                    g = c if g is None else g + c
+                dcg[u] += g * disc[j]
 
     # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
-    off, tuser = _truth_users(truth_offsets)
+    off = np.asarray(truth_offsets, dtype=np.int64)
     titems = np.asarray(truth_items, dtype=np.int64)
     trat = np.asarray(truth_ratings, dtype=np.float64)
     m = trat >= threshold
-    m &= (indptr[titems + 1] - indptr[titems]) > 0
-    cu, ci = _sort_candidates(tuser[m], titems[m])
+    m &= np.diff(indptr)[titems] > 0
+    cu, ci = _sort_candidates(*_candidates(off, m, titems))
     idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
@@ -713,36 +750,41 @@ def alpha_beta_ndcg(
         raise ValueError("gamma must be [U, C]")
     disc = ndeval_discount(k)
 
-    # run side: P(a|u,i) per slot, triples expanded once in rank-major order
+    # run side: P(a|u,i) per slot; loop over ranks, per slot the factors
+    # 1 - P gamma_a state_a multiplied in ascending aspect order (padding: P gamma = 0)
     rating = _zeroed(rating, zero_below)
     unrated = np.isnan(rating)
     P = np.where(unrated, alpha, _p_rated(np.where(unrated, 0.0, rating), beta, r_max))
-    bounds, tslot, tkey, _ = _run_triples(np.where(P > 0, items, -1), indptr, indices, C)
-    Pt = P.ravel()[tslot]
-    pg = Pt * gflat[tkey]
-    om = 1.0 - Pt
-    state = np.ones(U * C, dtype=np.float64)
-    f = np.empty(tkey.shape[0], dtype=np.float64)
-    for j in range(k):
-        a, b = bounds[j], bounds[j + 1]
-        if a == b:
-            continue
-        kk = tkey[a:b]
-        f[a:b] = 1.0 - pg[a:b] * state[kk]
-        state[kk] *= om[a:b]
     dcg = np.zeros(U, dtype=np.float64)
-    if tkey.shape[0]:
-        sstart = np.flatnonzero(np.r_[True, tslot[1:] != tslot[:-1]])
-        g = np.zeros(U * k, dtype=np.float64)
-        g[tslot[sstart]] = 1.0 - np.multiply.reduceat(f, sstart)
-        g = g.reshape(U, k) * disc
+    ideg = np.diff(indptr)
+    valid = (P > 0) & (items >= 0)
+    D = int(ideg[items[valid]].max()) if valid.any() else 0
+    if D > 0:
+        tab = _aspect_table(indptr, indices, D)
+        pad = U * C
+        gext = np.append(gflat, 0.0)
+        state = np.ones(U * C + 1, dtype=np.float64)
         for j in range(k):
-            dcg += g[:, j]
+            u = np.flatnonzero(valid[:, j])
+            if u.shape[0] == 0:
+                continue
+            itj = items[u, j]
+            Pj = P[u, j]
+            om = 1.0 - Pj
+            base = u * C
+            prod = None
+            for t in range(D):
+                at = tab[t][itj]
+                kk = np.where(at >= 0, base + at, pad)
+                f = 1.0 - (Pj * gext[kk]) * state[kk]
+                state[kk] *= om
+                prod = f if prod is None else prod * f
+            dcg[u] += (1.0 - prod) * disc[j]
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
-    m = (cp_all > 0) & ((indptr[titems + 1] - indptr[titems]) > 0)
-    cu, ci, cp = _sort_candidates(tuser[m], titems[m], cp_all[m])
+    m = (cp_all > 0) & (ideg[titems] > 0)
+    cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
     idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gflat)
     val = _divide(dcg, idcg)
     if return_parts:
