@@ -193,9 +193,12 @@ def build(
     counted = keep_rows & relevant
     n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
     n_truth = np.bincount(t_user[keep_rows], minlength=n_users).astype(np.int64)
-    # unique keys for matching: first row of each key
+    # unique keys for matching: first row of each key; with tdup='keep' the first *relevant*
+    # row, so that an item counted in |R| by one of its rows is also a hit when recommended
     uniq_mask = ~dup
     u_keys = sk[uniq_mask]
+    if n_dup and tdup == "keep" and not relevant.all():
+        order = np.lexsort((~relevant, t_key))  # stable: by key, relevant rows first
     u_rows = order[uniq_mask]
 
     # ---- recommendations -------------------------------------------------------------------
