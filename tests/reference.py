@@ -15,7 +15,8 @@ Semantics encoded here (each is one line of the option docs):
 * ``rel``: a truth row is relevant when ``rating >= rel`` (every row when ``rel`` is None);
   without a rating column every rating is 1 and a threshold is an error;
 * ``tdup``: ``first`` keeps the first row of each (user, item), ``keep`` counts every row in
-  |R|; a recommended item is matched against the *first* truth row of its (user, item);
+  |R|; a recommended item is matched against the first kept truth row of its (user, item)
+  that is relevant (so with ``keep`` an item counted in |R| by a later row is still a hit);
 * ``order``: ``auto`` = rank column if present, else score, else input order; with ``rank``
   the position of a row *is* its rank value;
 * ``ties`` (order by score): ``input`` stable, ``item`` smaller id first, ``item_desc`` larger
@@ -115,7 +116,7 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
 
     users = sorted({row["user_id"] for row in truth_rows})
     seen = set()
-    first_row = {}  # (u, i) -> first truth row
+    first_row = {}  # (u, i) -> the truth row a recommended item is matched against
     kept = []
     for row in truth_rows:
         key = (row["user_id"], row["item_id"])
@@ -126,8 +127,11 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
                 continue
         else:
             seen.add(key)
-            first_row[key] = row
         kept.append(row)
+        # the first kept row of the pair, or the first kept *relevant* one: an item counted in
+        # |R| by any of its rows is a hit when recommended
+        if key not in first_row or (not is_relevant(first_row[key]) and is_relevant(row)):
+            first_row[key] = row
     relevant_ratings = {u: [] for u in users}
     for row in kept:
         if is_relevant(row):
