@@ -92,13 +92,13 @@ def _expand(items: np.ndarray, indptr: np.ndarray, indices: np.ndarray):
     return rep, asp, deg
 
 
-def _aspect_table(indptr: np.ndarray, indices: np.ndarray, D: int) -> np.ndarray:
-    """``[D, n_items + 1]`` table: the ``t``-th aspect (ascending) of each item, ``-1``
-    past its degree; the extra last column (item code ``-1``) is all ``-1``.
-    Items with more than ``D`` aspects are left all ``-1`` (callers route them elsewhere)."""
+def _aspect_table(indptr: np.ndarray, indices: np.ndarray, D: int, fill: int) -> np.ndarray:
+    """``[D, n_items + 1]`` table: the ``t``-th aspect (ascending) of each item, ``fill``
+    past its degree; the extra last column (item code ``-1``) is all ``fill``.
+    Items with more than ``D`` aspects are left all ``fill`` (callers route them elsewhere)."""
     ideg = np.diff(indptr)
     nit = ideg.shape[0]
-    tab = np.full((D, nit + 1), -1, dtype=np.int64)
+    tab = np.full((D, nit + 1), fill, dtype=np.int64)
     its = np.flatnonzero((ideg <= D) & (ideg > 0))
     if its.shape[0]:
         r_, a_, d_ = _expand(its, indptr, indices)
@@ -301,21 +301,22 @@ def _greedy_ideal(
     cstart = np.cumsum(nu) - nu
     n = cand_user.shape[0]
     D = int(degc.max())
-    pad = U * C  # dummy state slot
-    itab = _aspect_table(indptr, indices, D)
-    base = cand_user * C
+    # state row per user: C aspects + one dummy slot C that padded aspects read
+    # (alpha: weight 0; alpha-beta: P gamma = 0, so the factor is exactly 1)
+    C1 = C + 1
+    itab = _aspect_table(indptr, indices, D, C)
+    base = cand_user * C1
     Kc = np.empty((D, n), dtype=np.int64)
     for t in range(D):
-        at = itab[t][cand_item]
-        Kc[t] = np.where(at >= 0, base + at, pad)
+        np.add(base, itab[t].take(cand_item), out=Kc[t])
     ab = cand_p is not None
-    state = np.ones(U * C + 1, dtype=np.float64)
+    state = np.ones(U * C1, dtype=np.float64)
     if ab:
-        gext = np.append(np.asarray(gamma, dtype=np.float64), 0.0)  # gamma of the pad slot: 0
-        PGc = cand_p[None, :] * gext[Kc]  # P(a|u,i) * gamma_a (0 on padding)
-        OMc = 1.0 - cand_p  # state multiplier when the candidate is picked
+        gext = np.zeros((U, C1), dtype=np.float64)  # gamma, 0 on the dummy slot
+        gext[:, :C] = np.asarray(gamma, dtype=np.float64).reshape(U, C)
+        gext = gext.ravel()
     else:
-        state[pad] = 0.0
+        state.reshape(U, C1)[:, C] = 0.0
     # users in chunks of about _CHUNK candidates, so that the working arrays
     # stay cache-resident; each chunk runs the whole width loop
     users_all = np.flatnonzero(nu)
@@ -324,22 +325,21 @@ def _greedy_ideal(
     for users in np.split(users_all, np.unique(cuts + 1)):
         if users.shape[0] == 0:
             continue
-        _dense_chunk(users, nu, cstart, Kc, PGc if ab else None, OMc if ab else None,
+        _dense_chunk(users, nu, cstart, Kc, cand_p, gext if ab else None,
                      state, idcg, disc, k, D, 1.0 - alpha)
     return idcg
 
 
-def _dense_chunk(users, nu, cstart, Kc, PGc, OMc, state, idcg, disc, k, D, oma):
+def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
     """Width loop of :func:`_greedy_ideal` for one chunk of users (updates ``state``, ``idcg``)."""
-    ab = PGc is not None
+    ab = Pc is not None
     # users grouped by candidate count, largest first
     W = int(nu[users].max())
     users = users[np.argsort(-nu[users], kind="stable")]
     ubounds = np.searchsorted(-nu[users], -np.arange(W + 1), side="left")
     ar = np.arange(W + 1, dtype=np.int64)
     Ks = [np.empty((W, 0), dtype=np.int64) for _ in range(D)]
-    PGs = [np.empty((W, 0), dtype=np.float64) for _ in range(D)] if ab else []
-    OM = np.empty((W, 0), dtype=np.float64)
+    Pw = np.empty((W, 0), dtype=np.float64)  # P(a|u,i) of each candidate
     ru = np.empty(0, dtype=np.int64)  # user of each column
     rs = np.empty(0, dtype=np.int64)  # rank (0-based) of each column's next pick
     for w in range(W, 0, -1):
@@ -347,45 +347,47 @@ def _dense_chunk(users, nu, cstart, Kc, PGc, OMc, state, idcg, disc, k, D, oma):
         if new.shape[0]:
             idx = cstart[new][None, :] + ar[:w, None]  # [w, new]
             if ru.shape[0] == 0:  # no column carried over from the previous width
-                Ks = [Kc[t][idx] for t in range(D)]
+                Ks = [Kc[t].take(idx) for t in range(D)]
                 if ab:
-                    PGs = [PGc[t][idx] for t in range(D)]
-                    OM = OMc[idx]
+                    Pw = Pc.take(idx)
                 ru = new
                 rs = np.zeros(new.shape[0], dtype=np.int64)
             else:
-                Ks = [np.concatenate((Ks[t], Kc[t][idx]), axis=1) for t in range(D)]
+                Ks = [np.concatenate((Ks[t], Kc[t].take(idx)), axis=1) for t in range(D)]
                 if ab:
-                    PGs = [np.concatenate((PGs[t], PGc[t][idx]), axis=1) for t in range(D)]
-                    OM = np.concatenate((OM, OMc[idx]), axis=1)
+                    Pw = np.concatenate((Pw, Pc.take(idx)), axis=1)
                 ru = np.concatenate((ru, new))
                 rs = np.concatenate((rs, np.zeros(new.shape[0], dtype=np.int64)))
         R = ru.shape[0]
         if R == 0:
             continue
-        if ab:
-            prod = 1.0 - PGs[0] * state[Ks[0]]
+        if ab:  # 1 - prod_t (1 - (P * gamma_t) * state_t)
+            prod = gext.take(Ks[0])
+            prod *= Pw
+            prod *= state.take(Ks[0])
+            np.subtract(1.0, prod, out=prod)
             for t in range(1, D):
-                prod *= 1.0 - PGs[t] * state[Ks[t]]
-            g = 1.0 - prod
-        else:
-            g = state[Ks[0]]
+                f = gext.take(Ks[t])
+                f *= Pw
+                f *= state.take(Ks[t])
+                np.subtract(1.0, f, out=f)
+                prod *= f
+            g = np.subtract(1.0, prod, out=prod)
+        else:  # sum_t state_t, in aspect order
+            g = state.take(Ks[0])
             for t in range(1, D):
-                g += state[Ks[t]]
+                g += state.take(Ks[t])
         if w == 1:
             idcg[ru] += g[0] * disc[rs]
             break
         gmax = g.max(axis=0)
         pick = np.where(g == gmax, ar[:w, None], -1).max(axis=0)
         idcg[ru] += gmax * disc[rs]
-        cols = np.arange(R, dtype=np.int64)
-        if ab:
-            om = OM[pick, cols]
-            for t in range(D):
-                state[Ks[t][pick, cols]] *= om
-        else:
-            for t in range(D):
-                state[Ks[t][pick, cols]] *= oma
+        flat = pick * R + np.arange(R, dtype=np.int64)
+        mult = 1.0 - Pw.take(flat) if ab else oma  # picked: state *= 1 - P
+        for t in range(D):
+            kk = Ks[t].take(flat)
+            state[kk] *= mult
         rs += 1
         # drop the picked row of every column; drop columns that reached rank k
         sel = ar[: w - 1, None] >= pick[None, :]
@@ -393,13 +395,13 @@ def _dense_chunk(users, nu, cstart, Kc, PGc, OMc, state, idcg, disc, k, D, oma):
         keep = None if alive.all() else alive
 
         def _shrink(A):
-            A = np.where(sel, A[1:], A[:-1])
-            return A if keep is None else A[:, keep]
+            B = A[:-1].copy()
+            np.copyto(B, A[1:], where=sel)
+            return B if keep is None else B[:, keep]
 
         Ks = [_shrink(A) for A in Ks]
         if ab:
-            PGs = [_shrink(A) for A in PGs]
-            OM = _shrink(OM)
+            Pw = _shrink(Pw)
         if keep is not None:
             ru = ru[keep]
             rs = rs[keep]
@@ -545,22 +547,21 @@ def alpha_ndcg(
         ideg = np.diff(indptr)
         D = int(ideg[it].max())
         if D > 0:
-            tab = _aspect_table(indptr, indices, D)
-            pad = U * C
-            w = np.ones(U * C + 1, dtype=np.float64)
-            w[pad] = 0.0
+            C1 = C + 1  # per-user dummy slot C (weight 0) for padded aspects
+            tab = _aspect_table(indptr, indices, D, C)
+            w = np.ones(U * C1, dtype=np.float64)
+            w.reshape(U, C1)[:, C] = 0.0
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
                 if a == b:
                     continue
                 u, itj = u_of[a:b], it[a:b]
-                base = u * C
+                base = u * C1
                 g = None
                 for t in range(D):
-                    at = tab[t][itj]
-                    kk = np.where(at >= 0, base + at, pad)
-                    c = w[kk]
+                    kk = base + tab[t].take(itj)
+                    c = w.take(kk)
                     w[kk] *= one_minus_alpha
                     g = c if g is None else g + c
                 dcg[u] += g * disc[j]
@@ -760,10 +761,12 @@ def alpha_beta_ndcg(
     valid = (P > 0) & (items >= 0)
     D = int(ideg[items[valid]].max()) if valid.any() else 0
     if D > 0:
-        tab = _aspect_table(indptr, indices, D)
-        pad = U * C
-        gext = np.append(gflat, 0.0)
-        state = np.ones(U * C + 1, dtype=np.float64)
+        C1 = C + 1  # per-user dummy slot C (gamma 0) for padded aspects
+        tab = _aspect_table(indptr, indices, D, C)
+        gext = np.zeros((U, C1), dtype=np.float64)
+        gext[:, :C] = gflat.reshape(U, C)
+        gext = gext.ravel()
+        state = np.ones(U * C1, dtype=np.float64)
         for j in range(k):
             u = np.flatnonzero(valid[:, j])
             if u.shape[0] == 0:
@@ -771,12 +774,11 @@ def alpha_beta_ndcg(
             itj = items[u, j]
             Pj = P[u, j]
             om = 1.0 - Pj
-            base = u * C
+            base = u * C1
             prod = None
             for t in range(D):
-                at = tab[t][itj]
-                kk = np.where(at >= 0, base + at, pad)
-                f = 1.0 - (Pj * gext[kk]) * state[kk]
+                kk = base + tab[t].take(itj)
+                f = 1.0 - (Pj * gext.take(kk)) * state.take(kk)
                 state[kk] *= om
                 prod = f if prod is None else prod * f
             dcg[u] += (1.0 - prod) * disc[j]
