@@ -243,7 +243,7 @@ def _greedy_ideal_sparse(
 # _DCAP aspects.  Others (rare heavy users) go to the sparse kernel above.
 _WCAP = 64
 _DCAP = 6
-_CHUNK = 1 << 17
+_CHUNK = 1 << 16
 
 
 def _greedy_ideal(
@@ -547,20 +547,21 @@ def alpha_ndcg(
         ideg = np.diff(indptr)
         D = int(ideg[it].max())
         if D > 0:
-            C1 = C + 1  # per-user dummy slot C (weight 0) for padded aspects
-            tab = _aspect_table(indptr, indices, D, C)
-            w = np.ones(U * C1, dtype=np.float64)
-            w.reshape(U, C1)[:, C] = 0.0
+            # weights stored aspect-major ([C + 1, U]: a rank touches each
+            # aspect row in ascending user order); row C is a weight-0 dummy
+            # that padded aspects read
+            tab = _aspect_table(indptr, indices, D, C) * U
+            w = np.ones((C + 1) * U, dtype=np.float64)
+            w[C * U :] = 0.0
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
                 if a == b:
                     continue
                 u, itj = u_of[a:b], it[a:b]
-                base = u * C1
                 g = None
                 for t in range(D):
-                    kk = base + tab[t].take(itj)
+                    kk = tab[t].take(itj) + u
                     c = w.take(kk)
                     w[kk] *= one_minus_alpha
                     g = c if g is None else g + c
@@ -761,26 +762,42 @@ def alpha_beta_ndcg(
     valid = (P > 0) & (items >= 0)
     D = int(ideg[items[valid]].max()) if valid.any() else 0
     if D > 0:
-        C1 = C + 1  # per-user dummy slot C (gamma 0) for padded aspects
-        tab = _aspect_table(indptr, indices, D, C)
-        gext = np.zeros((U, C1), dtype=np.float64)
-        gext[:, :C] = gflat.reshape(U, C)
+        # state and gamma stored aspect-major ([C + 1, U]: a rank touches each
+        # aspect row in ascending user order); row C is a dummy with gamma 0
+        # that padded aspects read (keys are distinct within a rank)
+        tab = _aspect_table(indptr, indices, D, C) * U
+        gext = np.zeros((C + 1, U), dtype=np.float64)
+        gext[:C] = gflat.reshape(U, C).T
         gext = gext.ravel()
-        state = np.ones(U * C1, dtype=np.float64)
+        state = np.ones((C + 1) * U, dtype=np.float64)
+        itT = np.ascontiguousarray(items.T)
+        PT = np.ascontiguousarray(P.T)
+        vT = np.ascontiguousarray(valid.T)
+        all_u = np.arange(U, dtype=np.int64)
         for j in range(k):
-            u = np.flatnonzero(valid[:, j])
-            if u.shape[0] == 0:
-                continue
-            itj = items[u, j]
-            Pj = P[u, j]
+            if vT[j].all():
+                u, itj, Pj = all_u, itT[j], PT[j]
+            else:
+                u = np.flatnonzero(vT[j])
+                if u.shape[0] == 0:
+                    continue
+                itj, Pj = itT[j].take(u), PT[j].take(u)
             om = 1.0 - Pj
-            base = u * C1
             prod = None
             for t in range(D):
-                kk = base + tab[t].take(itj)
-                f = 1.0 - (Pj * gext.take(kk)) * state.take(kk)
-                state[kk] *= om
-                prod = f if prod is None else prod * f
+                kk = tab[t].take(itj)
+                kk += u
+                st = state.take(kk)
+                f = gext.take(kk)
+                f *= Pj
+                f *= st
+                np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
+                st *= om
+                state[kk] = st
+                if prod is None:
+                    prod = f
+                else:
+                    prod *= f
             dcg[u] += (1.0 - prod) * disc[j]
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
