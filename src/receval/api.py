@@ -170,32 +170,8 @@ def _aggregate(h: Hits, r: Resolved, values: Any, j: int) -> Entry:
         sig = make_signature(r, __version__, order=order)
         return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
     v = np.asarray(values)[:, j]
-    include = np.ones(h.n_users, dtype=bool)
-    o = r.options
-    no_rel = h.n_rel == 0
-    skipped = 0
-    if "empty" in r.metric.context:
-        if o["empty"] == "error" and no_rel.any():
-            first = h.user_ids[np.flatnonzero(no_rel)[0]]
-            raise DataError(
-                f"{int(no_rel.sum())} truth users have no relevant item (e.g. user {_py(first)}); "
-                "pass empty='skip' to leave them out or empty='zero' to score them 0"
-            )
-        if o["empty"] == "skip":
-            include &= ~no_rel
-            skipped = int(no_rel.sum())
-        else:
-            v = np.where(no_rel[:, None] if v.ndim == 2 else no_rel, 0.0, v)
-    if "norecs" in r.metric.context:
-        no_recs = (h.length == 0) & ~no_rel
-        if o["norecs"] == "error" and no_recs.any():
-            first = h.user_ids[np.flatnonzero(no_recs)[0]]
-            raise DataError(
-                f"{int(no_recs.sum())} truth users have no recommendations (e.g. user {_py(first)}); "
-                "pass norecs='zero' to score them 0 or norecs='skip' to leave them out"
-            )
-        if o["norecs"] == "skip":
-            include &= ~no_recs
+    include, zero, skipped = user_policy(h, r.options, r.metric.context)
+    v = np.where(zero[:, None] if v.ndim == 2 else zero, 0.0, v)
     n = int(include.sum())
     sig = make_signature(r, __version__, order=order, skipped=skipped)
     if n == 0:
@@ -209,6 +185,39 @@ def _aggregate(h: Hits, r: Resolved, values: Any, j: int) -> Entry:
         pu = v
     per_user = np.where(include, pu, np.nan)
     return Entry(r.key, float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect, asked=str(r.spec))
+
+
+def _policy_error(n: int, what: str, first: Any, fix: str) -> DataError:
+    return DataError(f"{n} truth users have {what} (e.g. user {_py(first)}); {fix}")
+
+
+def user_policy(h: Hits, o: dict, context: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Apply the ``empty`` and ``norecs`` policies: (users averaged, users forced to 0, users skipped).
+
+    ``empty`` concerns truth users without a relevant item, ``norecs`` users with relevant
+    items but no recommendations; ``error`` raises a one-line :class:`DataError` naming the fix.
+    """
+    include = np.ones(h.n_users, dtype=bool)
+    zero = np.zeros(h.n_users, dtype=bool)
+    no_rel = h.n_rel == 0
+    skipped = 0
+    if "empty" in context and no_rel.any():
+        if o["empty"] == "error":
+            raise _policy_error(int(no_rel.sum()), "no relevant item", h.user_ids[np.flatnonzero(no_rel)[0]],
+                                "pass empty='skip' to leave them out or empty='zero' to score them 0")
+        if o["empty"] == "skip":
+            include &= ~no_rel
+            skipped = int(no_rel.sum())
+        else:
+            zero |= no_rel
+    no_recs = (h.length == 0) & ~no_rel
+    if "norecs" in context and no_recs.any():
+        if o["norecs"] == "error":
+            raise _policy_error(int(no_recs.sum()), "no recommendations", h.user_ids[np.flatnonzero(no_recs)[0]],
+                                "pass norecs='zero' to score them 0 or norecs='skip' to leave them out")
+        if o["norecs"] == "skip":
+            include &= ~no_recs
+    return include, zero, skipped
 
 
 def _py(x: Any) -> Any:
