@@ -112,7 +112,7 @@ def datasets(draw):
         if only_recs:
             continue
         n_truth = draw(st.integers(1, 5))
-        titems = draw(st.lists(st.integers(0, 11), min_size=n_truth, max_size=n_truth, unique=not allow_dup))
+        titems = draw(st.lists(st.integers(0, 5 if allow_dup else 11), min_size=n_truth, max_size=n_truth, unique=not allow_dup))
         ratings = draw(st.lists(st.sampled_from(RATINGS), min_size=n_truth, max_size=n_truth))
         for i, r in zip(titems, ratings):
             truth["user_id"].append(uid(u))
