@@ -287,22 +287,12 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         if len(sp) == 0:
             raise DataError("auc(form=positives) found no relevant item in any list")
         return np.array([float(sp.mean())] * len(ks))
+    from ..api import user_policy
+
     v = _user_auc(h, o, None, empty_list=None)
-    include = ~np.isnan(v)
-    no_rel = h.n_rel == 0
-    empty = o.get("empty", "skip")
-    if empty == "error" and no_rel.any():
-        raise DataError(f"{int(no_rel.sum())} truth users have no relevant item; pass empty='skip' or empty='zero'")
-    if empty == "skip":
-        include &= ~no_rel
-    else:
-        v = np.where(no_rel, 0.0, v)
-        include |= no_rel
-    no_recs = (h.length == 0) & ~no_rel
-    if o.get("norecs", "zero") == "skip":
-        include &= ~no_recs
-    elif o.get("norecs") == "error" and no_recs.any():
-        raise DataError(f"{int(no_recs.sum())} truth users have no recommendations; pass norecs='zero' or norecs='skip'")
+    keep, zero, _ = user_policy(h, o, ("empty", "norecs"))
+    v = np.where(zero, 0.0, v)
+    include = keep & ~np.isnan(v)
     if o["weight"] == "users":
         w = include.astype(np.float64)
     else:
