@@ -77,8 +77,9 @@ def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optiona
     out: dict[str, np.ndarray] = {}
     for role, name in required.items():
         if name not in found:
+            verb = "are" if what.endswith("s") else "is"
             raise DataError(
-                f"{what} are missing column '{name}' (found: {', '.join(found)}); "
+                f"{what} {verb} missing column '{name}' (found: {', '.join(found)}); "
                 f"name it with --{role}-col / {role}_col="
             )
     for role, name in {**required, **optional}.items():
@@ -89,6 +90,8 @@ def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optiona
 
 def _to_numpy(series: pl.Series, what: str, name: str) -> np.ndarray:
     dtype = series.dtype
+    if dtype == pl.Null and len(series) == 0:  # an empty column given as an empty list
+        return np.zeros(0, dtype=np.int64)
     if series.null_count():
         raise DataError(f"{what} column '{name}' has {series.null_count()} missing values; drop or fill them first")
     if dtype.is_integer():
