@@ -87,7 +87,7 @@ def run_batch(
             r0 = resolved[fidx[0]]
             metric = r0.metric
             ks = sorted({resolved[i].k if resolved[i].k is not None else 0 for i in fidx})
-            if metric.kind == "global":
+            if not r0.per_user:
                 if whole_globals:
                     vals = np.asarray(metric.compute(h, ks, r0.options))
                     for i in fidx:
@@ -107,7 +107,7 @@ def run_batch(
 
 
 def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:
-    return [str(r.spec) for r in resolved if r.metric.kind == "global" and (r.metric.partial is None or r.metric.combine is None)]
+    return [r.key for r in resolved if not r.per_user and (r.metric.partial is None or r.metric.combine is None)]
 
 
 def merge_info(infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -149,7 +149,7 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]):
     entries = []
     for i, r in enumerate(resolved):
         order_i = next((b.order[i] for b in batches if b.order[i] is not None), order)
-        if r.metric.kind == "global":
+        if not r.per_user:
             if batches[0].whole[i] is not None:
                 value = batches[0].whole[i]
             else:

@@ -203,11 +203,11 @@ def evaluate_spark(
     entries = []
     for j, r in enumerate(resolved):
         order = next((m["order"][j] for m in metas if m["order"][j] is not None), None)
-        if r.metric.kind == "global":
+        if not r.per_user:
             ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
             vals = np.asarray(r.metric.combine([m["partials"][j] for m in metas if m["partials"][j] is not None], ks, r.options))  # type: ignore[misc]
             sig = make_signature(r, __version__, order=order)
-            entries.append(Entry(str(r.spec), float(vals[k_index(r, ks)]), sig, users=0, dialect=r.dialect))
+            entries.append(Entry(r.key, float(vals[k_index(r, ks)]), sig, users=0, dialect=r.dialect, asked=str(r.spec)))
             continue
         o = r.options
         if "empty" in r.metric.context and o["empty"] == "error" and row[f"ee{j}"]:
@@ -230,11 +230,11 @@ def evaluate_spark(
             value = 0.0 if p + rc == 0 else 2 * p * rc / (p + rc)
         else:
             value = (row[f"sv{j}"] or 0.0) / count
-        entries.append(Entry(str(r.spec), float(value), sig, users=count, skipped=skipped, dialect=r.dialect))
+        entries.append(Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec)))
     res = Results(entries, np.zeros(0), __version__, info)
     per_user = out.filter(users).select(
         F.col("u").alias(cols.user),
-        *[F.when(~F.isnan(f"v{j}"), F.col(f"v{j}")).alias(str(r.spec)) for j, r in enumerate(resolved) if r.metric.kind != "global"],
+        *[F.when(~F.isnan(f"v{j}"), F.col(f"v{j}")).alias(r.key) for j, r in enumerate(resolved) if r.per_user],
     )
     res.spark_per_user = per_user  # type: ignore[attr-defined]
     return res
