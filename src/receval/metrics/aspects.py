@@ -281,6 +281,7 @@ def _greedy_ideal(
     ideg = np.diff(indptr)
     degc = ideg[cand_item]
     nu = np.bincount(cand_user, minlength=U)
+    disc = np.concatenate((disc, np.zeros(min(int(nu.max()), _WCAP) + 1)))  # ranks past k weigh 0
     slow = nu > _WCAP
     if int(degc.max()) > _DCAP:
         slow[cand_user[degc > _DCAP]] = True
@@ -391,8 +392,12 @@ def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
         rs += 1
         # drop the picked row of every column; drop columns that reached rank k
         sel = ar[: w - 1, None] >= pick[None, :]
+        # columns past rank k are dropped only in batches; until then they add
+        # gain * 0.0 (disc is zero-padded past k), which leaves idcg unchanged,
+        # and update only their own user's state
         alive = rs < k
-        keep = None if alive.all() else alive
+        n_dead = R - int(np.count_nonzero(alive))
+        keep = alive if 4 * n_dead > R else None
 
         def _shrink(A):
             B = A[:-1].copy()
