@@ -3,8 +3,8 @@
 Each axiom has a strategy that builds the rankings the axiom describes
 (reference notes §2.3) and a checker ``holds(metric, instance) -> bool``
 (strict improvement, margin 1e-12 so float noise never counts as a win).
-The same checks run against αβ-nDCG (receval defaults α=0.05, β=0.5,
-r_max=5), α-nDCG (α=0.5, relevant iff rating >= 1) and plain binary NDCG
+The same checks run against αβ-nDCG (receval defaults α=0.02, β=0.2,
+r_max=5; ``AB_DEFAULTS``), α-nDCG (α=0.5, relevant iff rating >= 1) and plain binary NDCG
 (relevant iff rating >= 1).  ``EXPECTED`` is the table in docs/axioms.md
 (a test keeps the two in sync); every expected violation is asserted to
 exist, both by a hypothesis search and by the concrete counterexample
@@ -14,6 +14,14 @@ Conventions: ratings are integers 0..5; 0 = rated non-relevant; ``None`` =
 unrated (NaN).  Filler items are rated 0 (non-relevant): they gain nothing
 and, with P = 0 / J = 0, do not change any redundancy state, so they are
 neutral for all three metrics.
+
+Scope (see docs/axioms.md, "Where the statements are bounded"): rank-position
+axioms (Pri, Deep) are checked at every rank pair within the top ``TOP`` = 10,
+the usual evaluation depth; no β > 0 satisfies Pri at *every* depth for items
+sharing two or more aspects (``test_pri_ab_fails_deep_at_defaults``).
+TopHeav/TopHeavComp compare interchangeable relevant items, i.e. items with the
+same aspect set (the transcription ties TopHeav to Pri, "priority inside
+aspect"); the heterogeneous case is recorded as its own violation test.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +38,11 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from receval.metrics.aspects import alpha_beta_ndcg, alpha_ndcg
+from receval.metrics.beyond import AB_ALPHA, AB_BETA
 
 C = 4  # aspects
+TOP = 10  # rank-position axioms are checked at every rank pair within the top 10
+AB_DEFAULTS = (0.02, 0.2)  # (alpha, beta): the defaults the αβ-nDCG column of the table is about
 EPS = 1e-12
 SET = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None,
                derandomize=True)  # deterministic: the table must not flake
@@ -63,8 +75,17 @@ def _arrays(pairs):
 
 
 def q_ab(asp, pairs):
+    """αβ-nDCG with the library defaults for α and β (asserted to be ``AB_DEFAULTS``)."""
     items, rating, ti, tr, off, k = _arrays(pairs)
     return alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=k)
+
+
+def q_ab_at(alpha, beta):
+    """αβ-nDCG with explicit α, β (for the parameter-region tests)."""
+    def q(asp, pairs):
+        items, rating, ti, tr, off, k = _arrays(pairs)
+        return alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=k, alpha=alpha, beta=beta)
+    return q
 
 
 def q_alpha(asp, pairs):
@@ -142,9 +163,9 @@ rel_rating = st.integers(1, 5)
 
 
 @st.composite
-def fillers(draw, cat, truth, max_n=3):
+def fillers(draw, cat, truth, max_n=3, min_n=0):
     out = []
-    for _ in range(draw(st.integers(0, max_n))):
+    for _ in range(draw(st.integers(min_n, max_n))):
         x = cat.add(draw(st.sets(st.integers(0, C - 1), max_size=C)))
         truth[x] = 0
         out.append(x)
@@ -159,7 +180,7 @@ def background(draw, cat, truth, max_n=3):
         truth[x] = draw(st.integers(0, 5))
 
 
-# 1. Priority inside aspect
+# 1. Priority inside aspect (both items within the top TOP ranks)
 @st.composite
 def pri(draw):
     cat, truth = Catalog(), {}
@@ -168,8 +189,8 @@ def pri(draw):
     r_hi = draw(st.integers(r_lo + 1, 5))
     lo, hi = cat.add(S), cat.add(S)
     truth[lo], truth[hi] = r_lo, r_hi
-    pre = draw(fillers(cat, truth))
-    mid = draw(fillers(cat, truth))
+    pre = draw(fillers(cat, truth, TOP - 2))
+    mid = draw(fillers(cat, truth, TOP - 2 - len(pre)))
     post = draw(fillers(cat, truth))
     draw(background(cat, truth))
     worse = pre + [lo] + mid + [hi] + post
@@ -186,7 +207,7 @@ def deep(draw):
     r_hi = draw(st.integers(r_lo + 1, 5))
     lo, hi = cat.add(S), cat.add(S)
     truth[lo], truth[hi] = r_lo, r_hi
-    n_fill = draw(st.integers(1, 6))
+    n_fill = draw(st.integers(1, TOP - 2))  # the deeper pair ends at rank <= TOP
     fill = [cat.add(draw(st.sets(st.integers(0, C - 1)))) for _ in range(n_fill)]
     for x in fill:
         truth[x] = 0
@@ -198,8 +219,10 @@ def deep(draw):
 
 
 # 3. Non-priority on saturated aspects (exists a saturation depth n <= NSAT).
-# With rating-1 items (P = 0.1) and γ_a growing with n, αβ-nDCG needs n ≈ 38.
-NSAT = 60
+# The axiom's n is unbounded; NSAT only bounds the search.  With the default
+# β = 0.2, rating-1 saturating items (P = 0.04) and γ_a growing with n, the worst
+# case (r_x = 2, r_y = 1) first wins at n = 139 (n = 43 with β = 0.5).
+NSAT = 160
 @st.composite
 def nonprisat(draw):
     r_s = draw(rel_rating)
@@ -218,12 +241,16 @@ def nonprisat(draw):
     return Inst(cat.matrix(), cases, "any")
 
 
-# 4./5. Top heaviness threshold (and complementary), n, m <= 15
+# 4./5. Top heaviness threshold (and complementary), n, m <= 15.
+# The relevant items i^r are interchangeable: one drawn aspect set shared by all
+# (the transcription bases TopHeav on Pri, "priority inside aspect").  Items with
+# different aspect sets: test_topheavcomp_ab_heterogeneous_aspects.
 @st.composite
 def topheav_items(draw):
     r = draw(rel_rating)
     cat = Catalog()
-    rel = [cat.add(draw(aspect_sets)) for _ in range(15)]
+    S = draw(aspect_sets)
+    rel = [cat.add(S) for _ in range(15)]
     non = [cat.add(draw(st.sets(st.integers(0, C - 1)))) for _ in range(30)]
     return cat, r, rel, non
 
@@ -315,11 +342,11 @@ AXIOMS = {
 # ✓ = satisfied on every generated instance; ✗ = a counterexample exists.
 EXPECTED = {
     #               ab-nDCG  alpha-nDCG  nDCG
-    "Pri":          (False,  False,      False),
+    "Pri":          (True,   False,      False),
     "Deep":         (True,   False,      False),
     "NonPriSatAsp": (True,   True,       False),
     "TopHeav":      (True,   True,       True),
-    "TopHeavComp":  (False,  False,      True),
+    "TopHeavComp":  (True,   False,      True),
     "AspRel":       (True,   False,      False),
     "MoreAsp":      (True,   True,       False),
     "MissOverNon":  (True,   False,      False),
@@ -365,18 +392,71 @@ def test_counterexample_pri_binary():
 
 
 def test_counterexample_pri_ab_multi_aspect():
-    """αβ-nDCG: two items sharing three aspects, ratings 4 < 5, at ranks 3-4.
+    """αβ-nDCG with β = 0.5 (receval's previous default): two items sharing three aspects,
+    ratings 4 < 5, at ranks 3-4.
 
     The 1-Π gain saturates: the pair's undiscounted total is larger with the
     *lower* rated item first (0.6200 vs 0.6083), and at ranks 3/4 the discounts
     are too close (0.5 vs 0.431) to compensate.  At ranks 1/2 the swap does improve.
+    The defaults (β = 0.2) satisfy this instance.
     """
+    q_half = q_ab_at(0.05, 0.5)
     asp = _asp({0, 1, 2}, {0, 1, 2}, set(), set())
     truth = {0: 4, 1: 5, 2: 0, 3: 0}
-    q = pairwise(q_ab, asp, truth, [[2, 3, 1, 0], [2, 3, 0, 1]])
+    q = pairwise(q_half, asp, truth, [[2, 3, 1, 0], [2, 3, 0, 1]])
     assert q[0] < q[1]
-    q = pairwise(q_ab, asp, truth, [[1, 0], [0, 1]])
+    q = pairwise(q_half, asp, truth, [[1, 0], [0, 1]])
     assert q[0] > q[1]
+    q = pairwise(q_ab, asp, truth, [[2, 3, 1, 0], [2, 3, 0, 1]])
+    assert q[0] > q[1]
+
+
+def _pri_adjacent(metric, S, r_lo, r_hi, j):
+    """Q(hi first) - Q(lo first) for a same-aspect pair at ranks (j, j+1) after j-1 fillers."""
+    asp = _asp(S, S, *([set()] * (j - 1)))
+    fill = list(range(2, j + 1))
+    truth = {0: r_lo, 1: r_hi, **{f: 0 for f in fill}}
+    q = pairwise(metric, asp, truth, [fill + [1, 0], fill + [0, 1]])
+    return q[0] - q[1]
+
+
+def test_pri_ab_fails_deep_at_defaults():
+    """No β > 0 satisfies Pri at every depth for items sharing >= 2 aspects.
+
+    The lower-rated-first order always has the larger undiscounted total (by
+    ~2 e2(γ) P_lo P_hi (P_hi - P_lo) = O(β^3)), the rated-first advantage is
+    O(β), and the discount ratio of adjacent ranks tends to 1.  With the
+    defaults and four shared aspects (γ = 1/4 each), ratings 4 < 5, the swap
+    improves Q at ranks (13, 14) but not at (14, 15); with β = 0.5 it already
+    fails at (3, 4).  Single-aspect items satisfy Pri at every depth.
+    """
+    S = {0, 1, 2, 3}
+    assert _pri_adjacent(q_ab, S, 4, 5, 13) > EPS
+    assert _pri_adjacent(q_ab, S, 4, 5, 14) < 0
+    assert _pri_adjacent(q_ab_at(0.05, 0.5), S, 4, 5, 3) < 0
+    assert _pri_adjacent(q_ab, {0}, 4, 5, 60) > EPS
+
+
+def test_pri_ab_exhaustive_top10_at_defaults():
+    """The worst case of Pri, checked exhaustively at the defaults: every shared
+    aspect set size (γ spread equally over it), every rating pair 1..5, every
+    rank pair within the top 10.  One vectorised call."""
+    pairs, asp_rows = [], []
+    for s_ in range(1, C + 1):
+        S = set(range(s_))
+        for r_lo in range(1, 5):
+            for r_hi in range(r_lo + 1, 6):
+                for j1 in range(1, TOP):
+                    for j2 in range(j1 + 1, TOP + 1):
+                        base = len(asp_rows)
+                        asp_rows += [S, S] + [set()] * (j2 - 2)
+                        fill = list(range(base + 2, base + j2))
+                        truth = {base: r_lo, base + 1: r_hi, **{f: 0 for f in fill}}
+                        pre, mid = fill[: j1 - 1], fill[j1 - 1:]
+                        pairs += [(truth, pre + [base + 1] + mid + [base]),
+                                  (truth, pre + [base] + mid + [base + 1])]
+    q = q_ab(_asp(*asp_rows), pairs)
+    assert (q[0::2] - q[1::2] > EPS).all()
 
 
 def test_counterexample_deep_binary():
@@ -395,19 +475,78 @@ def test_counterexample_nonprisat_ndcg():
         assert q[0] == q[1]
 
 
+def _topheavcomp_ms(metric, asp, r, M=15):
+    """The m <= M for which Q(0 x m, r x m) > Q(r, 0 x (2m-1)) (items 0..14 relevant, 15.. not)."""
+    rel, non = list(range(15)), list(range(15, 15 + 2 * M))
+    ms = []
+    for m in range(1, M + 1):
+        truth = {**{i: r for i in rel[:m]}, **{i: 0 for i in non[: 2 * m]}}
+        q = pairwise(metric, asp, truth, [non[:m] + rel[:m], [rel[0]] + non[: 2 * m - 1]])
+        if q[0] - q[1] > EPS:
+            ms.append(m)
+    return ms
+
+
 def test_counterexample_topheavcomp_redundant():
-    """All relevant items share one aspect: later relevant items are discounted twice."""
+    """All relevant items share one aspect: later relevant items are discounted twice.
+
+    α-nDCG never prefers the deep relevant items; αβ-nDCG with β = 0.5 does not
+    for r >= 3.  The single-aspect r = 5 case is the worst case of identical aspect
+    sets and bounds β: the axiom holds for β <= 0.2564 (0.2: from m = 4; 0.25: from
+    m = 5) and fails for every m (unbounded) from β = 0.2565 on (0.3 checked to m = 15).
+    """
     asp = _asp(*([{0}] * 15), *([set()] * 30))
+    assert _topheavcomp_ms(q_alpha, asp, 5) == []
+    for r in (3, 4, 5):
+        assert _topheavcomp_ms(q_ab_at(0.05, 0.5), asp, r) == [], r
+    assert _topheavcomp_ms(q_ab_at(0.05, 0.3), asp, 5) == []
+    assert _topheavcomp_ms(q_ab_at(0.025, 0.25), asp, 5)[0] == 5
+    assert _topheavcomp_ms(q_ab, asp, 5)[0] == 4
     rel, non = list(range(15)), list(range(15, 45))
-    for m in range(1, 16):
-        truth = {**{i: 5 for i in rel[:m]}, **{i: 0 for i in non[: 2 * m]}}
-        for metric in (q_ab, q_alpha):
-            q = pairwise(metric, asp, truth, [non[:m] + rel[:m], [rel[0]] + non[: 2 * m - 1]])
-            assert q[0] < q[1], (metric.__name__, m)
     # binary nDCG satisfies it already at m = 3
     truth = {**{i: 5 for i in rel[:3]}, **{i: 0 for i in non[:6]}}
     q = pairwise(q_ndcg, asp, truth, [non[:3] + rel[:3], [rel[0]] + non[:5]])
     assert q[0] > q[1]
+
+
+def test_topheavcomp_ab_exhaustive_identical_aspects_at_defaults():
+    """Every shared aspect set size and every rating r = 1..5: some m <= 15 works."""
+    for s_ in range(1, C + 1):
+        asp = _asp(*([set(range(s_))] * 15), *([set()] * 30))
+        for r in range(1, 6):
+            assert _topheavcomp_ms(q_ab, asp, r), (s_, r)
+
+
+def test_topheavcomp_ab_heterogeneous_aspects():
+    """Outside the identical-aspects statement: the top item covers all four aspects,
+    the others only aspect 0.  The single item at rank 1 then satisfies more
+    aspects than m deep, redundant items together, for every m <= 15 at the
+    defaults; β <= 0.15 restores the axiom (from m = 7).  Other heterogeneous
+    layouts need β lower still, and with more aspects in the catalogue no β > 0
+    works for every layout (docs/axioms.md)."""
+    asp = _asp({0, 1, 2, 3}, *([{0}] * 14), *([set()] * 30))
+    assert _topheavcomp_ms(q_ab, asp, 5) == []
+    assert _topheavcomp_ms(q_ab_at(0.015, 0.15), asp, 5)[0] == 7
+
+
+def test_nonprisat_ab_saturation_depth_at_defaults():
+    """The worst NonPriSatAsp case at the defaults: saturating items rated 1 (P = 0.04),
+    x rated 2, y rated 1.  y first wins only from n = 139 on (why NSAT = 160)."""
+    asp = _asp(*([{0}] * NSAT), {0}, {1})
+    x, y = NSAT, NSAT + 1
+    pairs = []
+    for n in (138, 139):
+        truth = {**{i: 1 for i in range(n)}, x: 2, y: 1}
+        pairs += [(truth, list(range(n)) + [y, x]), (truth, list(range(n)) + [x, y])]
+    q = q_ab(asp, pairs)
+    assert q[0] - q[1] <= EPS < q[2] - q[3]
+
+
+def test_defaults_match_the_table():
+    """The αβ-nDCG column is about the library defaults: kernel signature and registry axes."""
+    params = inspect.signature(alpha_beta_ndcg).parameters
+    assert (params["alpha"].default, params["beta"].default) == AB_DEFAULTS
+    assert (AB_ALPHA.default, AB_BETA.default) == AB_DEFAULTS
 
 
 def test_counterexample_asprel_unweighted():

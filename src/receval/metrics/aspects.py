@@ -646,8 +646,8 @@ def alpha_beta_ndcg(
     truth_items,
     truth_ratings,
     *,
-    alpha: float = 0.05,
-    beta: float = 0.5,
+    alpha: float = 0.02,
+    beta: float = 0.2,
     r_max: float | None = None,
     k: int | None = None,
     zero_below: float | None = None,
@@ -689,12 +689,24 @@ def alpha_beta_ndcg(
     Decisions (the paper's values/choices were not available — see
     docs/axioms.md and the reference notes §2.2):
 
-    * **Defaults α = 0.05, β = 0.5.**  The paper's values are unknown.  β = 0.5
-      makes a top-rated item reduce the remaining interest in its aspects by
-      half, the same redundancy as Clarke's conventional α = 0.5; α (unrated
-      items) must be "a small constant" and well below the β·r/r_max of
-      low-rated items; 0.05 = β/10 is our choice.  Note this α is *not*
-      Clarke's α of :func:`alpha_ndcg`.
+    * **Defaults α = 0.02, β = 0.2.**  The paper's values are unknown.  β is
+      the largest round value inside the region where αβ-nDCG satisfies the
+      eight axioms as ``tests/test_axioms.py`` states them (r_max = 5; table
+      and analysis in docs/axioms.md), with margin to both boundaries:
+      TopHeavComp for relevant items with identical aspects needs β < 0.2564
+      (the single-aspect, r = r_max case: later items gain (1-β)^t of the
+      first), and Pri within the top 10 needs β < 0.253 for items sharing four
+      equally preferred aspects (0.23 for 18).  A top-rated item thus
+      satisfies 20% of each of its aspects.  β = 0.5 (Clarke-like halving)
+      violates both.  Outside the region: Pri fails deeper than rank 14 for
+      multi-aspect items at any β > 0 (deeper as β shrinks), and TopHeavComp
+      fails when the top item covers more aspects than the deep ones; smaller
+      β makes saturation slower (NonPriSatAsp then needs longer lists: 139
+      same-aspect items in the worst case).  α (unrated items) is "a small
+      constant" kept well below the β·r/r_max = 0.04 of a rating-1 item:
+      α = β/10.  α does not affect the axioms other than MissOverNon (which
+      holds for any α > 0).  Note this α is *not* Clarke's α of
+      :func:`alpha_ndcg`.
     * **γ from the truth ratings by default** (the same ratings the metric
       judges).  Pass ``gamma_offsets/gamma_items/gamma_ratings`` (e.g. train
       ratings) to estimate γ elsewhere, or ``gamma`` [U, C] directly.
@@ -719,7 +731,7 @@ def alpha_beta_ndcg(
 
     Examples
     --------
-    One user, aspects {0, 1}; items 0=(0), 1=(0), 2=(1); ratings 5, 5, 2.5
+    One user, aspects {0, 1}; items 0=(0), 1=(0), 2=(1); ratings 5, 5, 2.5, β = 0.5
     (r_max = 5) → γ = (10/12.5, 2.5/12.5) = (0.8, 0.2).  Run = [0, 1, 2]:
     G1 = 0.5·0.8 = 0.4, G2 = 0.5·0.8·0.5 = 0.2, G3 = 0.25·0.2 = 0.05.
 
@@ -727,7 +739,7 @@ def alpha_beta_ndcg(
     >>> asp = np.array([[1, 0], [1, 0], [0, 1]], dtype=bool)
     >>> items = np.array([[0, 1, 2]]); rating = np.array([[5.0, 5.0, 2.5]])
     >>> v, dcg, idcg = alpha_beta_ndcg(items, rating, asp, [0, 3], [0, 1, 2],
-    ...                                [5.0, 5.0, 2.5], return_parts=True)
+    ...                                [5.0, 5.0, 2.5], beta=0.5, return_parts=True)
     >>> round(float(dcg[0]), 6)
     0.551186
 

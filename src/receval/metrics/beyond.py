@@ -419,8 +419,8 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _per_k(h, ks, one)
 
 
-AB_ALPHA = Axis("alpha", "alpha", 0.05, "P(a|u,i) of an item the user has not rated (the paper's value is not known)", numeric=True)
-AB_BETA = Axis("beta", "beta", 0.5, "β: a rated item contributes β·r/r_max to each of its aspects (the paper's value is not known)", numeric=True)
+AB_ALPHA = Axis("alpha", "alpha", 0.02, "P(a|u,i) of an item the user has not rated: a small constant, β/10 (half a rating-1 item at r_max = 5); the paper's value is not known", numeric=True)
+AB_BETA = Axis("beta", "beta", 0.2, "β: a rated item contributes β·r/r_max to each of its aspects. 0.2 lies inside the region where all eight axioms of docs/axioms.md hold (β < 0.253 at r_max = 5); β = 0.5 violates Pri and TopHeavComp; the paper's value is not known", numeric=True)
 AB_RMAX = Axis("rmax", "rmax", None, "r_max of the rating scale (default: the largest truth rating; MovieLens: 5)", numeric=True)
 
 
@@ -439,7 +439,7 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\beta r_{u,i}/r_{max}` if rated; :math:`\gamma^u_\varphi` is the rating-weighted share
     of aspect φ among the user's truth items; τ and ρ count unrated and rated items with φ above
     rank *k*. DCG uses 1/log2(1+j); the normaliser is a greedy ideal list over the user's rated
-    items. Defaults α = 0.05, β = 0.5 are receval's choice (the paper's values are unknown).
+    items. Defaults α = 0.02, β = 0.2 are receval's choice (the paper's values are unknown).
 
     Examples
     --------
