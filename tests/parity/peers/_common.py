@@ -35,7 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+# Each runner is named after its library (rs_metrics.py runs rs_metrics): importing this module
+# first drops the runners' folder from sys.path, so that the runner's own `import <library>`
+# finds the installed library and not the runner itself.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import pandas as pd  # noqa: E402
 
 
 def load(argv: list[str] | None = None):

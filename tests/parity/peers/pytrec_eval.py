@@ -16,13 +16,7 @@ Emitted names: P@k recall@k ndcg_cut@k map_cut@k success@k, recip_rank, map, ndc
 import sys
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
-import importlib.util as _ilu  # noqa: E402
-
-_spec = _ilu.spec_from_file_location("_peer_common", _HERE / "_common.py")
-_common = _ilu.module_from_spec(_spec)
-_spec.loader.exec_module(_common)
+import _common  # noqa: E402  (first: it drops this folder from sys.path, see _common.py)
 Result, load, all_integer = _common.Result, _common.load, _common.all_integer
 
 from importlib.metadata import version  # noqa: E402
