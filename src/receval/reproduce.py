@@ -36,6 +36,14 @@ class Reproduction:
     protocol: dict[str, Any]
     columns: list[str]
     timings: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)  # dialect -> spec -> why it has no value
+
+    def cells(self) -> list[list[Any]]:
+        """Rows as shown: the value, "–" where the library lacks the metric, "error" where it refused the data."""
+        return [
+            [d] + ["error" if c in self.errors.get(d, {}) else self.table[d].get(c) for c in self.columns]
+            for d in self.table
+        ]
 
     def rows(self, dialects: list[str] | None = None) -> list[list[Any]]:
         return [[d] + [self.table[d].get(c) for c in self.columns] for d in (dialects or list(self.table))]
@@ -89,6 +97,9 @@ def run(
     signatures: dict[str, dict[str, str]] = {}
     for (dialect, metric), sig in res.signatures.items():
         signatures.setdefault(dialect, {})[metric] = sig
+    errors: dict[str, dict[str, str]] = {}
+    for (dialect, metric), why in res.errors.items():
+        errors.setdefault(dialect, {})[metric] = why
     timings["metrics_s"] = time.perf_counter() - t0
     table = {row["dialect"]: {c: row.get(c) for c in columns} for row in res.frame.iter_rows(named=True)}
     protocol = dict(
@@ -102,7 +113,7 @@ def run(
         recommendation_rows=int(recs.height),
         data="bundled ml-latest-small" if data is None else str(data),
     )
-    return Reproduction(table, signatures, protocol, columns, timings)
+    return Reproduction(table, signatures, protocol, columns, timings, errors)
 
 
 class _Null:
@@ -135,6 +146,7 @@ def write_report(rep: Reproduction, out: Path) -> list[Path]:
     table_json = {
         "dialects": {d: {c: _num(v) for c, v in vals.items()} for d, vals in rep.table.items()},
         "signatures": rep.signatures,
+        "errors": rep.errors,
         "protocol": rep.protocol,
         "study": {
             "source": "Darel13712/compare_metrics res.csv / res_auc.csv (MovieLens-20M)",
@@ -231,8 +243,11 @@ def _cli(p: argparse.ArgumentParser):
         files = write_report(rep, Path(a.out))
         total = time.perf_counter() - t0
         st = rep.protocol
-        print(render(["dialect", *rep.columns], rep.rows(), "table",
+        print(render(["dialect", *rep.columns], rep.cells(), "table",
                      title=f"This data: {rep.protocol['data']} — {st.get('n_test_users')} test users, k = {a.k}"), end="")
+        for d, errs in rep.errors.items():
+            for c, why in errs.items():
+                print(f"error: {d} {c}: {why}")
         print(render(["dialect", *COLUMNS], published_rows(COLUMNS), "table",
                      title="The study (MovieLens-20M, companion repository res.csv)"), end="")
         print(f"protocol: {json.dumps({k: st[k] for k in st if k.startswith('n_') or k in ('split_time', 'threshold')}, default=str)}")

@@ -314,8 +314,13 @@ def _stacked(h: Hits, tied: str, rows: str = "all") -> float:
     n_pos = int(label.sum())
     n_neg = len(label) - n_pos
     if n_pos == 0 or n_neg == 0:
+        hint = (
+            "; with rows=judged only recommended pairs that are truth rows are pooled, so the truth must hold "
+            "non-relevant rows too (or use auc(rows=all), every recommended row)"
+            if rows == "judged" else ""
+        )
         raise DataError(
-            f"auc(form=stacked) is undefined: the pooled rows hold {n_pos} positives and {n_neg} negatives"
+            f"auc(form=stacked) is undefined: the pooled rows hold {n_pos} positives and {n_neg} negatives{hint}"
         )
     neg_sorted = np.sort(score[~label])
     ps = score[label]
