@@ -13,6 +13,9 @@ all relevant, relevant items missing from the list, and truth ratings 1..5.
 * ``ties_truth``: ``ties`` without the recommendation-only users (for peers that pool every
   recommendation row, e.g. sklearn's stacked ``roc_auc_score``; receval reads the rows of truth
   users only).
+* ``binary``: ``ties`` whose truth is labelled 0/1: every truth row rated 1 plus up to three
+  recommended items per user rated 0 (explicit negatives, as Microsoft Recommenders' stacked
+  ``auc`` over the truth⋈pred inner join needs).
 * ``dups``: ``distinct`` plus repeated (user, item) rows in the recommendations (a lower score
   further down) and repeated truth rows, for the peers that tolerate them.
 """
@@ -46,7 +49,7 @@ def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int 
         else:
             length = int(rng.integers(4, 25))
         items = rng.choice(np.arange(1, n_items + 1), size=length, replace=False)
-        if kind.startswith("ties"):
+        if kind.startswith("ties") or kind == "binary":
             scores = np.round(rng.random(length), 1)
         else:
             scores = rng.permutation(length).astype(float) / max(length, 1) + rng.random() * 1e-3
@@ -65,7 +68,10 @@ def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int 
             m = int(rng.integers(1, 8))
             truth = [int(x) for x in rng.choice(np.arange(1, n_items + 6), size=m, replace=False)]
         for i in truth:
-            trows.append((u, int(i), float(rng.integers(1, 6))))
+            trows.append((u, int(i), 1.0 if kind == "binary" else float(rng.integers(1, 6))))
+        if kind == "binary":  # explicit negatives among the recommended items
+            negatives = [int(i) for i in items if int(i) not in truth][:3]
+            trows.extend((u, i, 0.0) for i in negatives)
     recs = pd.DataFrame(rows, columns=["user_id", "item_id", "score", "rank"])
     truth = pd.DataFrame(trows, columns=["user_id", "item_id", "rating"])
     if kind == "dups":
@@ -93,6 +99,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups"])
+    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary"])
     a = ap.parse_args()
     print(write(a.out, a.seed, a.kind))

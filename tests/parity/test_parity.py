@@ -62,7 +62,7 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     "recommenders": ("ms_recommenders@1.2.1", [
         M("precision_at_k@{k}", "precision@{k}"), M("recall_at_k@{k}", "recall@{k}"),
         M("map_at_k@{k}", "map@{k}"), M("map@{k}", "map(denominator=r)@{k}"),
-        M("ndcg_at_k@{k}", "ndcg@{k}"), M("auc", "auc"),
+        M("ndcg_at_k@{k}", "ndcg@{k}"), M("auc", "auc", ("binary",)),
     ]),
     # torchmetrics averages over the users with recommendation rows, recommendation-only users
     # included (as 0): receval averages truth users only, so only per-user values are compared;
