@@ -32,6 +32,7 @@ from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._exact import exact_sum, total
 
 TIED = Axis(
     "tied", "tied", "half", "how a (positive, negative) pair with equal scores counts",
@@ -211,6 +212,76 @@ def _auc_check(o: dict, k: int | None = None) -> None:
         raise SpecError("auc(form=stacked) pools users, whose list positions are not comparable; use tied=half or tied=correct")
 
 
+def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    """Sufficient statistics of one batch of users for ``auc`` without a cut-off.
+
+    ``stacked``: the distinct scores of the pooled positives and of the pooled negatives with
+    their counts (one entry per distinct score, not per row); ``positives``: the exact sum and
+    count of :math:`s_p`; ``users``: the exact sums of :math:`w_u AUC_u` and :math:`w_u`, and
+    the users that trigger an ``error`` policy (counted here, raised by :func:`_auc_combine`)."""
+    form = o["form"]
+    if form == "stacked":
+        score, label = _stacked_rows(h, o["rows"])
+        ps, pc = np.unique(score[label], return_counts=True)
+        ns, nc = np.unique(score[~label], return_counts=True)
+        return {"pos": (ps, pc), "neg": (ns, nc)}
+    if form == "positives":
+        user, pos, score, label = _rows(h)
+        a = _negatives_above(user, score, label, o["tied"], h.n_users)
+        p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
+        ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
+        nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
+        npos = nprime[user[label]]
+        sp = np.where(npos != 0, 1.0 - _safe_div(a[label], npos), 1.0)
+        return {"sum": exact_sum(sp), "n": len(sp)}
+    from ..api import user_policy
+
+    errors = {}
+    no_rel = h.n_rel == 0
+    no_recs = (h.length == 0) & ~no_rel
+    for axis, bad in (("empty", no_rel), ("norecs", no_recs)):
+        if o[axis] == "error" and bad.any():
+            errors[axis] = (int(bad.sum()), h.user_ids[np.flatnonzero(bad)[0]])
+    v = _user_auc(h, o, None, empty_list=None)
+    keep, zero, _ = user_policy(h, {**o, **{a: "zero" for a in errors}}, ("empty", "norecs"))
+    v = np.where(zero, 0.0, v)
+    include = keep & ~np.isnan(v)
+    if o["weight"] == "users":
+        w = include.astype(np.float64)
+    else:
+        p, _, _ = _per_user_parts(h, "order", None)
+        w = np.where(include, p, 0.0)
+    return {"num": exact_sum(np.where(include, v, 0.0) * w), "den": exact_sum(w), "errors": errors}
+
+
+def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    """``auc`` without a cut-off from the statistics of all batches (:func:`_auc_partial`)."""
+    form = o["form"]
+    if form == "stacked":
+        value = _stacked_value([p["pos"] for p in parts], [p["neg"] for p in parts], o["tied"], o["rows"])
+    elif form == "positives":
+        n = sum(p["n"] for p in parts)
+        if n == 0:
+            raise DataError("auc(form=positives) found no relevant item in any list")
+        value = total(p["sum"] for p in parts) / n
+    else:
+        from ..api import _policy_error
+
+        fixes = {
+            "empty": ("no relevant item", "pass empty='skip' to leave them out or empty='zero' to score them 0"),
+            "norecs": ("no recommendations", "pass norecs='zero' to score them 0 or norecs='skip' to leave them out"),
+        }
+        for axis, (what, fix) in fixes.items():
+            errs = [p["errors"][axis] for p in parts if axis in p["errors"]]
+            if errs:
+                raise _policy_error(sum(n for n, _ in errs), what, min(u for _, u in errs), fix)
+        den = total(p["den"] for p in parts)
+        if den == 0:
+            raise DataError("auc(form=users): no user left to average (every user lacks positives or negatives, or was skipped)")
+        value = total(p["num"] for p in parts) / den
+    return np.array([float(value)] * len(ks))
+
+
 @register(
     "auc",
     axes=[FORM, ROWS, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
@@ -222,6 +293,8 @@ def _auc_check(o: dict, k: int | None = None) -> None:
     family="auc",
     resolve_hook=_auc_resolve,
     check_hook=_auc_check,
+    partial=_auc_partial,
+    combine=_auc_combine,
 )
 def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""AUC over full rankings (``auc``: stacked, pooled positives, or grouped), or inside the top k (``auc@k``).
@@ -273,37 +346,21 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     if ks != [0]:  # auc@k: per-user values inside the top-k list (as gauc@k), averaged by the caller
         return np.stack([_user_auc(h, o, k) for k in ks], axis=1)
-    form = o["form"]
-    if form == "stacked":
-        return np.array([_stacked(h, o["tied"], o["rows"])] * len(ks))
-    if form == "positives":
-        user, pos, score, label = _rows(h)
-        a = _negatives_above(user, score, label, o["tied"], h.n_users)
-        p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
-        ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
-        nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
-        npos = nprime[user[label]]
-        sp = np.where(npos != 0, 1.0 - _safe_div(a[label], npos), 1.0)
-        if len(sp) == 0:
-            raise DataError("auc(form=positives) found no relevant item in any list")
-        return np.array([float(sp.mean())] * len(ks))
-    from ..api import user_policy
-
-    v = _user_auc(h, o, None, empty_list=None)
-    keep, zero, _ = user_policy(h, o, ("empty", "norecs"))
-    v = np.where(zero, 0.0, v)
-    include = keep & ~np.isnan(v)
-    if o["weight"] == "users":
-        w = include.astype(np.float64)
-    else:
-        p, _, _ = _per_user_parts(h, "order", None)
-        w = np.where(include, p, 0.0)
-    if w.sum() == 0:
-        raise DataError("auc(form=users): no user left to average (every user lacks positives or negatives, or was skipped)")
-    return np.array([float(np.sum(np.where(include, v, 0.0) * w) / w.sum())] * len(ks))
+    return _auc_combine([_auc_partial(h, ks, o)], ks, o)
 
 
-def _stacked(h: Hits, tied: str, rows: str = "all") -> float:
+def _merge_counts(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct scores and their counts over batches."""
+    if not pairs:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    values, inv = np.unique(np.concatenate([v for v, _ in pairs]), return_inverse=True)
+    counts = np.zeros(len(values), dtype=np.int64)
+    np.add.at(counts, inv, np.concatenate([c for _, c in pairs]).astype(np.int64))
+    return values, counts
+
+
+def _stacked_rows(h: Hits, rows: str = "all") -> tuple[np.ndarray, np.ndarray]:
+    """(score, positive?) of the rows a stacked AUC pools."""
     if h.row_score is None:
         raise DataError("auc(form=stacked) compares scores across users: it needs a score column in the recommendations")
     score = h.row_score.astype(np.float64)
@@ -311,8 +368,14 @@ def _stacked(h: Hits, tied: str, rows: str = "all") -> float:
     label = (t >= 0) & h.truth_rel[np.maximum(t, 0)] if len(t) else np.zeros(0, dtype=bool)
     if rows == "judged":
         score, label = score[t >= 0], label[t >= 0]
-    n_pos = int(label.sum())
-    n_neg = len(label) - n_pos
+    return score, label
+
+
+def _stacked_value(pos: list, neg: list, tied: str, rows: str = "all") -> float:
+    """The stacked (Mann–Whitney) AUC from distinct scores and counts of positives and negatives."""
+    ps, pc = _merge_counts(pos)
+    ns, nc = _merge_counts(neg)
+    n_pos, n_neg = int(pc.sum()), int(nc.sum())
     if n_pos == 0 or n_neg == 0:
         hint = (
             "; with rows=judged only recommended pairs that are truth rows are pooled, so the truth must hold "
@@ -322,14 +385,13 @@ def _stacked(h: Hits, tied: str, rows: str = "all") -> float:
         raise DataError(
             f"auc(form=stacked) is undefined: the pooled rows hold {n_pos} positives and {n_neg} negatives{hint}"
         )
-    neg_sorted = np.sort(score[~label])
-    ps = score[label]
-    below = np.searchsorted(neg_sorted, ps, side="left")  # negatives strictly below
+    cum = np.r_[0, np.cumsum(nc)]  # negatives strictly below the i-th distinct negative score
+    below = cum[np.searchsorted(ns, ps, side="left")] * pc  # per distinct positive score × its count
+    upto = cum[np.searchsorted(ns, ps, side="right")] * pc
     if tied == "half":
-        tie = np.searchsorted(neg_sorted, ps, side="right") - below
-        num = below.sum() + 0.5 * tie.sum()
+        num = below.sum() + 0.5 * (upto - below).sum()
     else:  # correct: a tie counts as a correctly ordered pair
-        num = np.searchsorted(neg_sorted, ps, side="right").sum()
+        num = upto.sum()
     return float(num / (n_pos * n_neg))
 
 

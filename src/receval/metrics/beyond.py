@@ -196,7 +196,77 @@ ENTROPY_NORM = Axis(
 )
 
 
-@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def _exposure_partial(h: Hits, ks: list[int], o: dict, metric: str, weights: bool = False) -> dict:
+    """Sufficient statistics of the top-k lists of one batch of users, keyed by item id (the
+    item codes of a batch are not those of another): per k the recommended item ids, how many
+    lists hold each, Σ 1/ℓ_u over those lists (``weights``), the users with a non-empty list
+    and the entries outside the catalogue; plus the catalogue (its size when a catalog or train
+    items define it, else this batch's item ids, whose union over batches is the catalogue)."""
+    s = _space(h)
+    per_k = []
+    for k in ks:
+        items = s.lists(h, k)[0]
+        valid = items >= 0
+        inside = valid & (s.to_catalog[items] >= 0)
+        ell = valid.sum(axis=1)
+        cnt = np.bincount(items[valid], minlength=s.n_items)
+        nz = np.flatnonzero(cnt)
+        stats = {"ids": s.universe[nz], "cnt": cnt[nz], "users": int((ell > 0).sum()), "outside": int((valid & ~inside).sum())}
+        if weights:  # lists of each length holding each item: integers, exact in any batching
+            length = np.broadcast_to(ell[:, None], items.shape)[valid]
+            key, n = np.unique(items[valid].astype(np.int64) * (k + 1) + length, return_counts=True)
+            stats["w"] = (s.universe[key // (k + 1)], key % (k + 1), n)
+        per_k.append(stats)
+    own = s.catalog is None and s.train is None
+    return {"k": per_k, "catalog": s.universe if own else None, "n_catalog": None if own else s.n_catalog}
+
+
+def _exposure_merge(parts: list[dict], j: int, metric: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, int]:
+    """(item ids sorted, counts, weights or None, users, catalogue size) of cut-off ``j`` over all batches."""
+    stats = [p["k"][j] for p in parts]
+    outside = sum(st["outside"] for st in stats)
+    if metric is not None and outside:
+        raise DataError(
+            f"{metric}: {outside} recommended items are not in the catalogue; "
+            "pass a catalog= (or train=) that contains every recommended item"
+        )
+    ids, inv = np.unique(np.concatenate([st["ids"] for st in stats]), return_inverse=True)
+    cnt = np.bincount(inv, weights=np.concatenate([st["cnt"] for st in stats]).astype(np.float64), minlength=len(ids))
+    w = None
+    if stats and "w" in stats[0]:  # w_i = Σ_ℓ (lists of length ℓ holding i) / ℓ, summed in (i, ℓ) order
+        item = np.searchsorted(ids, np.concatenate([st["w"][0] for st in stats]))
+        length = np.concatenate([st["w"][1] for st in stats]).astype(np.int64)
+        width = int(length.max()) + 1 if len(length) else 1
+        key, kinv = np.unique(item * width + length, return_inverse=True)
+        n = np.bincount(kinv, weights=np.concatenate([st["w"][2] for st in stats]).astype(np.float64), minlength=len(key))
+        w = np.bincount(key // width, weights=n / (key % width), minlength=len(ids))
+    if parts[0]["n_catalog"] is not None:
+        n_catalog = parts[0]["n_catalog"]
+    else:
+        n_catalog = len(np.unique(np.concatenate([p["catalog"] for p in parts])))
+    return ids, cnt, w, sum(st["users"] for st in stats), n_catalog
+
+
+def _entropy_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _exposure_partial(h, ks, o, "entropy", weights=o["form"] == "elliot")
+
+
+def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    def one(j: int) -> float:
+        _, cnt, w, users, n_catalog = _exposure_merge(parts, j, "entropy")
+        if o["form"] == "recbole":
+            return _div.entropy_recbole_of_counts(cnt)
+        if o["form"] == "elliot":
+            return _div.entropy_elliot_of_counts(cnt, w, users)
+        norm = None if o["normalize"] == "no" else o["normalize"]
+        base = "e" if o["base"] == math.e else o["base"]
+        return _div.entropy_of_counts(cnt, base=base, normalize=norm, n_catalog=n_catalog)
+
+    return np.array([one(j) for j in range(len(ks))])
+
+
+@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows"},
+          family="diversity", partial=_entropy_partial, combine=_entropy_combine)
 def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
 
@@ -221,19 +291,7 @@ def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(diff, truth, ["entropy@1"])["entropy@1"], 6)   # ln 5
     1.609438
     """
-    s = _space(h)
-
-    def one(k: int) -> float:
-        items = s.catalog_lists(h, k, "entropy")
-        if o["form"] == "recbole":
-            return _div.shannon_entropy_recbole(items)
-        if o["form"] == "elliot":
-            return _div.shannon_entropy_elliot(items)
-        norm = None if o["normalize"] == "no" else o["normalize"]
-        base = "e" if o["base"] == math.e else o["base"]
-        return _div.shannon_entropy(items, base=base, normalize=norm, n_catalog=s.n_catalog)
-
-    return np.array([one(k) for k in ks])
+    return _entropy_combine([_entropy_partial(h, ks, o)], ks, o)
 
 
 COVERAGE_DEN = Axis(
@@ -247,7 +305,34 @@ COVERAGE_DEN = Axis(
 )
 
 
-@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def _coverage_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    out = _exposure_partial(h, ks, o, "coverage")
+    if o["denominator"] == "train":
+        s = _space(h)
+        s.need("train", "coverage(denominator=train)")
+        out["train"] = s.universe[s.train_items]
+    return out
+
+
+def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    variant = o["denominator"]
+
+    def one(j: int) -> float:
+        if variant == "train":  # recommended items outside the catalogue are allowed here
+            ids = _exposure_merge(parts, j, None)[0]
+            universe = np.unique(np.concatenate([ids, parts[0]["train"]]))
+            pop = np.zeros(len(universe))
+            pop[np.searchsorted(universe, parts[0]["train"])] = 1.0
+            items = np.searchsorted(universe, ids)[:, None]
+            return _div.catalog_coverage(items, len(universe), variant="train", popularity=pop)
+        ids, _, _, _, n_catalog = _exposure_merge(parts, j, "coverage")
+        return _div.catalog_coverage(np.arange(len(ids))[:, None], n_catalog, variant=variant)
+
+    return np.array([one(j) for j in range(len(ks))])
+
+
+@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity",
+          partial=_coverage_partial, combine=_coverage_combine)
 def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Coverage@k: the share of the catalogue recommended to at least one user.
 
@@ -265,20 +350,7 @@ def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["coverage@2"], catalog=[1, 2, 3, 4, 5, 6])["coverage@2"]   # 3 / 6
     0.5
     """
-    s = _space(h)
-    variant = o["denominator"]
-    if variant == "train":
-        s.need("train", "coverage(denominator=train)")
-        pop = np.zeros(s.n_items)
-        pop[s.train_items] = 1.0
-
-        def one(k: int) -> float:
-            return _div.catalog_coverage(s.lists(h, k)[0], s.n_items, variant="train", popularity=pop)
-    else:
-        def one(k: int) -> float:
-            return _div.catalog_coverage(s.catalog_lists(h, k, "coverage"), s.n_catalog, variant=variant)
-
-    return np.array([one(k) for k in ks])
+    return _coverage_combine([_coverage_partial(h, ks, o)], ks, o)
 
 
 GINI_FORM = Axis(
@@ -291,7 +363,20 @@ GINI_FORM = Axis(
 )
 
 
-@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity")
+def _gini_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _exposure_partial(h, ks, o, "gini")
+
+
+def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    def one(j: int) -> float:
+        _, cnt, _, _, n_catalog = _exposure_merge(parts, j, "gini")
+        return _div.gini_of_counts(cnt, n_catalog, variant=o["form"])
+
+    return np.array([one(j) for j in range(len(ks))])
+
+
+@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity",
+          partial=_gini_partial, combine=_gini_combine)
 def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
 
@@ -310,8 +395,7 @@ def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["gini@1"], catalog=[1, 2, 3])["gini@1"]   # (2·3 − 3 − 1)·1 / 2
     1.0
     """
-    s = _space(h)
-    return np.array([_div.gini_index(s.catalog_lists(h, k, "gini"), s.n_catalog, variant=o["form"]) for k in ks])
+    return _gini_combine([_gini_partial(h, ks, o)], ks, o)
 
 
 # ---- per-user list metrics ------------------------------------------------------------------

@@ -34,6 +34,10 @@ __all__ = [
     "shannon_entropy_elliot",
     "catalog_coverage",
     "gini_index",
+    "entropy_of_counts",
+    "entropy_recbole_of_counts",
+    "entropy_elliot_of_counts",
+    "gini_of_counts",
     "novelty",
     "intra_list_diversity",
 ]
@@ -114,7 +118,16 @@ def shannon_entropy(items, *, base="e", normalize: str | None = None, n_catalog:
     >>> round(shannon_entropy([[0], [1], [2], [3], [4]], normalize="recommended"), 12)
     1.0
     """
-    cnt = recommendation_counts(items)
+    return entropy_of_counts(recommendation_counts(items), base=base, normalize=normalize, n_catalog=n_catalog)
+
+
+def entropy_of_counts(cnt, *, base="e", normalize: str | None = None, n_catalog: int | None = None) -> float:
+    """:func:`shannon_entropy` from the recommendation counts (any order; zeros ignored).
+
+    >>> round(entropy_of_counts([1.0, 1.0, 0.0, 1.0, 1.0, 1.0]), 4)
+    1.6094
+    """
+    cnt = np.asarray(cnt, dtype=np.float64)
     cnt = cnt[cnt > 0]
     total = cnt.sum()
     if total == 0:
@@ -149,7 +162,12 @@ def shannon_entropy_recbole(items) -> float:
     >>> round(shannon_entropy_recbole([[0], [1], [2], [3], [4]]), 6)  # ln 5 / 5
     0.321888
     """
-    cnt = recommendation_counts(items)
+    return entropy_recbole_of_counts(recommendation_counts(items))
+
+
+def entropy_recbole_of_counts(cnt) -> float:
+    """:func:`shannon_entropy_recbole` from the recommendation counts (zeros ignored)."""
+    cnt = np.asarray(cnt, dtype=np.float64)
     cnt = cnt[cnt > 0]
     if cnt.shape[0] == 0:
         return 0.0
@@ -184,9 +202,17 @@ def shannon_entropy_elliot(items) -> float:
     cnt = np.bincount(a[valid], minlength=int(a.max()) + 1).astype(np.float64)
     w_entry = np.broadcast_to((1.0 / np.maximum(ell, 1))[:, None], a.shape)[valid]
     w = np.bincount(a[valid], weights=w_entry, minlength=cnt.shape[0])
+    return entropy_elliot_of_counts(cnt, w, int(users.sum()))
+
+
+def entropy_elliot_of_counts(cnt, w, n_users: int) -> float:
+    """:func:`shannon_entropy_elliot` from the counts, the per-item weights Σ 1/ℓ_u and |U⁺|."""
+    cnt, w = np.asarray(cnt, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    if n_users == 0:
+        return 0.0
     nz = cnt > 0
     p = cnt[nz] / cnt.sum()
-    return float((w[nz] * -np.log2(p)).sum() / users.sum()) + 0.0
+    return float((w[nz] * -np.log2(p)).sum() / n_users) + 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -270,8 +296,17 @@ def gini_index(items, n_catalog: int, *, variant: str = "castells") -> float:
     >>> gini_index([[0, 1], [0, -1]], 4, variant="recbole")
     0.5833333333333334
     """
+    return gini_of_counts(recommendation_counts(items, int(n_catalog)), n_catalog, variant=variant)
+
+
+def gini_of_counts(cnt, n_catalog: int, *, variant: str = "castells") -> float:
+    """:func:`gini_index` from the recommendation counts of catalogue items (any order;
+    items missing from ``cnt`` count 0)."""
     n = int(n_catalog)
-    cnt = recommendation_counts(items, n)
+    cnt = np.asarray(cnt, dtype=np.float64)
+    if cnt.shape[0] > n:
+        raise ValueError("more counts than catalogue items")
+    cnt = np.r_[cnt, np.zeros(n - cnt.shape[0])]
     total = cnt.sum()
     if total == 0:
         return float("nan")

@@ -12,6 +12,7 @@ from ..errors import DataError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._exact import exact_sum, total
 
 AVERAGE = Axis(
     "average", "avg", "pairs", "what the errors are averaged over",
@@ -29,36 +30,61 @@ MISSING = Axis(
 )
 
 
-def _pairs(h: Hits, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(user code, predicted, true) for every truth pair that has a prediction."""
+def _pairs(h: Hits, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(user code, predicted, true) for every truth pair that has a prediction, and the number of
+    truth pairs without one (an error with ``missing=error``, raised over all batches by ``combine``)."""
     if h.row_score is None:
         raise DataError("mae/rmse need predicted ratings in the score column of the recommendations")
     matched = h.row_truth >= 0
     t_idx = h.row_truth[matched]
     n_truth = int(h.n_truth.sum())
     n_missing = n_truth - len(np.unique(t_idx))
+    return h.truth_user[t_idx], h.row_score[matched], h.truth_rating[t_idx], n_missing
+
+
+def _error_partial(h: Hits, o: dict, power: int) -> dict:
+    """Sums and counts of one batch of users: Σ errors and pairs (``average=pairs``), or Σ of the
+    per-user means and users (``average=users``); exact sums (:mod:`receval.metrics._exact`)."""
+    user, pred, true, n_missing = _pairs(h, o)
+    err = np.abs(pred - true) ** power
+    if o["average"] == "pairs":
+        return {"sum": exact_sum(err), "n": len(err), "missing": n_missing}
+    s = np.bincount(user, weights=err, minlength=h.n_users)
+    c = np.bincount(user, minlength=h.n_users)
+    return {"sum": exact_sum(s[c > 0] / c[c > 0]), "n": int((c > 0).sum()), "missing": n_missing}
+
+
+def _error_combine(parts: list[dict], o: dict, power: int) -> float:
+    n_missing = sum(p["missing"] for p in parts)
     if n_missing and o["missing"] == "error":
         raise DataError(
             f"{n_missing} truth pairs have no predicted rating; pass missing='skip' to leave them out"
         )
-    return h.truth_user[t_idx], h.row_score[matched], h.truth_rating[t_idx]
-
-
-def _mean_error(h: Hits, o: dict, power: int) -> float:
-    user, pred, true = _pairs(h, o)
-    if len(user) == 0:
+    n = sum(p["n"] for p in parts)
+    if n == 0:
         raise DataError("no truth pair has a prediction: nothing to average")
-    err = np.abs(pred - true) ** power
-    if o["average"] == "pairs":
-        m = err.mean()
-    else:
-        s = np.bincount(user, weights=err, minlength=h.n_users)
-        c = np.bincount(user, minlength=h.n_users)
-        m = (s[c > 0] / c[c > 0]).mean()
+    m = total(p["sum"] for p in parts) / n
     return float(np.sqrt(m)) if power == 2 else float(m)
 
 
-@register("mae", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating")
+def _mae_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _error_partial(h, o, 1)
+
+
+def _mae_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    return np.array([_error_combine(parts, o, 1)] * len(ks))
+
+
+def _rmse_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _error_partial(h, o, 2)
+
+
+def _rmse_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    return np.array([_error_combine(parts, o, 2)] * len(ks))
+
+
+@register("mae", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
+          partial=_mae_partial, combine=_mae_combine)
 def mae(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAE: the mean absolute error of predicted ratings.
 
@@ -79,10 +105,11 @@ def mae(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(preds, truth, ["mae(average=users)"])["mae(average=users)"]   # ((1+0)/2 + 2) / 2
     1.25
     """
-    return np.array([_mean_error(h, o, 1)] * len(ks))
+    return _mae_combine([_mae_partial(h, ks, o)], ks, o)
 
 
-@register("rmse", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating")
+@register("rmse", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
+          partial=_rmse_partial, combine=_rmse_combine)
 def rmse(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""RMSE: the root of the mean squared error of predicted ratings.
 
@@ -100,4 +127,4 @@ def rmse(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(preds, truth, ["rmse"])["rmse"], 6)   # sqrt((1 + 0 + 4) / 3)
     1.290994
     """
-    return np.array([_mean_error(h, o, 2)] * len(ks))
+    return _rmse_combine([_rmse_partial(h, ks, o)], ks, o)
