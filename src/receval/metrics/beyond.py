@@ -52,9 +52,9 @@ class _Space:
         kinds = {p.dtype == object for p in parts if len(p)}
         if len(kinds) > 1:
             raise DataError("item ids of the side inputs (categories/train/catalog) and the recommendations differ in type; cast them alike")
-        self.universe = np.unique(np.concatenate(parts))
+        self.universe = _unique(np.concatenate(parts))
         self.n_items = len(self.universe)
-        code = lambda a: np.searchsorted(self.universe, a)  # noqa: E731
+        code = _encoder(self.universe)
         self.row_code = code(h.row_item)
         self.truth_code = code(h.truth_item)
         if self.catalog is not None:
@@ -119,6 +119,28 @@ class _Space:
         if what == "train" and self.train is None:
             raise DataError(f"{metric} needs train interactions for item popularity: pass train= or --train FILE")
         return None
+
+
+def _unique(values: np.ndarray) -> np.ndarray:
+    """Sorted unique values; a presence table (no sort) for integer ids of a small range."""
+    if values.dtype != object and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 2**26:
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[values - lo] = True
+            return (np.flatnonzero(present) + lo).astype(values.dtype)
+    return np.unique(values)
+
+
+def _encoder(universe: np.ndarray):
+    """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
+    small range (one gather), else a binary search."""
+    if universe.dtype != object and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
+        lo = int(universe[0])
+        table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
+        table[universe - lo] = np.arange(len(universe))
+        return lambda a: table[np.asarray(a, dtype=np.int64) - lo]
+    return lambda a: np.searchsorted(universe, a)
 
 
 def _space(h: Hits) -> _Space:
