@@ -226,7 +226,9 @@ def _check_close(a, b, spark_per_user=True):
 @pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("ctx,dups", list(_cases()))
 def test_spark_equals_memory_every_metric_option(spark, ctx, dups):
-    specs = [s for s in _working_specs(tuple(sorted(ctx.items())), dups) if not _is_global(s)]
+    # global metrics included: the partial statistics of 3 partitions, combined on the driver
+    specs = list(_working_specs(tuple(sorted(ctx.items())), dups))
+    assert sum(map(_is_global, specs)) > 20
     recs, truth, cats, train, catalog = make_data(dups=dups)
     side = dict(categories=cats, train=train, catalog=catalog)
     a = evaluate(recs, truth, specs, **side, **ctx)
@@ -281,3 +283,87 @@ def test_spark_reads_parquet_paths_and_renamed_columns(spark, tmp_path):
 
     c = evaluate_spark(*_spark_frames(spark, recs, truth), specs, columns=Columns(), n_partitions=1)
     _check_close(a, c, spark_per_user=False)
+
+
+# ---- global metrics: partial/combine ---------------------------------------------------------
+
+
+GLOBAL_OPTION_SPECS = [
+    "auc", "auc(tied=correct)", "auc(rows=judged)", "auc(form=positives)", "auc(form=positives,negatives=plus_one)",
+    "auc(form=users)", "auc(form=users,weight=positives,nopos=skip)", "auc(form=users,denominator=r,noneg=zero)",
+    "entropy@5", "entropy(form=recbole)@5", "entropy(form=elliot)@5", "entropy(base=2,normalize=catalog)@5",
+    "entropy(normalize=recommended)@20", "coverage@5", "coverage(denominator=train)@5", "coverage(denominator=count)@20",
+    "coverage(denominator=recbole)@5", "gini@5", "gini(form=recbole)@20", "gini(form=elliot)@5",
+    "mae(missing=skip)", "rmse(missing=skip)", "mae(average=users,missing=skip)", "rmse(average=users,missing=skip)",
+]
+
+
+def test_every_global_metric_declares_partial_and_combine():
+    globals_ = [m for m in all_metrics() if m.kind == "global"]
+    assert {m.name for m in globals_} >= {"auc", "entropy", "coverage", "gini", "mae", "rmse"}
+    assert [m.name for m in globals_ if m.partial is None or m.combine is None] == []
+
+
+@pytest.mark.parametrize("side_kind", ["catalog", "train", "none"])
+def test_polars_globals_combine_bitwise_in_many_batches(side_kind):
+    """Every global metric in 1..7 batches equals the in-memory value bit for bit (exact sums,
+    item ids as keys: a batch's item codes are not global), whichever defines the catalogue."""
+    recs, truth, cats, train, catalog = make_data()
+    side = {"catalog": dict(catalog=catalog, train=train), "train": dict(train=train), "none": {}}[side_kind]
+    specs = [s for s in GLOBAL_OPTION_SPECS if "train" not in s or "train" in side]
+    a = evaluate(recs, truth, specs, rel=3.0, **side)  # rel: rows=judged needs negatives among truth rows
+    for nb in (2, 7):
+        b = evaluate_polars(recs.lazy(), truth.lazy(), specs, n_batches=nb, overrides={"rel": 3.0}, **side)
+        for e, f in zip(a.entries, b.entries):
+            assert e.value == f.value, (side_kind, nb, e.metric, e.value, f.value)
+
+
+def test_polars_global_errors_count_over_batches():
+    recs, truth, *_ = make_data()
+    recs = recs.filter(pl.col("item_id") != 3)  # truth pairs without a prediction in several batches
+    for spec, ctx in (("mae", {}), ("auc(form=users)", {"norecs": "error"}), ("auc(form=users)", {"rel": 5.0, "empty": "error"})):
+        with pytest.raises(DataError) as mem:
+            evaluate(recs, truth, [spec], **ctx)
+        with pytest.raises(DataError) as pol:
+            evaluate_polars(recs.lazy(), truth.lazy(), [spec], overrides=ctx, n_batches=4)
+        assert str(mem.value) == str(pol.value)
+    with pytest.raises(DataError) as mem:
+        evaluate(recs, truth, ["gini@5"], catalog=list(range(10)))
+    with pytest.raises(DataError) as pol:
+        evaluate_polars(recs.lazy(), truth.lazy(), ["gini@5"], catalog=list(range(10)), n_batches=3)
+    assert str(mem.value) == str(pol.value)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_global_errors_and_per_user_output(spark, tmp_path):
+    from receval.cli import main
+    from receval.errors import RecevalError
+
+    recs, truth, *_ = make_data()
+    rs, ts = _spark_frames(spark, recs.filter(pl.col("item_id") != 3), truth)
+    with pytest.raises(DataError) as mem:
+        evaluate(recs.filter(pl.col("item_id") != 3), truth, ["mae"])
+    with pytest.raises(DataError) as sp:
+        evaluate(rs, ts, ["mae"])
+    assert str(mem.value) == str(sp.value)
+    rs, ts = _spark_frames(spark, recs, truth)
+    res = evaluate(rs, ts, ["ndcg@5", "auc"])
+    with pytest.raises(RecevalError, match="spark_per_user"):
+        res.per_user()
+    # the CLI on Spark: Spark writes the per-user values itself (a directory of part files)
+    recs.write_csv(tmp_path / "r.csv")
+    truth.write_csv(tmp_path / "t.csv")
+    want = evaluate(recs, truth, ["ndcg@5", "recall@10", "gini@5"]).per_user().sort("user_id")
+    for name in ("pu.parquet", "pu.csv"):
+        out = tmp_path / name
+        args = ["evaluate", str(tmp_path / "r.csv"), str(tmp_path / "t.csv"), "-m", "ndcg@5", "-m", "recall@10",
+                "-m", "gini@5", "--engine", "spark", "--per-user", str(out), "--format", "json"]
+        assert main(args) == 0
+        got = (pl.read_parquet(out / "*.parquet") if name.endswith(".parquet") else pl.read_csv(out / "*.csv")).sort("user_id")
+        assert got.columns == want.columns
+        assert got["user_id"].to_list() == want["user_id"].to_list()
+        for col in want.columns[1:]:
+            x, y = want[col].to_numpy().astype(float), got[col].to_numpy().astype(float)
+            assert np.array_equal(np.isnan(x), np.isnan(y)), col
+            assert np.nanmax(np.abs(np.nan_to_num(x) - np.nan_to_num(y))) <= 1e-12, col

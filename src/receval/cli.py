@@ -64,7 +64,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
     p.add_argument("--format", choices=FORMATS, default="table")
-    p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file")
+    p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file (with --engine spark: a directory Spark writes)")
     p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
     p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
     p.add_argument("--engine", choices=["memory", "spark"], default="memory")
@@ -78,12 +78,8 @@ def _evaluate(p: argparse.ArgumentParser):
             a.recs, a.truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
             engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
         )
-        if a.per_user:
-            frame = res.per_user()
-            if a.per_user.endswith(".parquet"):
-                frame.write_parquet(a.per_user)
-            else:
-                frame.write_csv(a.per_user)
+        if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)
+            res.write_per_user(a.per_user)
         if a.format == "json":
             print(res.to_json())
         elif a.format == "table":

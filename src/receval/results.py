@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .errors import SpecError
+from .errors import RecevalError, SpecError
 
 
 @dataclass
@@ -41,6 +41,8 @@ class Results:
     user_ids: np.ndarray
     version: str
     info: dict[str, Any] = field(default_factory=dict)
+    #: on Spark: the per-user values as a Spark DataFrame (user, one column per spec), never collected
+    spark_per_user: Any = field(default=None, compare=False, repr=False)
 
     def _entry(self, spec: Any) -> Entry:
         from .spec import parse_spec
@@ -75,12 +77,34 @@ class Results:
         return {e.metric: e.signature for e in self.entries}
 
     def per_user(self) -> pl.DataFrame:
-        """One row per truth user, one column per per-user metric (null where left out)."""
+        """One row per truth user, one column per per-user metric (null where left out).
+
+        A Spark evaluation keeps its per-user values in Spark: use ``spark_per_user`` (a Spark
+        DataFrame) or :meth:`write_per_user`."""
+        if self.spark_per_user is not None:
+            raise RecevalError(
+                "per-user values of a Spark evaluation stay in Spark: use results.spark_per_user (a Spark DataFrame) "
+                "or results.write_per_user(path), or collect them yourself with results.spark_per_user.toPandas()"
+            )
         cols: dict[str, Any] = {"user_id": self.user_ids}
         for e in self.entries:
             if e.per_user is not None:
                 cols[e.metric] = pl.Series(e.metric, e.per_user, nan_to_null=True)
         return pl.DataFrame(cols)
+
+    def write_per_user(self, path: str) -> None:
+        """Write the per-user values to ``path`` (Parquet if it ends in .parquet/.pq, else CSV).
+        On Spark, Spark writes them (a directory of part files); nothing is collected."""
+        if self.spark_per_user is not None:
+            from .backends.spark import write_per_user
+
+            write_per_user(self.spark_per_user, path)
+            return
+        frame = self.per_user()
+        if str(path).lower().endswith((".parquet", ".pq")):
+            frame.write_parquet(path)
+        else:
+            frame.write_csv(path)
 
     def to_dict(self) -> dict[str, Any]:
         return {
