@@ -367,3 +367,92 @@ def test_spark_global_errors_and_per_user_output(spark, tmp_path):
             x, y = want[col].to_numpy().astype(float), got[col].to_numpy().astype(float)
             assert np.array_equal(np.isnan(x), np.isnan(y)), col
             assert np.nanmax(np.abs(np.nan_to_num(x) - np.nan_to_num(y))) <= 1e-12, col
+
+
+# ---- Spark: the stacked AUC stays in Spark --------------------------------------------------
+
+
+def _stacked_data(kind: str, seed: int = 11):
+    rng = np.random.default_rng(seed)
+    n = 4000
+    recs = pl.DataFrame({"user_id": rng.integers(0, 250, n), "item_id": rng.integers(0, 150, n)}).unique(
+        ["user_id", "item_id"], keep="first", maintain_order=True)
+    score = rng.random(len(recs)) if kind == "continuous" else rng.integers(0, 4, len(recs)).astype(float)
+    recs = recs.with_columns(score=pl.Series(score))
+    truth = pl.DataFrame({"user_id": rng.integers(0, 250, 2500), "item_id": rng.integers(0, 150, 2500),
+                          "rating": rng.integers(1, 6, 2500).astype(float)}).unique(
+        ["user_id", "item_id"], keep="first", maintain_order=True)
+    return recs, truth
+
+
+STACKED_SPECS = ["auc", "auc(tied=correct)", "auc(rows=judged)", "auc(rows=judged,tied=correct)", "ndcg@5"]
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+@pytest.mark.parametrize("kind", ["continuous", "ties"])
+def test_spark_stacked_auc_exact_without_scores_on_the_driver(spark, kind, monkeypatch):
+    import pickle as _pickle
+
+    import receval.backends.spark as sp
+    import receval.metrics.auc as auc_mod
+    from receval.backends.spark import evaluate_spark
+
+    recs, truth = _stacked_data(kind)
+    if kind == "continuous":
+        assert recs["score"].n_unique() == len(recs)  # no ties
+    a = evaluate(recs, truth, STACKED_SPECS, rel=3.0)
+    if kind == "ties":
+        assert a["auc"] != a["auc(tied=correct)"]
+    rs, ts = _spark_frames(spark, recs, truth)
+
+    metas, runs = [], []
+
+    class Spy:
+        dumps = staticmethod(_pickle.dumps)
+
+        @staticmethod
+        def loads(b):
+            m = _pickle.loads(b)
+            metas.append(m)
+            return m
+
+    real_reduce = auc_mod.stacked_reduce
+
+    def spy_reduce(r, tied):
+        runs.append(list(r))
+        return real_reduce(r, tied)
+
+    monkeypatch.setattr(sp, "pickle", Spy)
+    monkeypatch.setattr(auc_mod, "stacked_reduce", spy_reduce)
+    for parts in (1, 4, 7):
+        metas.clear()
+        runs.clear()
+        b = evaluate_spark(rs, ts, STACKED_SPECS, overrides={"rel": 3.0}, n_partitions=parts)
+        for e, f in zip(a.entries, b.entries):
+            if e.metric.startswith("auc"):  # bit for bit (ndcg@5, a Spark sum of per-user values: ~1e-15)
+                assert e.value == f.value, (kind, parts, e.metric, e.value, f.value)
+            assert abs(e.value - f.value) <= 1e-12
+        # the driver sees a marker per partition and spec, and one run (4 numbers) per score range
+        seen = [m for m in metas if m.get("users_seen")]
+        assert 1 <= len(seen) <= parts
+        for m in seen:
+            for j, spec in enumerate(STACKED_SPECS):
+                if spec.startswith("auc"):
+                    assert m["partials"][j] == {"by_score_rows": j}, m["partials"][j]
+        assert len(runs) == 4  # one reduction per stacked spec (distinct formulas)
+        for r in runs:
+            assert 1 <= len(r) <= parts and all(len(x) == 4 for x in r)
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_spark_stacked_auc_errors_match_memory(spark):
+    recs, truth = _stacked_data("ties")
+    rs, ts = _spark_frames(spark, recs, truth)
+    for ctx in ({"rel": 0.0}, {"rel": 9.0}):  # no negatives / no positives among judged rows
+        with pytest.raises(DataError) as mem:
+            evaluate(recs, truth, ["auc(rows=judged)"], **ctx)
+        with pytest.raises(DataError) as sp:
+            evaluate(rs, ts, ["auc(rows=judged)"], **ctx)
+        assert str(mem.value) == str(sp.value)

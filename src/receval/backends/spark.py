@@ -13,7 +13,14 @@ Per-user values stay in Spark: ``results.spark_per_user`` is a DataFrame (user, 
 per spec, null where a user is left out); ``results.write_per_user(path)`` has Spark write it,
 and ``results.per_user()`` says so instead of returning a frame without values. Global metrics
 combine the partial statistics of each partition (``partial``/``combine`` of the metric), which
-travel in the metadata rows. Values agree with the in-memory engine to ~1e-15
+travel in the metadata rows when they are small (sums, counts, per-item tables). A partial held
+per distinct score (``by_score``: the stacked AUC) would bring the data to the driver, so it
+stays in Spark: each partition emits (score, positives, negatives) rows next to its per-user
+rows, Spark sums them by score, range-partitions the distinct scores, and every range
+reports one exact run (:func:`receval.metrics.auc.stacked_scan`); the driver receives four
+numbers per range and adds the negatives of the lower ranges
+(:func:`receval.metrics.auc.stacked_reduce`), so the stacked AUC equals the in-memory one
+bit for bit. Other values agree with the in-memory engine to ~1e-15
 (means are summed in a different order); errors carry the same messages.
 """
 
@@ -32,6 +39,8 @@ from ..io import Columns
 from ..registry import _UNSET, resolve
 
 _META = "__meta__"
+_SCORE_COLS = (("gj", "int32"), ("gs", "float64"), ("gp", "int64"), ("gn", "int64"))  # by-score rows: spec, score, pos, neg
+_BY_SCORE = "by_score_rows"  # the metadata marker replacing a by-score partial: the spec whose rows hold it
 
 
 def _session(spark: Any = None):
@@ -108,9 +117,7 @@ def evaluate_spark(
 
     from .. import __version__
     from ..api import _dialect
-    from ..results import Entry, Results
-    from ..signature import make_signature
-    from ._batch import check_globals, k_index, merge_info
+    from ._batch import check_globals
 
     cols = columns or Columns()
     if isinstance(metrics, str):
@@ -174,10 +181,33 @@ def evaluate_spark(
             T.StructField(f"sk{j}", T.ByteType()), T.StructField(f"ee{j}", T.ByteType()), T.StructField(f"en{j}", T.ByteType()),
         ]
     fields += [T.StructField(_META, T.BinaryType(), True)]
+    fields += [T.StructField("gj", T.IntegerType()), T.StructField("gs", T.DoubleType()),
+               T.StructField("gp", T.LongType()), T.StructField("gn", T.LongType())]
     schema = T.StructType(fields)
     job = _Job(metrics, dialect, ov, categories, train, catalog, has_score, has_rank, has_rating, n)
 
     out = both.mapInArrow(job, schema)
+    # the by-score rows are read by a second job: keep the partitions' output instead of running them twice
+    reread = any(r.metric.name == "auc" and not r.per_user and r.options.get("form") == "stacked" for r in resolved)
+    if reread:
+        from pyspark import StorageLevel
+
+        out = out.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _finish(out, resolved, parts, cols, n, __version__)
+    finally:
+        if reread:
+            out.unpersist()
+
+
+def _finish(out, resolved, parts, cols, n, version):
+    from pyspark.sql import functions as F
+
+    from ..results import Entry, Results
+    from ..signature import make_signature
+    from ._batch import k_index, merge_info
+
+    __version__ = version
     users = F.col("u").isNotNull()
     aggs = [F.collect_list(_META).alias("meta")]
     for j in range(n):
@@ -204,11 +234,18 @@ def evaluate_spark(
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
     info = merge_info([m["info"] for m in metas])
     entries = []
+    reduced: dict[int, Any] = {}
     for j, r in enumerate(resolved):
         order = next((m["order"][j] for m in metas if m["order"][j] is not None), None)
         if not r.per_user:
             ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
-            vals = np.asarray(r.metric.combine([m["partials"][j] for m in metas if m["partials"][j] is not None], ks, r.options))  # type: ignore[misc]
+            got = [m["partials"][j] for m in metas if m["partials"][j] is not None]
+            if any(isinstance(p, dict) and _BY_SCORE in p for p in got):
+                j0 = next(p[_BY_SCORE] for p in got if isinstance(p, dict) and _BY_SCORE in p)
+                if j0 not in reduced:
+                    reduced[j0] = _reduce_by_score(out, j0, parts, r.options)
+                got = [reduced[j0]]
+            vals = np.asarray(r.metric.combine(got, ks, r.options))  # type: ignore[misc]
             sig = make_signature(r, __version__, order=order)
             entries.append(Entry(r.key, float(vals[k_index(r, ks)]), sig, users=0, dialect=r.dialect, asked=str(r.spec)))
             continue
@@ -241,6 +278,43 @@ def evaluate_spark(
     )
     res.spark_per_user = per_user  # type: ignore[attr-defined]
     return res
+
+
+def _reduce_by_score(out, j: int, parts: int, o: dict) -> dict:
+    """The partial of a by-score global metric (stacked AUC) from the by-score rows of spec ``j``,
+    computed in Spark: sums by score, range partitions of the distinct scores, one exact run per
+    partition (:func:`receval.metrics.auc.stacked_scan`); only those runs reach the driver."""
+    from pyspark.sql import functions as F
+
+    from ..metrics.auc import stacked_reduce
+
+    rows = out.filter(F.col("gj") == j).groupBy("gs").agg(F.sum("gp").alias("gp"), F.sum("gn").alias("gn"))
+    runs = rows.repartitionByRange(parts, "gs").mapInArrow(_Scan(o["tied"]), "lo double, num2 string, p long, n long")
+    return stacked_reduce([(r["lo"], int(r["num2"]), r["p"], r["n"]) for r in runs.collect()], o["tied"])
+
+
+class _Scan:
+    """``mapInArrow`` over one range of distinct scores: (lowest score, 2 × numerator, P, N) of the run."""
+
+    def __init__(self, tied: str):
+        self.tied = tied
+
+    def __call__(self, batches):
+        import pyarrow as pa
+
+        from ..metrics.auc import _merge_by_score, stacked_scan
+
+        tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
+        if not tables:
+            return
+        t = pa.concat_tables(tables)
+        s, p, ng = (t.column(c).to_numpy().astype(d) for c, d in (("gs", np.float64), ("gp", np.int64), ("gn", np.int64)))
+        s, p, ng = _merge_by_score([(s, p, ng)])  # sorted (the range is not), and robust to a repeated score
+        num2, n_pos, n_neg = stacked_scan(p, ng, self.tied)
+        yield pa.RecordBatch.from_pydict({
+            "lo": pa.array([float(s[0])], pa.float64()), "num2": pa.array([str(num2)], pa.string()),
+            "p": pa.array([n_pos], pa.int64()), "n": pa.array([n_neg], pa.int64()),
+        })
 
 
 class _Job:
@@ -285,7 +359,14 @@ class _Job:
             meta["error"] = str(exc)
             yield self._meta_batch(meta, table.schema.field("u").type)
             return
-        meta.update(users_seen=True, info=batch.info, order=batch.order, partials=batch.partials)
+        partials, by_score, first = list(batch.partials), [], {}
+        for j, part in enumerate(partials):
+            if isinstance(part, dict) and "by_score" in part:  # stays in Spark: rows, not metadata
+                j0 = first.setdefault(id(part), j)
+                if j0 == j:
+                    by_score.append((j, part["by_score"]))
+                partials[j] = {_BY_SCORE: j0}
+        meta.update(users_seen=True, info=batch.info, order=batch.order, partials=partials)
         users = batch.user_ids
         arrays: dict[str, Any] = {"u": pa.array(users.tolist() if users.dtype == object else users, type=table.schema.field("u").type)}
         for j, r in enumerate(resolved):
@@ -302,21 +383,45 @@ class _Job:
             arrays[f"ee{j}"] = pa.array(cols_j["err_empty"], type=pa.int8())
             arrays[f"en{j}"] = pa.array(cols_j["err_norecs"], type=pa.int8())
         arrays[_META] = pa.nulls(len(users), type=pa.binary())
+        for c, d in _SCORE_COLS:
+            arrays[c] = pa.nulls(len(users), type=pa.from_numpy_dtype(np.dtype(d)))
         step = 65536
         tab = pa.table(arrays)
         for start in range(0, tab.num_rows, step):
             yield from tab.slice(start, step).to_batches()
+        for j, (s, p, ng) in by_score:
+            yield from self._score_table(j, s, p, ng, table.schema.field("u").type).to_batches(max_chunksize=step)
         yield self._meta_batch(meta, table.schema.field("u").type)
+
+    def _filler(self, rows: int, utype: Any) -> dict[str, Any]:
+        import pyarrow as pa
+
+        arrays: dict[str, Any] = {"u": pa.nulls(rows, type=utype)}
+        for j in range(self.n):
+            for c in ("v", "a", "b"):
+                arrays[f"{c}{j}"] = pa.array(np.full(rows, math.nan), type=pa.float64())
+            for c in ("sk", "ee", "en"):
+                arrays[f"{c}{j}"] = pa.array(np.zeros(rows, np.int8), type=pa.int8())
+        arrays[_META] = pa.nulls(rows, type=pa.binary())
+        for c, d in _SCORE_COLS:
+            arrays[c] = pa.nulls(rows, type=pa.from_numpy_dtype(np.dtype(d)))
+        return arrays
+
+    def _score_table(self, j: int, s: np.ndarray, p: np.ndarray, ng: np.ndarray, utype: Any):
+        """By-score rows of spec ``j``: (score, positives, negatives), one per distinct score of the partition."""
+        import pyarrow as pa
+
+        arrays = self._filler(len(s), utype)
+        arrays["gj"] = pa.array(np.full(len(s), j, np.int32))
+        arrays["gs"] = pa.array(np.asarray(s, np.float64))
+        arrays["gp"] = pa.array(np.asarray(p, np.int64))
+        arrays["gn"] = pa.array(np.asarray(ng, np.int64))
+        return pa.table(arrays)
 
     def _meta_batch(self, meta: dict[str, Any], utype: Any):
         import pyarrow as pa
 
-        arrays: dict[str, Any] = {"u": pa.nulls(1, type=utype)}
-        for j in range(self.n):
-            for c in ("v", "a", "b"):
-                arrays[f"{c}{j}"] = pa.array([math.nan], type=pa.float64())
-            for c in ("sk", "ee", "en"):
-                arrays[f"{c}{j}"] = pa.array([0], type=pa.int8())
+        arrays = self._filler(1, utype)
         arrays[_META] = pa.array([pickle.dumps(meta)], type=pa.binary())
         return pa.RecordBatch.from_pydict(arrays)
 

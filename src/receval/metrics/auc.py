@@ -215,16 +215,16 @@ def _auc_check(o: dict, k: int | None = None) -> None:
 def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
     """Sufficient statistics of one batch of users for ``auc`` without a cut-off.
 
-    ``stacked``: the distinct scores of the pooled positives and of the pooled negatives with
-    their counts (one entry per distinct score, not per row); ``positives``: the exact sum and
+    ``stacked``: ``by_score``, the distinct scores of the pooled rows with their positive and
+    negative counts (one entry per distinct score, not per row: a batch engine that must not
+    gather them aggregates them itself, see :func:`stacked_scan` / :func:`stacked_reduce`);
+    ``positives``: the exact sum and
     count of :math:`s_p`; ``users``: the exact sums of :math:`w_u AUC_u` and :math:`w_u`, and
     the users that trigger an ``error`` policy (counted here, raised by :func:`_auc_combine`)."""
     form = o["form"]
     if form == "stacked":
         score, label = _stacked_rows(h, o["rows"])
-        ps, pc = np.unique(score[label], return_counts=True)
-        ns, nc = np.unique(score[~label], return_counts=True)
-        return {"pos": (ps, pc), "neg": (ns, nc)}
+        return {"by_score": _score_counts(score, label)}
     if form == "positives":
         user, pos, score, label = _rows(h)
         a = _negatives_above(user, score, label, o["tied"], h.n_users)
@@ -258,7 +258,12 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     """``auc`` without a cut-off from the statistics of all batches (:func:`_auc_partial`)."""
     form = o["form"]
     if form == "stacked":
-        value = _stacked_value([p["pos"] for p in parts], [p["neg"] for p in parts], o["tied"], o["rows"])
+        if len(parts) == 1 and "reduced" in parts[0]:  # already reduced by the engine (Spark)
+            num2, n_pos, n_neg = parts[0]["reduced"]
+        else:
+            _, pos, neg = _merge_by_score([p["by_score"] for p in parts])
+            num2, n_pos, n_neg = stacked_scan(pos, neg, o["tied"])
+        value = _stacked_value(num2, n_pos, n_neg, o["rows"])
     elif form == "positives":
         n = sum(p["n"] for p in parts)
         if n == 0:
@@ -349,14 +354,73 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _auc_combine([_auc_partial(h, ks, o)], ks, o)
 
 
-def _merge_counts(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct scores and their counts over batches."""
-    if not pairs:
-        return np.zeros(0), np.zeros(0, dtype=np.int64)
-    values, inv = np.unique(np.concatenate([v for v, _ in pairs]), return_inverse=True)
-    counts = np.zeros(len(values), dtype=np.int64)
-    np.add.at(counts, inv, np.concatenate([c for _, c in pairs]).astype(np.int64))
-    return values, counts
+def _score_counts(score: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct scores ascending, positives per score, negatives per score) of pooled rows."""
+    values, inv = np.unique(score, return_inverse=True)
+    inv = inv.reshape(-1)
+    pos = np.bincount(inv[label], minlength=len(values)).astype(np.int64)
+    neg = np.bincount(inv[~label], minlength=len(values)).astype(np.int64)
+    return values, pos, neg
+
+
+def _merge_by_score(tables: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_score_counts` tables of several batches summed score by score."""
+    if not tables:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    values, inv = np.unique(np.concatenate([t[0] for t in tables]), return_inverse=True)
+    inv = inv.reshape(-1)
+    pos = np.zeros(len(values), dtype=np.int64)
+    neg = np.zeros(len(values), dtype=np.int64)
+    np.add.at(pos, inv, np.concatenate([t[1] for t in tables]).astype(np.int64))
+    np.add.at(neg, inv, np.concatenate([t[2] for t in tables]).astype(np.int64))
+    return values, pos, neg
+
+
+_INT64_LIMIT = 2**62
+
+
+def stacked_numerator(pos, neg, below, tied: str) -> int:
+    r"""Twice the Mann–Whitney numerator, as an exact integer: the one place the formula lives.
+
+    For distinct scores *s* with :math:`pos(s)` positives, :math:`neg(s)` negatives and
+    :math:`below(s)` negatives with a smaller score,
+    :math:`2 \sum_s pos(s)\,(below(s) + t\,neg(s))` with :math:`t = ½` (``tied=half``) or 1
+    (``tied=correct``). int64 when no product can overflow, Python integers otherwise.
+
+    >>> stacked_numerator([1, 1], [1, 1], [0, 1], "half")   # scores 1, 2: one tie each, one pair below
+    4
+    """
+    pos = np.asarray(pos, dtype=np.int64)
+    neg = np.asarray(neg, dtype=np.int64)
+    below = np.asarray(below, dtype=np.int64)
+    if len(pos) == 0:
+        return 0
+    c = 1 if tied == "half" else 2
+    tmax = 2 * int(below.max()) + c * int(neg.max())
+    if int(pos.max()) * tmax * len(pos) < _INT64_LIMIT and tmax < _INT64_LIMIT:
+        return int((pos * (2 * below + c * neg)).sum())
+    return sum(p * (2 * b + c * n) for p, n, b in zip(pos.tolist(), neg.tolist(), below.tolist()))
+
+
+def stacked_scan(pos: np.ndarray, neg: np.ndarray, tied: str) -> tuple[int, int, int]:
+    """(twice the numerator, positives, negatives) of a run of distinct scores in ascending
+    order; ``below`` counts only the negatives of the run (a range partition of the scores adds
+    the negatives of the lower partitions in :func:`stacked_reduce`)."""
+    neg = np.asarray(neg, dtype=np.int64)
+    below = np.cumsum(neg) - neg
+    return stacked_numerator(pos, neg, below, tied), int(np.sum(pos)), int(neg.sum())
+
+
+def stacked_reduce(runs: list[tuple[float, int, int, int]], tied: str) -> dict:
+    """The stacked partial from :func:`stacked_scan` of disjoint score ranges, given as
+    (lowest score, twice the numerator, positives, negatives): each range's positives also sit
+    above every negative of the lower ranges, which counts as a score with no negative."""
+    runs = sorted(runs, key=lambda r: r[0])
+    negs = [int(r[3]) for r in runs]
+    offsets = np.cumsum([0] + negs[:-1]) if runs else np.zeros(0, dtype=np.int64)
+    poss = [int(r[2]) for r in runs]
+    num2 = sum(int(r[1]) for r in runs) + stacked_numerator(poss, np.zeros(len(runs), np.int64), offsets, tied)
+    return {"reduced": (num2, sum(poss), sum(negs))}
 
 
 def _stacked_rows(h: Hits, rows: str = "all") -> tuple[np.ndarray, np.ndarray]:
@@ -371,11 +435,9 @@ def _stacked_rows(h: Hits, rows: str = "all") -> tuple[np.ndarray, np.ndarray]:
     return score, label
 
 
-def _stacked_value(pos: list, neg: list, tied: str, rows: str = "all") -> float:
-    """The stacked (Mann–Whitney) AUC from distinct scores and counts of positives and negatives."""
-    ps, pc = _merge_counts(pos)
-    ns, nc = _merge_counts(neg)
-    n_pos, n_neg = int(pc.sum()), int(nc.sum())
+def _stacked_value(num2: int, n_pos: int, n_neg: int, rows: str = "all") -> float:
+    """The stacked (Mann–Whitney) AUC from twice its numerator (:func:`stacked_numerator`): one
+    correctly rounded division of exact integers."""
     if n_pos == 0 or n_neg == 0:
         hint = (
             "; with rows=judged only recommended pairs that are truth rows are pooled, so the truth must hold "
@@ -385,14 +447,7 @@ def _stacked_value(pos: list, neg: list, tied: str, rows: str = "all") -> float:
         raise DataError(
             f"auc(form=stacked) is undefined: the pooled rows hold {n_pos} positives and {n_neg} negatives{hint}"
         )
-    cum = np.r_[0, np.cumsum(nc)]  # negatives strictly below the i-th distinct negative score
-    below = cum[np.searchsorted(ns, ps, side="left")] * pc  # per distinct positive score × its count
-    upto = cum[np.searchsorted(ns, ps, side="right")] * pc
-    if tied == "half":
-        num = below.sum() + 0.5 * (upto - below).sum()
-    else:  # correct: a tie counts as a correctly ordered pair
-        num = upto.sum()
-    return float(num / (n_pos * n_neg))
+    return int(num2) / (2 * int(n_pos) * int(n_neg))
 
 
 @register(
