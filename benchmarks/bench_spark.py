@@ -97,6 +97,7 @@ def stage_summary(sc, group_prefix: str) -> dict:
     by_name: dict[str, dict] = {}
     result_bytes = 0
     n_stages = 0
+    per_stage: list[dict] = []
     for j in jobs:
         for sid in j["stageIds"]:
             for (s_id, _), s in stages.items():
@@ -114,8 +115,23 @@ def stage_summary(sc, group_prefix: str) -> dict:
                 d["shuffle_write_bytes"] += s.get("shuffleWriteBytes", 0)
                 d["input_bytes"] += s.get("inputBytes", 0)
                 result_bytes += s.get("resultSize", 0)
+                per_stage.append({"stage": s_id, "name": name, "tasks": s.get("numCompleteTasks", 0),
+                                  "executor_run_s": s.get("executorRunTime", 0) / 1e3, "wall_s": _wall(s),
+                                  "shuffle_read_bytes": s.get("shuffleReadBytes", 0), "shuffle_write_bytes": s.get("shuffleWriteBytes", 0),
+                                  "result_bytes": s.get("resultSize", 0)})
     top = dict(sorted(by_name.items(), key=lambda kv: -kv[1]["executor_run_s"]))
-    return {"jobs": len(jobs), "stages": n_stages, "task_result_bytes": result_bytes, "by_call_site": top}
+    return {"jobs": len(jobs), "stages": n_stages, "task_result_bytes": result_bytes, "by_call_site": top,
+            "per_stage": sorted(per_stage, key=lambda x: x["stage"])}
+
+
+def _wall(s: dict) -> float | None:
+    from datetime import datetime
+
+    try:
+        f = lambda t: datetime.strptime(t.replace("GMT", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z")  # noqa: E731
+        return (f(s["completionTime"]) - f(s["submissionTime"])).total_seconds()
+    except Exception:
+        return None
 
 
 def run_size(spark, size: str, repeat: int, seed: int) -> dict:
@@ -144,6 +160,7 @@ def run_size(spark, size: str, repeat: int, seed: int) -> dict:
         return {m: float(res[f"{REPLAY_NAMES[m]}@{k}"]) for m in METRICS}
 
     runners = {"receval": run_receval, "replay": run_replay}
+    load0 = os.getloadavg()[0]
     times: dict[str, list[float]] = {n: [] for n in runners}
     values: dict[str, dict] = {}
     for i in range(repeat + 1):  # run 0: warm-up (Python workers, JIT, first-use imports)
@@ -160,7 +177,8 @@ def run_size(spark, size: str, repeat: int, seed: int) -> dict:
     med = {n: statistics.median(t) for n, t in times.items()}
     out = {
         "size": size, "users": U, "k": k, "rec_rows": n_recs, "truth_rows": n_truth,
-        "times": times, "median_s": med, "ratio": med["replay"] / med["receval"],
+        "times": times, "median_s": med, "min_s": {n: min(t) for n, t in times.items()},
+        "load_avg_1min": [load0, os.getloadavg()[0]],  # a shared 2-core VM: other work shows up here "ratio": med["replay"] / med["receval"],
         "values": values, "max_abs_diff": diff,
         "stages": {n: stage_summary(sc, f"{n}:{size}:{repeat}") for n in runners},  # the last timed run
     }
@@ -168,6 +186,77 @@ def run_size(spark, size: str, repeat: int, seed: int) -> dict:
     truth.unpersist()
     print(f"  {size}: receval {med['receval']:.2f} s, RePlay {med['replay']:.2f} s, ratio {out['ratio']:.2f}×, max |Δ| {diff:.1e}", flush=True)
     return out
+
+
+def profile(spark, size: str, seed: int, repeat: int = 3) -> dict:
+    """Where receval's Spark time goes: the same tag/union/repartition/sort plan as the backend,
+    (a) ended by a JVM count, (b) handed to a no-op ``mapInArrow`` (adds the JVM → Python Arrow
+    transfer), (c) the full evaluation; plus the in-memory engine on the same data in one process."""
+    import bench_core
+    import polars as pl
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    import receval
+
+    U, k = bench_core.SIZES[size]
+    d = bench_core.data_dir(size, seed)
+    recs = spark.read.parquet(str(d / "recs.parquet")).select("user_id", "item_id", "score").cache()
+    truth = spark.read.parquet(str(d / "truth.parquet")).select("user_id", "item_id", "rating").cache()
+    recs.count(), truth.count()
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+    def tagged(df, tag, s, y):
+        return df.select(F.col("user_id").cast("long").alias("u"), F.col("item_id").cast("long").alias("i"),
+                         (F.col(s).cast("double") if s else F.lit(None).cast("double")).alias("s"), F.lit(None).cast("long").alias("k"),
+                         (F.col(y).cast("double") if y else F.lit(None).cast("double")).alias("y"), F.lit(tag).cast("byte").alias("tag"),
+                         F.monotonically_increasing_id().alias("rid"))
+
+    both = tagged(recs, 0, "score", None).unionByName(tagged(truth, 1, None, "rating")).repartition(parts, "u").sortWithinPartitions("u", "tag", "rid")
+
+    def noop(batches):
+        n = 0
+        for b in batches:
+            n += b.num_rows
+        yield pa.RecordBatch.from_pydict({"n": pa.array([n], pa.int64())})
+
+    specs = [f"{m}@{k}" for m in METRICS]
+    phases = {
+        "shuffle + sort (JVM count)": lambda: both.agg(F.count("*")).collect(),
+        "+ Arrow to Python workers (no-op mapInArrow)": lambda: both.mapInArrow(noop, "n long").agg(F.sum("n")).collect(),
+        "receval on Spark (full)": lambda: receval.evaluate(recs, truth, specs, dialect=DIALECT),
+    }
+    out = {"size": size}
+    for name, fn in phases.items():
+        fn()
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        out[name] = statistics.median(ts)
+        print(f"  profile {size}: {name}: {out[name]:.2f} s", flush=True)
+    recs.unpersist()
+    truth.unpersist()
+    r = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
+    t = pl.read_parquet(d / "truth.parquet")
+    receval.evaluate(r, t, specs, dialect=DIALECT)
+    t0 = time.perf_counter()
+    receval.evaluate(r, t, specs, dialect=DIALECT)
+    out["in-memory receval, one process (polars frames)"] = time.perf_counter() - t0
+    out["load_avg_1min"] = os.getloadavg()[0]
+    return out
+
+
+def _git() -> dict:
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", str(SRC)], cwd=HERE, capture_output=True, text=True).stdout.split("\n")
+        return {"commit": head, "src_dirty": [x[3:] for x in dirty if x.strip()]}
+    except Exception:
+        return {}
 
 
 def versions() -> dict:
@@ -185,7 +274,7 @@ def versions() -> dict:
             break
     return {"receval": receval.__version__, "replay-rec": version("replay-rec"), "pyspark": pyspark.__version__,
             "python": platform.python_version(), "numpy": np.__version__, "polars": version("polars"),
-            "pyarrow": version("pyarrow"), "java": os.environ.get("JAVA_VERSION") or _java(), "cpu": cpu, "cores": os.cpu_count()}
+            "pyarrow": version("pyarrow"), "java": os.environ.get("JAVA_VERSION") or _java(), "cpu": cpu, "cores": os.cpu_count(), "git": _git()}
 
 
 def _java() -> str:
@@ -198,16 +287,37 @@ def _java() -> str:
         return "?"
 
 
+def _mins(r: dict) -> str:
+    m = r.get("min_s")
+    return f"{m['receval']:.2f} / {m['replay']:.2f}" if m else "–"
+
+
+def _load(r: dict) -> str:
+    la = r.get("load_avg_1min")
+    return f"{la[0]:.1f}–{la[1]:.1f}" if la else "–"
+
+
 def _top_stage(st: dict) -> str:
     by = st.get("by_call_site") or {}
     if not by:
         return "–"
     total = sum(v["executor_run_s"] for v in by.values()) or 1.0
     name, v = next(iter(by.items()))
-    return f"{v['executor_run_s']:.1f} s task time total {total:.1f} s; top: `{name}` {100 * v['executor_run_s'] / total:.0f}%"
+    name = name.split(" @ ")[0] + " @ " + name.split(" @ ")[-1].rsplit("/", 1)[-1] if " @ " in name else name
+    return f"{total:.1f} s; {100 * v['executor_run_s'] / total:.0f}% in `{name}`"
 
 
-def write_results_md(rows: list[dict], ver: dict, conf: dict) -> None:
+NOTES = [
+    "Both sides read the same cached DataFrames in one SparkSession. Only aggregates reach the driver from receval (the "
+    "'task result bytes' column: per-partition sums and metadata, ~65 KB whatever the size); RePlay's `OfflineMetrics` "
+    "also collects the distinct users of every input with `toPandas` (its input check) and runs one Python-UDF pass "
+    "(`rdd.flatMap`) per metric over the joined lists, then `first()` of an average per metric.",
+    "The VM has 2 cores shared with other work (the 1-minute load average during each size is in `out/spark.json`); "
+    "single runs varied up to 2×, so the medians carry that noise — the minima are shown too.",
+]
+
+
+def write_results_md(rows: list[dict], ver: dict, conf: dict, prof: list[dict] | None = None) -> None:
     lines = [
         "<!-- spark:start -->",
         "### Spark: receval's Spark backend vs RePlay's Spark metrics (one local[2] session, same cached DataFrames)",
@@ -218,16 +328,24 @@ def write_results_md(rows: list[dict], ver: dict, conf: dict) -> None:
         f"Versions: receval {ver['receval']}, replay-rec {ver['replay-rec']}, pyspark {ver['pyspark']}, Java {ver['java']}, "
         f"Python {ver['python']}, {ver['cores']} cores ({ver['cpu']}).",
         "",
-        "| users × k | rec rows | receval (s) | RePlay (s) | RePlay / receval | max \\|Δ\\| | receval: task result bytes to driver | receval task time | RePlay task time |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| users × k | rec rows | receval (s) | RePlay (s) | RePlay / receval | min receval / RePlay (s) | max \\|Δ\\| | receval: task result bytes to driver | load avg | receval task time | RePlay task time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         st_r, st_p = r["stages"]["receval"], r["stages"]["replay"]
         lines.append(
             f"| {r['size'].replace('x', ' × ')} | {r['rec_rows']:,} | {r['median_s']['receval']:.2f} | {r['median_s']['replay']:.2f} | "
-            f"{r['ratio']:.1f}× | {r['max_abs_diff']:.1e} | {st_r.get('task_result_bytes', 0):,} | {_top_stage(st_r)} | {_top_stage(st_p)} |"
+            f"{r['ratio']:.1f}× | {_mins(r)} | {r['max_abs_diff']:.1e} | {st_r.get('task_result_bytes', 0):,} | {_load(r)} | "
+            f"{_top_stage(st_r)} | {_top_stage(st_p)} |"
         )
-    lines += [""] + conf.get("notes", []) + ["<!-- spark:end -->"]
+    lines += [""] + [f"* {n}" for n in NOTES]
+    for p in prof or []:
+        items = [f"{k} {v:.2f} s" for k, v in p.items() if isinstance(v, float) and k != "load_avg_1min"]
+        lines.append(f"* Where receval's time goes at {p['size'].replace('x', ' × ')} (medians; load avg {p.get('load_avg_1min', 0):.1f}): " + "; ".join(items) + ".")
+    g = ver.get("git") or {}
+    if g:
+        lines.append(f"* Measured at commit {g.get('commit')}" + (f" with uncommitted changes in {', '.join(g['src_dirty'])}" if g.get("src_dirty") else "") + ".")
+    lines += ["<!-- spark:end -->"]
     block = "\n".join(lines) + "\n"
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else ""
@@ -248,6 +366,8 @@ def main(argv=None) -> None:
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--no-write", action="store_true", help="print only; do not touch out/spark.json or RESULTS.md")
+    ap.add_argument("--profile", default="", help="sizes (comma-separated) for the phase breakdown of receval's time, e.g. 100kx100")
+    ap.add_argument("--fresh", action="store_true", help="drop the rows of out/spark.json for sizes not run now")
     a = ap.parse_args(argv)
     _ensure_env()
     # receval from this checkout, for the driver and for Spark's Python workers (they inherit the environment)
@@ -261,15 +381,28 @@ def main(argv=None) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     ver = versions()
     print(f"bench_spark: {ver}", flush=True)
-    rows = []
     out_path = OUT / "spark.json"
-    for size in a.sizes.split(","):
-        rows.append(run_size(spark, size, a.repeat, a.seed))
-        if not a.no_write:  # write after every size: a long run stopped midway keeps what it has
-            OUT.mkdir(exist_ok=True)
-            conf = {"repeat": a.repeat, "partitions": a.partitions, "driver_memory": a.driver_memory, "seed": a.seed}
-            out_path.write_text(json.dumps({"versions": ver, "config": conf, "dialect": DIALECT, "rows": rows}, indent=1))
-            write_results_md(rows, ver, conf)
+    old = json.loads(out_path.read_text()) if out_path.exists() and not a.fresh else {}
+    rows = {r["size"]: r for r in old.get("rows", [])}  # rows of earlier runs for other sizes are kept
+    profs = {p["size"]: p for p in old.get("profile", [])}
+    conf = {"repeat": a.repeat, "partitions": a.partitions, "driver_memory": a.driver_memory, "seed": a.seed}
+
+    def write():
+        if a.no_write:  # write after every step: a long run stopped midway keeps what it has
+            return
+        OUT.mkdir(exist_ok=True)
+        order = lambda r: (r["users"] * r["k"], r["users"])  # noqa: E731
+        rs = sorted(rows.values(), key=order)
+        out_path.write_text(json.dumps({"versions": ver, "config": conf, "dialect": DIALECT, "rows": rs,
+                                        "profile": list(profs.values())}, indent=1))
+        write_results_md(rs, ver, conf, list(profs.values()))
+
+    for size in filter(None, a.sizes.split(",")):
+        rows[size] = run_size(spark, size, a.repeat, a.seed)
+        write()
+    for size in filter(None, a.profile.split(",")):
+        profs[size] = profile(spark, size, a.seed)
+        write()
     spark.stop()
 
 
