@@ -178,7 +178,8 @@ def run_size(spark, size: str, repeat: int, seed: int) -> dict:
     out = {
         "size": size, "users": U, "k": k, "rec_rows": n_recs, "truth_rows": n_truth,
         "times": times, "median_s": med, "min_s": {n: min(t) for n, t in times.items()},
-        "load_avg_1min": [load0, os.getloadavg()[0]],  # a shared 2-core VM: other work shows up here "ratio": med["replay"] / med["receval"],
+        "load_avg_1min": [load0, os.getloadavg()[0]],  # a shared 2-core VM: other work shows up here
+        "ratio": med["replay"] / med["receval"],
         "values": values, "max_abs_diff": diff,
         "stages": {n: stage_summary(sc, f"{n}:{size}:{repeat}") for n in runners},  # the last timed run
     }
