@@ -50,6 +50,19 @@ def done(lib, version, prep, comp, values, notes=()):
                                "values": {k: float(v) for k, v in values.items()}, "peak_rss_bytes": hwm(), "notes": list(notes)}))
 '''
 
+#: RePlay's OfflineMetrics on polars or pandas frames (FRAMES: the frame library)
+_REPLAY = r'''
+import FRAMES as fr
+from importlib.metadata import version
+from replay.metrics import MAP, MRR, NDCG, HitRate, Precision, Recall, OfflineMetrics
+r = fr.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "score"]); t = fr.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
+kw = dict(query_column="user_id", item_column="item_id", rating_column="score")
+om = OfflineMetrics([Precision(K), Recall(K), HitRate(K), MRR(K), MAP(K), NDCG(K)], **kw)
+t0 = T(); res = om(r, t); t1 = T()
+names = {"precision": "Precision", "recall": "Recall", "hitrate": "HitRate", "mrr": "MRR", "map": "MAP", "ndcg": "NDCG"}
+done("replay (FRAMES)", version("replay-rec"), 0.0, t1 - t0, {n: res[f"{m}@{K}"] for n, m in names.items()})
+'''
+
 PEERS: dict[str, dict] = {
     "receval": {"env": None, "dialect": "standard", "code": r'''
 import polars as pl, receval
@@ -128,28 +141,8 @@ res = evaluate(qrels, run, list(names.values()))
 t2 = T()
 done("ranx", version("ranx"), t1 - t0, t2 - t1, {n: res[m] for n, m in names.items()}, ["prep = Qrels/Run.from_df"])
 '''},
-    "replay_polars": {"env": "np2", "dialect": "replay", "code": r'''
-import polars as pl
-from importlib.metadata import version
-from replay.metrics import MAP, MRR, NDCG, HitRate, Precision, Recall, OfflineMetrics
-r = pl.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "score"]); t = pl.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
-kw = dict(query_column="user_id", item_column="item_id", rating_column="score")
-om = OfflineMetrics([Precision(K), Recall(K), HitRate(K), MRR(K), MAP(K), NDCG(K)], **kw)
-t0 = T(); res = om(r, t); t1 = T()
-names = {"precision": "Precision", "recall": "Recall", "hitrate": "HitRate", "mrr": "MRR", "map": "MAP", "ndcg": "NDCG"}
-done("replay (polars)", version("replay-rec"), 0.0, t1 - t0, {n: res[f"{m}@{K}"] for n, m in names.items()})
-'''},
-    "replay_pandas": {"env": "np2", "dialect": "replay", "code": r'''
-import pandas as pd
-from importlib.metadata import version
-from replay.metrics import MAP, MRR, NDCG, HitRate, Precision, Recall, OfflineMetrics
-r = pd.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "score"]); t = pd.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
-kw = dict(query_column="user_id", item_column="item_id", rating_column="score")
-om = OfflineMetrics([Precision(K), Recall(K), HitRate(K), MRR(K), MAP(K), NDCG(K)], **kw)
-t0 = T(); res = om(r, t); t1 = T()
-names = {"precision": "Precision", "recall": "Recall", "hitrate": "HitRate", "mrr": "MRR", "map": "MAP", "ndcg": "NDCG"}
-done("replay (pandas)", version("replay-rec"), 0.0, t1 - t0, {n: res[f"{m}@{K}"] for n, m in names.items()})
-'''},
+    "replay_polars": {"env": "np2", "dialect": "replay", "code": _REPLAY.replace("FRAMES", "polars")},
+    "replay_pandas": {"env": "np2", "dialect": "replay", "code": _REPLAY.replace("FRAMES", "pandas")},
     "replay_spark": {"env": "np2", "dialect": "replay", "requires": "pyspark", "code": ""},
     "torchmetrics": {"env": "np2", "dialect": "torchmetrics", "code": r'''
 import pandas as pd, torch

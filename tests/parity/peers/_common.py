@@ -117,3 +117,15 @@ def truth_lists(truth: pd.DataFrame) -> dict[int, list[int]]:
 
 def all_integer(s: pd.Series) -> bool:
     return bool(len(s) == 0 or ((s == s.round()) & s.notna()).all())
+
+
+def nested_dicts(truth: pd.DataFrame, recs: pd.DataFrame, graded: bool) -> tuple[dict, dict]:
+    """trec-style inputs: qrels {user: {item: grade}} (grade 1, or int(rating) when graded)
+    and run {user: {item: score}}, with string ids; repeated (user, item) rows collapse (last wins)."""
+    q: dict = {}
+    for u, i, r in zip(truth["user_id"].tolist(), truth["item_id"].tolist(), truth["rating"].tolist()):
+        q.setdefault(str(u), {})[str(i)] = int(r) if graded else 1
+    rn: dict = {}
+    for u, i, s in zip(recs["user_id"].tolist(), recs["item_id"].tolist(), recs["score"].tolist()):
+        rn.setdefault(str(u), {})[str(i)] = float(s)
+    return q, rn

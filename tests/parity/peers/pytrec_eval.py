@@ -29,13 +29,7 @@ WHOLE = ["recip_rank", "map", "ndcg", "Rprec"]
 
 
 def build(truth, recs, graded: bool):
-    q: dict = {}
-    for u, i, r in zip(truth["user_id"].tolist(), truth["item_id"].tolist(), truth["rating"].tolist()):
-        q.setdefault(str(u), {})[str(i)] = int(r) if graded else 1
-    rn: dict = {}
-    for u, i, s in zip(recs["user_id"].tolist(), recs["item_id"].tolist(), recs["score"].tolist()):
-        rn.setdefault(str(u), {})[str(i)] = float(s)
-    return q, rn
+    return _common.nested_dicts(truth, recs, graded)
 
 
 def emit(res, per_query: dict, key: str, name: str) -> None:
