@@ -108,6 +108,7 @@ def stage_summary(sc, group_prefix: str) -> dict:
                     continue
                 n_stages += 1
                 name = s["name"].split(" at ")[0] + " @ " + s["name"].split(" at ")[-1].split(":")[0] if " at " in s["name"] else s["name"]
+                name = name.replace(str(HERE.parent) + "/", "")  # no machine paths in the results
                 d = by_name.setdefault(name, {"stages": 0, "tasks": 0, "executor_run_s": 0.0, "executor_cpu_s": 0.0, "result_bytes": 0,
                                               "shuffle_write_bytes": 0, "input_bytes": 0})
                 d["stages"] += 1

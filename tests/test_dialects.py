@@ -3,7 +3,7 @@
 The goldens for libraries that are not installable from PyPI (Elliot, the RecSys2019 DL
 evaluation, OpenRec tf2, NeuRec's Python backend, DaisyRec 1.x) write each expected value as
 the arithmetic of that library's source, as recorded in
-/work/shared/reference/dialects.md (file and line cited next to each).
+the project's reference notes (shared/reference/dialects.md) (file and line cited next to each).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Golden values written as arithmetic.
 
-* the worked examples of the seed blog posts in /work/shared/seeds (001: mAP; 003: MRR;
+* the worked examples of the seed blog posts in shared/seeds (001: mAP; 003: MRR;
   004: AP@3 tables, MAR, precision/recall), and hand-computed MAE/RMSE cases;
 * a hand-worked case for every option value of every ranking metric and for every value of
   every context option (rel, ties, order, dup, tdup, empty, norecs), including users with
