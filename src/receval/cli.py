@@ -184,7 +184,12 @@ def _dialects(p: argparse.ArgumentParser):
             [d.name, d.version + (" (default)" if d.default else ""), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
             for d in all_dialects()
         ]
-        print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
+        if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
+            print(render(["dialect", "version", "library", "metrics"], [r[:4] for r in rows], "table"), end="")
+            for r in rows:
+                print(f"{r[0]}@{r[1].split()[0]}: {r[4]}")
+        else:
+            print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
         return 0
 
     return run

@@ -47,13 +47,25 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, t
     return _rich(headers, cells, title)
 
 
+def _numeric_cell(text: str) -> bool:
+    """A number, or a placeholder for one ("–", "error"): such columns are right-aligned."""
+    if text in ("–", "error", ""):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _rich(headers: Sequence[str], cells: Sequence[Sequence[str]], title: str) -> str:
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title or None, show_lines=False)
     for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+        numeric = i > 0 and all(_numeric_cell(r[i]) for r in cells)
+        table.add_column(h, justify="right" if numeric else "left", no_wrap=True)
     for r in cells:
         table.add_row(*r)
     # wide enough for every cell: a narrower console makes rich collapse a no_wrap column to
