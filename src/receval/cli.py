@@ -110,6 +110,7 @@ def _explain(p: argparse.ArgumentParser):
 def explain(spec: str, dialect: str | None = None) -> str:
     """The formula of ``spec`` in plain text with every resolved option and the signature."""
     from .api import _dialect
+    from .plaintext import to_text
     from .registry import resolve
     from .signature import make_signature
 
@@ -117,7 +118,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
     r = resolve(spec, dialect=d)
     m = r.metric
     lines = [f"{r.spec}  —  {m.summary}", ""]
-    lines += ["Formula:", _indent(m.formula()), ""]
+    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
     lines.append("Resolved options:")
     for name, axis in m.all_axes().items():
         value = r.options.get(name)
