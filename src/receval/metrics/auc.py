@@ -195,11 +195,12 @@ def _auc_resolve(o: dict, k: int | None = None) -> dict:
         return o
     if o["form"] != "stacked":
         o["rows"] = None
+    # pooled forms average no users, so the user-set policies (empty, norecs) do not apply
     if o["form"] == "stacked":
-        for a in ("negatives", "denominator", "weight", "nopos", "noneg"):
+        for a in ("negatives", "denominator", "weight", "nopos", "noneg", "empty", "norecs"):
             o[a] = None
     elif o["form"] == "positives":
-        for a in ("denominator", "weight", "nopos", "noneg"):
+        for a in ("denominator", "weight", "nopos", "noneg", "empty", "norecs"):
             o[a] = None
     return o
 
