@@ -140,7 +140,7 @@ def evaluate_spark(
         for name in need:
             if name not in df.columns:
                 raise DataError(
-                    f"{what} are missing column '{name}' (found: {', '.join(df.columns)}); "
+                    f"{what} {'are' if what.endswith('s') else 'is'} missing column '{name}' (found: {', '.join(df.columns)}); "
                     f"name it with --{'user' if name == cols.user else 'item'}-col / {'user' if name == cols.user else 'item'}_col="
                 )
     rtypes, ttypes = dict((f.name, f.dataType) for f in rdf.schema.fields), dict((f.name, f.dataType) for f in tdf.schema.fields)
