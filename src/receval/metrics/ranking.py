@@ -12,6 +12,20 @@ values ``[users, len(ks)]``; none loops over users.
 
 The shared worked example (used by the doctests): user 1 is recommended items 10, 20, 30, 40
 in that order and likes 20, 40 and 50 (|R| = 3, hits at positions 2 and 4).
+
+Tie-aware values (``ties=average``, McSherry & Najork, ECIR 2008) are the expectation of the
+metric over all orderings of the items with equal scores. They are defined for the metrics
+linear in the per-position hits: precision, recall, F1, DCG and NDCG (whose ideal DCG does
+not depend on the order). A relevant item whose tie group occupies positions
+:math:`lo..hi` counts in the top *k*, and contributes to DCG@k, as
+
+.. math::
+
+    E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}, \qquad
+    E[DCG@k] = \sum_{hits} g(r) \, \frac{\sum_{t=lo}^{\min(hi, k)} disc(t)}{hi - lo + 1}
+
+(equivalently every tied item gets the mean gain of its group, as scikit-learn's
+``ndcg_score``). Every other metric refuses ``ties=average``.
 """
 
 from __future__ import annotations
@@ -19,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hits import Hits
-from ..options import Axis
+from ..options import Axis, ties_average_error
 from ..registry import register
 
 _EXAMPLE = None  # doctest helper is defined in receval.examples
@@ -67,8 +81,40 @@ def _hit_rank(h: Hits) -> np.ndarray:
     return h._dense[key]
 
 
+def _averaged(h: Hits) -> bool:
+    """Whether the intermediate form carries tie groups (``ties=average``)."""
+    return h.hit_lo is not None
+
+
+def _expected_hits_at(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` expected hits in the top k over the orderings of each tie group:
+    a hit whose group spans positions lo..hi counts |[lo, hi] ∩ [1, k]| / (hi − lo + 1)."""
+    lo, hi = h.hit_lo, h.hit_hi
+    n = (hi - lo + 1).astype(np.float64)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        inside = np.clip(np.minimum(hi, k) - lo + 1, 0, None).astype(np.float64)
+        out[:, j] = np.bincount(h.hit_user, weights=inside / n, minlength=h.n_users)
+    return out
+
+
+def _refuse_ties_average(name: str):
+    """A check hook: ``name`` (or the given variant) has no tie-averaged value."""
+
+    def check(o: dict, *_: object) -> None:
+        if o.get("ties") == "average":
+            raise ties_average_error(name)
+
+    return check
+
+
 def _hits_at(h: Hits, ks: list[int]) -> np.ndarray:
-    """``[U, len(ks)]`` hits in the top k."""
+    """``[U, len(ks)]`` hits in the top k (expected hits with ``ties=average``)."""
+    if _averaged(h):
+        key = ("ehk", tuple(ks))
+        if key not in h._dense:
+            h._dense[key] = _expected_hits_at(h, ks)
+        return h._dense[key]
     if _sparse(h):
         key = ("hk", tuple(ks))
         if key not in h._dense:
@@ -108,6 +154,12 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     by ``denominator=k`` (default), ``length``, ``min_k_r``; 0 when D = 0.
 
+    With ``ties=average`` :math:`H_k` is replaced by its expectation over the orderings of
+    the tie groups (a hit whose group spans positions *lo..hi* counts the share of the group
+    inside the top *k*):
+
+    .. math:: E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -115,6 +167,11 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("precision(denominator=min_k_r)@4")   # 2 / min(4, 3)
     0.666667
+    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
+    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> evaluate(tied, truth, ["precision(ties=average)@2"]).value("precision(ties=average)@2")  # (0 + 1/2) / 2
+    0.25
     """
     hk = _hits_at(h, ks)
     k = np.asarray(ks, dtype=np.float64)[None, :]
@@ -143,6 +200,12 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     by ``denominator=r`` (default), ``min_k_r`` or ``listed`` (the relevant items present
     anywhere in the user's rows, not only the top k; 0 when D = 0).
 
+    With ``ties=average`` :math:`H_k` is replaced by its expectation over the orderings of
+    the tie groups (a hit whose group spans positions *lo..hi* counts the share of the group
+    inside the top *k*):
+
+    .. math:: E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -152,6 +215,11 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("recall(denominator=listed)@2")    # 1 hit / 2 relevant items in the list
     0.5
+    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
+    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> round(evaluate(tied, truth, ["recall(ties=average)@2"]).value("recall(ties=average)@2"), 6)  # (1/2) / 3
+    0.166667
     """
     hk = _hits_at(h, ks)
     r = _col(h.n_rel)
@@ -181,11 +249,24 @@ def f1(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     per user (``aggregate=users``, default). With ``aggregate=means`` the harmonic mean of the
     averaged precision and recall is reported instead (computed at aggregation time).
 
+    With ``ties=average`` :math:`H_k` is its expectation over the orderings of the tie groups
+    (see precision), so per user
+
+    .. math:: F_1@k = \frac{2\,E[H_k]}{k + |R|}
+
+    which is the expectation of the per-user F1, since the denominator does not depend on the
+    order (``aggregate=means`` combines the expected precision and recall).
+
     Examples
     --------
     >>> from receval.examples import worked
     >>> worked("f1@4")                        # 2·2 / (4 + 3)
     0.571429
+    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
+    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> evaluate(tied, truth, ["f1(ties=average)@2"]).value("f1(ties=average)@2")  # 2·(1/2) / (2 + 3)
+    0.2
     """
     hk = _hits_at(h, ks)
     k = np.asarray(ks, dtype=np.float64)[None, :]
@@ -206,7 +287,7 @@ HR_COUNT = Axis(
 )
 
 
-@register("hitrate", axes=[HR_COUNT], family="classification")
+@register("hitrate", axes=[HR_COUNT], family="classification", check_hook=_refuse_ties_average("hitrate"))
 def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""HitRate@k: the share of users with at least one relevant item in the top k.
 
@@ -233,7 +314,7 @@ MRR_HITS = Axis(
 )
 
 
-@register("mrr", axes=[MRR_HITS])
+@register("mrr", axes=[MRR_HITS], check_hook=_refuse_ties_average("mrr"))
 def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MRR@k: the reciprocal rank of the first relevant item in the top k.
 
@@ -326,7 +407,7 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
     return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
-@register("map", axes=[AP_DEN, AP_IND])
+@register("map", axes=[AP_DEN, AP_IND], check_hook=_refuse_ties_average("map"))
 def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAP@k: the mean over users of average precision at k.
 
@@ -369,7 +450,7 @@ MAR_DEN = Axis(
 )
 
 
-@register("mar", axes=[MAR_DEN, MAR_IND])
+@register("mar", axes=[MAR_DEN, MAR_IND], check_hook=_refuse_ties_average("mar"))
 def mar(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAR@k: the mean over users of average recall at k.
 
@@ -432,9 +513,30 @@ def _discount(width: int, base: float) -> np.ndarray:
     return np.log(base) / np.log(np.arange(2, width + 2, dtype=np.float64))
 
 
+def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: float) -> np.ndarray:
+    """``[U, len(ks)]`` expected DCG@k over the orderings of each tie group: a hit whose
+    group spans lo..hi contributes its gain times Σ_{t=lo}^{min(hi,k)} disc(t) / (hi − lo + 1)."""
+    lo, hi = h.hit_lo, h.hit_hi
+    width = max(ks)
+    disc = _discount(width, base)
+    cd = np.r_[0.0, np.cumsum(disc)]
+    n = (hi - lo + 1).astype(np.float64)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = lo <= k
+        top = np.minimum(hi[keep], k)
+        lk = lo[keep]
+        # an untied hit reads its discount directly (no difference of partial sums)
+        mean_disc = np.where(hi[keep] == lk, disc[lk - 1], (cd[top] - cd[lk - 1]) / n[keep])
+        out[:, j] = np.bincount(h.hit_user[keep], weights=gains[keep] * mean_disc, minlength=h.n_users)
+    return out
+
+
 def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
     width = max(ks)
     gains = _gain(h.hit_rating, o)
+    if _averaged(h):
+        return _expected_dcg(h, ks, gains, base)
     if _sparse(h):
         disc = _discount(width, base)[h.hit_pos[h.hit_pos <= width] - 1]
         w = np.zeros(len(gains))
@@ -493,6 +595,10 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
 def _check_ndcg(o: dict) -> None:
     from ..errors import SpecError
 
+    if o.get("ties") == "average" and o["ideal"] == "hits":
+        # the ideal moves the list's own top-k hits up: it depends on the order, and the
+        # expectation of the ratio is not the ratio of the expectations
+        raise ties_average_error("ndcg(ideal=hits)")
     if o["ideal"] != "none" and o.get("base", 2.0) != 2.0:
         raise SpecError(
             "`base` cancels in NDCG (the same base divides DCG and ideal DCG); drop it, or use dcg@k / ndcg(ideal=none) for an unnormalised value"
@@ -526,6 +632,15 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
 
+    With ``ties=average`` (the expectation over the orderings of the tie groups, as
+    scikit-learn's ``ndcg_score``) a hit whose tie group spans positions *lo..hi* contributes
+    its gain times the mean discount of the group's positions inside the top *k*:
+
+    .. math:: E[DCG@k] = \sum_{hits} g(r) \, \frac{1}{hi - lo + 1} \sum_{t=lo}^{\min(hi, k)} \frac{1}{\log_b(t+1)}
+
+    and NDCG divides it by the same IDCG (the ideal does not depend on the order;
+    ``ideal=hits``, which moves the list's own top-*k* hits up, refuses ``ties=average``).
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -537,6 +652,12 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.386853
     >>> worked("ndcg(ideal=none)@4")   # DCG itself
     1.061606
+    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
+    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> v = evaluate(tied, truth, ["ndcg(ties=average)@4"]).value("ndcg(ties=average)@4")
+    >>> round(v, 6)  # ((1/log2 3 + 1/log2 4)/2 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)
+    0.467468
     """
     base = o.get("base", 2.0)
     return _safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
@@ -552,6 +673,12 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     with the gains of NDCG and the log base *b* (default 2; here it matters).
 
+    With ``ties=average`` (the expectation over the orderings of the tie groups, as
+    scikit-learn's ``ndcg_score``) a hit whose tie group spans positions *lo..hi* contributes
+    its gain times the mean discount of the group's positions inside the top *k*:
+
+    .. math:: E[DCG@k] = \sum_{hits} g(r) \, \frac{1}{hi - lo + 1} \sum_{t=lo}^{\min(hi, k)} \frac{1}{\log_b(t+1)}
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -559,5 +686,10 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     1.061606
     >>> worked("dcg(base=e)@4")      # 1/ln 3 + 1/ln 5
     1.531574
+    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
+    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> round(evaluate(tied, truth, ["dcg(ties=average)@4"]).value("dcg(ties=average)@4"), 6)  # (1/log2 3 + 1/log2 4)/2 + 1/log2 5
+    0.996141
     """
     return _dcg(h, ks, o, o["base"])

@@ -1,0 +1,274 @@
+"""``ties=average``: the expected value over all orderings of equally scored items
+(McSherry & Najork, ECIR 2008), for precision, recall, f1, dcg and ndcg.
+
+Goldens written as arithmetic, a brute-force check against the mean over every permutation of
+every tie group (hypothesis, small data), the bit-identity with ``ties=input`` when no score is
+tied, and the refusals (other metrics, rank/input order, no score column).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from receval import evaluate
+from receval.errors import DataError, SpecError
+
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True)
+
+# the shared worked example with items 20 and 30 tied at positions 2-3 (20 is relevant)
+TIED = {"user_id": [1, 1, 1, 1], "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
+TRUTH = {"user_id": [1, 1, 1], "item_id": [20, 40, 50], "rating": [5.0, 4.0, 3.0]}
+L2 = math.log2
+
+
+def _value(spec, recs=TIED, truth=TRUTH, **kw):
+    return evaluate(recs, truth, [spec], **kw).value(spec)
+
+
+GOLDENS = [
+    ("precision(ties=average)@1", 0.0),
+    ("precision(ties=average)@2", (1 / 2) / 2),
+    ("precision(ties=average)@3", 1 / 3),
+    ("precision(ties=average)@4", 2 / 4),
+    ("precision(ties=average,denominator=min_k_r)@2", (1 / 2) / 2),
+    ("recall(ties=average)@2", (1 / 2) / 3),
+    ("recall(ties=average,denominator=listed)@2", (1 / 2) / 2),
+    ("f1(ties=average)@2", 2 * (1 / 2) / (2 + 3)),
+    ("f1(ties=average)@3", 2 * 1 / (3 + 3)),
+    ("dcg(ties=average)@2", (1 / L2(3)) / 2),
+    ("dcg(ties=average)@3", (1 / L2(3) + 1 / L2(4)) / 2),
+    ("dcg(ties=average)@4", (1 / L2(3) + 1 / L2(4)) / 2 + 1 / L2(5)),
+    ("dcg(ties=average,gain=linear)@4", 5 * (1 / L2(3) + 1 / L2(4)) / 2 + 4 / L2(5)),
+    ("dcg(ties=average,base=e)@2", (1 / math.log(3)) / 2),
+    ("ndcg(ties=average)@2", ((1 / L2(3)) / 2) / (1 + 1 / L2(3))),
+    ("ndcg(ties=average)@4", ((1 / L2(3) + 1 / L2(4)) / 2 + 1 / L2(5)) / (1 + 1 / L2(3) + 1 / L2(4))),
+    (
+        "ndcg(ties=average,gain=exp2)@3",
+        (31 * (1 / L2(3) + 1 / L2(4)) / 2) / (31 + 15 / L2(3) + 7 / L2(4)),
+    ),
+    ("ndcg(ties=average,ideal=none)@4", (1 / L2(3) + 1 / L2(4)) / 2 + 1 / L2(5)),
+]
+
+
+@pytest.mark.parametrize("spec, expected", GOLDENS, ids=[g[0] for g in GOLDENS])
+def test_goldens(spec, expected):
+    assert _value(spec) == pytest.approx(expected, abs=1e-12)
+
+
+def test_whole_list_tied():
+    # four items in one tie group, 2 relevant: E[H_k] = 2k/4 whatever the input order
+    recs = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.5] * 4}
+    truth = {"user_id": [1, 1], "item_id": [40, 10]}
+    for k in (1, 2, 3, 4, 6):
+        assert _value(f"precision(ties=average)@{k}", recs, truth) == pytest.approx(2 * min(k, 4) / 4 / k)
+        disc = sum(1 / L2(t + 1) for t in range(1, min(k, 4) + 1))
+        assert _value(f"dcg(ties=average)@{k}", recs, truth) == pytest.approx(2 * disc / 4)
+
+
+def test_signature_names_the_rule():
+    res = evaluate(TIED, TRUTH, ["ndcg(ties=average)@4"])
+    sig = res.signature("ndcg(ties=average)@4")
+    assert "ties:average" in sig and "order:score" in sig
+
+
+def test_evaluate_keyword():
+    assert evaluate(TIED, TRUTH, ["precision@2"], ties="average").value("precision@2") == 0.25
+
+
+def test_auto_order_ranks_by_score_even_with_a_rank_column():
+    recs = dict(TIED, rank=[1, 3, 2, 4])
+    assert _value("precision(ties=average)@2", recs) == 0.25
+
+
+SUPPORTED = [
+    "precision@{k}", "precision(denominator=length)@{k}", "precision(denominator=min_k_r)@{k}",
+    "recall@{k}", "recall(denominator=min_k_r)@{k}", "recall(denominator=listed)@{k}",
+    "f1@{k}", "f1(aggregate=means)@{k}",
+    "dcg@{k}", "dcg(gain=linear)@{k}", "dcg(gain=exp2,base=e)@{k}",
+    *[f"ndcg(ideal={i})@{{k}}" for i in ("cut", "uncut", "k", "listed", "none")],
+    "ndcg(gain=linear)@{k}", "ndcg(gain=exp2,ideal=uncut)@{k}",
+]
+
+
+def test_no_ties_is_bit_identical_to_input():
+    recs = {"user_id": [1, 1, 1, 1, 2, 2, 2], "item_id": [10, 20, 30, 40, 1, 2, 3],
+            "score": [0.9, 0.8, 0.7, 0.6, 0.3, 0.2, 0.1]}
+    truth = {"user_id": [1, 1, 1, 2, 2], "item_id": [20, 40, 50, 3, 9], "rating": [5.0, 4.0, 3.0, 2.0, 1.0]}
+    for k in (1, 2, 3, 5):
+        specs = [s.format(k=k) for s in SUPPORTED]
+        plain = evaluate(recs, truth, specs)
+        avg = evaluate(recs, truth, specs, ties="average")
+        for s in specs:
+            assert avg.value(s) == plain.value(s), s
+
+
+# ------------------------------------------------------------------------------------------
+# brute force: the mean over every ordering of every tie group
+
+
+def _gain(r: float, kind: str) -> float:
+    return {"binary": 1.0, "linear": r, "exp2": 2.0**r - 1.0}[kind]
+
+
+def _per_order(order, rel, k, metric, opt, n_listed):
+    """One user's value for one total order (a list of items), from the definitions."""
+    top = order[:k]
+    hits = sum(1 for i in top if i in rel)
+    n_r = len(rel)
+    if metric == "precision":
+        den = {"k": k, "length": min(k, len(order)), "min_k_r": min(k, n_r)}[opt]
+        return hits / den if den else 0.0
+    if metric == "recall":
+        den = {"r": n_r, "min_k_r": min(k, n_r), "listed": n_listed}[opt]
+        return hits / den if den else 0.0
+    if metric == "f1":
+        return 2 * hits / (k + n_r)
+    gain, ideal = opt
+    dcg = sum(_gain(rel[i], gain) / L2(t + 2) for t, i in enumerate(top) if i in rel)
+    if metric == "dcg" or ideal == "none":
+        return dcg
+    gains = sorted((_gain(r, gain) for r in rel.values()), reverse=True)
+    if ideal == "cut":
+        idcg = sum(g / L2(t + 2) for t, g in enumerate(gains[:k]))
+    elif ideal == "uncut":
+        idcg = sum(g / L2(t + 2) for t, g in enumerate(gains))
+    elif ideal == "k":
+        idcg = gains[0] * sum(1 / L2(t + 2) for t in range(k))
+    else:  # listed
+        listed = sorted((_gain(rel[i], gain) for i in order if i in rel), reverse=True)
+        idcg = sum(g / L2(t + 2) for t, g in enumerate(listed[:k]))
+    return dcg / idcg if idcg else 0.0
+
+
+def _orderings(rows):
+    """Every total order of ``rows`` [(item, score)] consistent with score descending."""
+    groups = [
+        [i for i, _ in grp]
+        for _, grp in itertools.groupby(sorted(rows, key=lambda r: -r[1]), key=lambda r: r[1])
+    ]
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        yield [i for g in combo for i in g]
+
+
+CASES = [
+    ("precision", "k", "precision@{k}"), ("precision", "length", "precision(denominator=length)@{k}"),
+    ("precision", "min_k_r", "precision(denominator=min_k_r)@{k}"),
+    ("recall", "r", "recall@{k}"), ("recall", "min_k_r", "recall(denominator=min_k_r)@{k}"),
+    ("recall", "listed", "recall(denominator=listed)@{k}"),
+    ("f1", None, "f1@{k}"),
+    ("dcg", ("binary", None), "dcg@{k}"), ("dcg", ("linear", None), "dcg(gain=linear)@{k}"),
+    ("dcg", ("exp2", None), "dcg(gain=exp2)@{k}"),
+    *[("ndcg", ("linear", i), f"ndcg(gain=linear,ideal={i})@{{k}}") for i in ("cut", "uncut", "k", "listed", "none")],
+    ("ndcg", ("binary", "cut"), "ndcg@{k}"), ("ndcg", ("exp2", "cut"), "ndcg(gain=exp2)@{k}"),
+]
+
+
+@st.composite
+def tied_data(draw):
+    recs = {"user_id": [], "item_id": [], "score": []}
+    truth = {"user_id": [], "item_id": [], "rating": []}
+    users = {}
+    for u in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(0, 7))
+        items = draw(st.lists(st.integers(0, 9), min_size=n, max_size=n, unique=True))
+        scores = draw(st.lists(st.sampled_from([0.1, 0.2, 0.3]), min_size=n, max_size=n))
+        for s in set(scores):  # at most 5 items per tie group (5! orderings)
+            if scores.count(s) > 5:
+                scores[scores.index(s)] = 0.4 + s
+        m = draw(st.integers(1, 4))
+        titems = draw(st.lists(st.integers(0, 11), min_size=m, max_size=m, unique=True))
+        ratings = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 4.0, 5.0]), min_size=m, max_size=m))
+        for i, s in zip(items, scores):
+            recs["user_id"].append(u)
+            recs["item_id"].append(i)
+            recs["score"].append(s)
+        for i, r in zip(titems, ratings):
+            truth["user_id"].append(u)
+            truth["item_id"].append(i)
+            truth["rating"].append(r)
+        users[u] = (list(zip(items, scores)), dict(zip(titems, ratings)))
+    if not recs["user_id"]:
+        return None
+    return recs, truth, users
+
+
+@SETTINGS
+@given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]))
+def test_equals_mean_over_all_orderings(data, k, rel):
+    if data is None:
+        return
+    recs, truth, users = data
+    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
+        return  # no user to average (receval refuses: tested elsewhere)
+    specs = [c[2].format(k=k) for c in CASES]
+    res = evaluate(recs, truth, specs, ties="average", rel=rel)
+    for metric, opt, spec in CASES:
+        per_user = []
+        for rows, ratings in users.values():
+            relevant = {i: r for i, r in ratings.items() if rel is None or r >= rel}
+            if not relevant:
+                continue  # empty=skip
+            n_listed = sum(1 for i, _ in rows if i in relevant)
+            vals = [_per_order(o, relevant, k, metric, opt, n_listed) for o in _orderings(rows)]
+            per_user.append(sum(vals) / len(vals))
+        expected = sum(per_user) / len(per_user)
+        assert res.value(spec.format(k=k)) == pytest.approx(expected, abs=1e-12), spec
+
+
+@SETTINGS
+@given(tied_data(), st.sampled_from([1, 3, 5]))
+def test_f1_means_combines_expected_precision_and_recall(data, k):
+    if data is None:
+        return
+    recs, truth, _ = data
+    specs = [f"f1(aggregate=means)@{k}", f"precision@{k}", f"recall@{k}"]
+    res = evaluate(recs, truth, specs, ties="average")
+    p, r = res.value(specs[1]), res.value(specs[2])
+    assert res.value(specs[0]) == pytest.approx(2 * p * r / (p + r) if p + r else 0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# refusals
+
+REFUSED = [
+    "hitrate@3", "hitrate(count=hits)@3", "mrr@3", "mrr(hits=all)@3", "map@3", "map(denominator=r)@3", "mar@3",
+    "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
+    "alpha_ndcg@3", "ab_ndcg@3",
+]
+
+
+@pytest.mark.parametrize("spec", REFUSED)
+def test_refuses_other_metrics(spec):
+    head, _, tail = spec.partition("@")
+    name, paren, inner = head.partition("(")
+    tied_spec = f"{name}(ties=average,{inner}" if paren else f"{name}(ties=average)"
+    tied_spec += f"@{tail}" if tail else ""
+    for call in (lambda: evaluate(TIED, TRUTH, [tied_spec]), lambda: evaluate(TIED, TRUTH, [spec], ties="average")):
+        with pytest.raises(SpecError) as exc:
+            call()
+        msg = str(exc.value)
+        assert "\n" not in msg
+        assert "ties=average" in msg and "precision, recall, f1, dcg, ndcg" in msg
+
+
+def test_refused_alongside_a_supported_metric():
+    with pytest.raises(SpecError, match="not defined for map"):
+        evaluate(TIED, TRUTH, ["ndcg@3", "map@3"], ties="average")
+
+
+@pytest.mark.parametrize("order", ["rank", "input"])
+def test_needs_score_order(order):
+    recs = dict(TIED, rank=[1, 2, 3, 4])
+    with pytest.raises(SpecError, match="order=score"):
+        evaluate(recs, TRUTH, ["ndcg@3"], ties="average", order=order)
+
+
+def test_needs_a_score_column():
+    recs = {k: v for k, v in TIED.items() if k != "score"}
+    with pytest.raises(DataError, match="score column"):
+        evaluate(recs, TRUTH, ["ndcg@3"], ties="average")
