@@ -167,10 +167,8 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("precision(denominator=min_k_r)@4")   # 2 / min(4, 3)
     0.666667
-    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
-    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
-    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
-    >>> evaluate(tied, truth, ["precision(ties=average)@2"]).value("precision(ties=average)@2")  # (0 + 1/2) / 2
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("precision(ties=average)@2")  # (0 + 1/2) / 2
     0.25
     """
     hk = _hits_at(h, ks)
@@ -215,10 +213,8 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("recall(denominator=listed)@2")    # 1 hit / 2 relevant items in the list
     0.5
-    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
-    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
-    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
-    >>> round(evaluate(tied, truth, ["recall(ties=average)@2"]).value("recall(ties=average)@2"), 6)  # (1/2) / 3
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("recall(ties=average)@2")  # (1/2) / 3
     0.166667
     """
     hk = _hits_at(h, ks)
@@ -262,10 +258,8 @@ def f1(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> from receval.examples import worked
     >>> worked("f1@4")                        # 2·2 / (4 + 3)
     0.571429
-    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
-    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
-    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
-    >>> evaluate(tied, truth, ["f1(ties=average)@2"]).value("f1(ties=average)@2")  # 2·(1/2) / (2 + 3)
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("f1(ties=average)@2")  # 2·(1/2) / (2 + 3)
     0.2
     """
     hk = _hits_at(h, ks)
@@ -652,11 +646,8 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.386853
     >>> worked("ndcg(ideal=none)@4")   # DCG itself
     1.061606
-    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
-    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
-    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
-    >>> v = evaluate(tied, truth, ["ndcg(ties=average)@4"]).value("ndcg(ties=average)@4")
-    >>> round(v, 6)  # ((1/log2 3 + 1/log2 4)/2 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("ndcg(ties=average)@4")  # ((1/log2 3 + 1/log2 4)/2 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)
     0.467468
     """
     base = o.get("base", 2.0)
@@ -686,10 +677,8 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     1.061606
     >>> worked("dcg(base=e)@4")      # 1/ln 3 + 1/ln 5
     1.531574
-    >>> from receval import evaluate                # items 20 and 30 tie at positions 2-3
-    >>> tied = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.8, 0.6]}
-    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
-    >>> round(evaluate(tied, truth, ["dcg(ties=average)@4"]).value("dcg(ties=average)@4"), 6)  # (1/log2 3 + 1/log2 4)/2 + 1/log2 5
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("dcg(ties=average)@4")  # (1/log2 3 + 1/log2 4)/2 + 1/log2 5
     0.996141
     """
     return _dcg(h, ks, o, o["base"])
