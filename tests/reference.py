@@ -17,7 +17,7 @@ Semantics encoded here (each is one line of the option docs):
 * ``tdup``: ``first`` keeps the first row of each (user, item), ``keep`` counts every row in
   |R|; a recommended item is matched against the first kept truth row of its (user, item)
   that is relevant (so with ``keep`` an item counted in |R| by a later row is still a hit);
-* ``order``: ``auto`` = rank column if present, else score, else input order; with ``rank``
+* ``order``: ``auto`` = rank column if present, else score, else an error (never the input order); with ``rank``
   the position of a row *is* its rank value;
 * ``ties`` (order by score): ``input`` stable, ``item`` smaller id first, ``item_desc`` larger
   id first, ``optimistic`` position = 1 + number of strictly greater scores;
@@ -140,7 +140,9 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
     has_score, has_rank = "score" in recs, "rank" in recs
     order = ctx["order"]
     if order == "auto":
-        order = "rank" if has_rank else ("score" if has_score else "input")
+        if not (has_rank or has_score):
+            raise RefError("no score or rank column: the order is unknown")
+        order = "rank" if has_rank else "score"
     if order == "score" and not has_score:
         raise RefError("no score column")
     if order == "rank" and not has_rank:

@@ -77,7 +77,7 @@ def test_non_finite_ratings(bad):
 
 def test_missing_values_in_ids():
     recs = pl.DataFrame(RECS).with_columns(pl.when(pl.col("score") < 0.2).then(None).otherwise(pl.col("item_id")).alias("item_id"))
-    with pytest.raises(DataError, match="missing values"):
+    with pytest.raises(DataError, match="missing ids; drop those rows"):
         ev(recs)
 
 

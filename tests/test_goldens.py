@@ -397,12 +397,19 @@ ONE_REL = {"user_id": [1], "item_id": [20]}
         ("input", ("score", "rank"), 1 / 2),  # 20 is the second row
         ("auto", ("score", "rank"), 1 / 3),  # auto: the rank column wins
         ("auto", ("score",), 1.0),  # then the score
-        ("auto", (), 1 / 2),  # then the input order
+        ("input", (), 1 / 2),  # the input order only when asked for
     ],
 )
 def test_order(order, cols, expected):
     recs = {c: v for c, v in ORDERED.items() if c in ("user_id", "item_id", *cols)}
     assert value(recs, ONE_REL, "mrr@3", order=order) == pytest.approx(expected)
+
+
+def test_auto_order_never_assumes_the_input_order():
+    # neither a score nor a rank column: the order of the rows is not evidence of a ranking
+    recs = {c: v for c, v in ORDERED.items() if c in ("user_id", "item_id")}
+    with pytest.raises(DataError, match="neither a score column .* order='input'"):
+        value(recs, ONE_REL, "mrr@3")
 
 
 def test_order_needs_its_column():

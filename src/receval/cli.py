@@ -109,7 +109,7 @@ def _explain(p: argparse.ArgumentParser):
 
 def explain(spec: str, dialect: str | None = None) -> str:
     """The formula of ``spec`` in plain text with every resolved option and the signature."""
-    from .api import _dialect
+    from .engine import dialect_of as _dialect
     from .plaintext import to_text
     from .registry import resolve
     from .signature import make_signature

@@ -107,8 +107,8 @@ def compare_results(
     column it needs) into a null cell recorded in :attr:`Comparison.errors`;
     ``errors="raise"`` re-raises it.
     """
-    from .api import _recs_columns, _SideInputs, _truth_columns, compute_entries
-    from .hits import build
+    from .engine import SideInputs, compute_entries, encode_inputs, form
+
     from .io import Columns
     from .options import CONTEXT_AXES
     from .registry import resolve
@@ -151,9 +151,8 @@ def compare_results(
     if type(recs).__module__.startswith("pyspark"):  # pragma: no cover
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col)
-    recs_cols = _recs_columns(recs, cols)
-    truth_cols = _truth_columns(truth, cols)
-    side = _SideInputs(categories, train, catalog, cols)
+    enc = encode_inputs(recs, truth, cols)
+    side = SideInputs(categories, train, catalog, cols)
 
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     for key, r in cells.items():
@@ -163,11 +162,8 @@ def compare_results(
         rs = [cells[c] for c in members]
         try:
             needs = set().union(*(r.metric.needs for r in rs))
-            h = build(
-                recs_cols, truth_cols, dict(bkey),
-                need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
-            )
-            h.side = side  # type: ignore[attr-defined]
+            h = form(enc, dict(bkey), needs)
+            h.side = side
         except RecevalError as exc:
             if errors == "raise":
                 raise

@@ -54,6 +54,8 @@ class Hits:
     # ties=average: 1-based first and last position of each hit's tie group (else None)
     hit_lo: np.ndarray | None = None
     hit_hi: np.ndarray | None = None
+    #: side inputs of the beyond-accuracy metrics (:class:`receval.engine.SideInputs`), set by the engine
+    side: Any = None
     _dense: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -148,13 +150,16 @@ def build(
     need_rows: bool = False,
     need_items: bool = False,
     need_truth_rows: bool = False,
+    ids: tuple[Any, Any] | None = None,
 ) -> Hits:
     """Build the intermediate form from column arrays.
 
     ``recs`` has ``user``, ``item`` and optionally ``score``, ``rank``; ``truth`` has
     ``user``, ``item`` and optionally ``rating``. ``options`` holds the resolved build axes
-    (``rel``, ``order``, ``ties``, ``dup``, ``tdup``).
+    (``rel``, ``order``, ``ties``, ``dup``, ``tdup``). ``ids`` decodes user and item codes
+    into the original ids for error messages.
     """
+    du, di = ids if ids is not None else ((lambda c: c), (lambda c: c))
     info: dict[str, Any] = {}
     tu, ti = truth["user"], truth["item"]
     if len(tu) == 0:
@@ -193,7 +198,7 @@ def build(
     if n_dup:
         first_dup = order[np.flatnonzero(dup)[0]]
         if tdup == "error":
-            raise _dup_error("ground truth", n_dup, (_py(tu[first_dup]), _py(ti[first_dup])))
+            raise _dup_error("ground truth", n_dup, (_py(du(tu[first_dup])), _py(di(ti[first_dup]))))
         if tdup == "first":
             keep_rows[order[dup]] = False
         info["truth_duplicates"] = n_dup
@@ -258,7 +263,7 @@ def build(
             if dup_policy == "error":
                 dup_key = rk_sorted[1:][is_dup][0]
                 j = int(np.flatnonzero(r_key == dup_key)[0])
-                raise _dup_error("recommendations", n, (_py(user_ids[r_user[j]]), _py(ri[j])))
+                raise _dup_error("recommendations", n, (_py(du(user_ids[r_user[j]])), _py(di(ri[j]))))
             keep = np.zeros(len(r_key), dtype=bool)
             keep[first_idx] = True
             r_user, ri, found, idx = r_user[keep], ri[keep], found[keep], idx[keep]
@@ -337,7 +342,7 @@ def _build_grouped(
     """
     ru, ri = recs["user"], recs["item"]
     n = len(ru)
-    if need_rows or n < 2 or len(tu) >= 2**31 - 1 or n >= 2**31 - 1:
+    if n < 2 or len(tu) >= 2**31 - 1 or n >= 2**31 - 1:
         return None
     if object in (ru.dtype, ri.dtype, tu.dtype, ti.dtype) or ri.dtype.kind not in "iu" or ti.dtype.kind not in "iu":
         return None
@@ -356,8 +361,6 @@ def _build_grouped(
     if score is not None and not np.all(np.isfinite(score)):
         return None
     ties = options.get("ties", "input")
-    if ties == "average":  # the general path keeps the tie groups
-        return None
 
     starts = np.r_[True, tu[1:] != tu[:-1]]
     user_ids = tu[starts]
@@ -393,8 +396,6 @@ def _build_grouped(
             return None
         tied = same & (score[1:] == score[:-1])
         if tied.any():
-            if ties == "optimistic":
-                return None
             if ties in ("item", "item_desc"):
                 step = ri[1:] > ri[:-1] if ties == "item" else ri[1:] < ri[:-1]
                 if not np.all(~tied | step):
@@ -417,6 +418,7 @@ def _build_grouped(
     hu: list[np.ndarray] = []
     hr: list[np.ndarray] = []
     ht: list[np.ndarray] = []
+    row_truth = np.full(n, -1, dtype=np.int64) if need_rows else None
     for c in range(len(tst) - 1):
         u0 = c * width
         g0, g1 = gbound[c], gbound[c + 1]
@@ -438,6 +440,8 @@ def _build_grouped(
                 return None
         v = truth_tab[rkey]
         truth_tab[tloc] = 0
+        if row_truth is not None:
+            row_truth[ra:rb] = v.astype(np.int64) - 1
         idx = np.flatnonzero(v)
         t_row = v[idx].astype(np.int64) - 1
         if relevant is not None:
@@ -449,10 +453,18 @@ def _build_grouped(
     hit_user = np.concatenate(hu) if hu else np.zeros(0, dtype=np.int64)
     hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
     hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
+    row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
     if order_rule == "rank":
-        hit_pos = rank[hit_row].astype(np.int64)
+        row_pos = rank.astype(np.int64)
+    elif order_rule == "score" and ties == "optimistic":
+        row_pos = _positions(row_user, score, "optimistic")
     else:
-        hit_pos = hit_row - ustart[hit_user] + 1
+        row_pos = np.arange(1, n + 1, dtype=np.int64) - np.repeat(gst[:-1], gl)
+    hit_pos = row_pos[hit_row]
+    hit_lo = hit_hi = None
+    if ties == "average" and order_rule == "score":
+        lo_b, hi_b = _tie_bounds(row_user, score)
+        hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
 
     counted = np.ones(len(tu), dtype=bool) if relevant is None else relevant
     n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
@@ -475,6 +487,17 @@ def _build_grouped(
         rel_rating=rating[counted].astype(np.float64),
         options=dict(options, order=order_rule),
         info=info,
+        hit_lo=hit_lo,
+        hit_hi=hit_hi,
+        row_user=row_user if need_rows else None,
+        row_pos=row_pos if need_rows else None,
+        row_score=score if need_rows else None,
+        row_item=ri if need_rows else None,
+        row_truth=row_truth,
+        truth_user=t_user.astype(np.int64) if need_rows else None,
+        truth_item=ti if need_rows else None,
+        truth_rating=rating if need_rows else None,
+        truth_rel=counted if need_rows else None,
     )
 
 

@@ -28,14 +28,18 @@ class Columns:
     rating: str = "rating"
 
 
-def read_frame(obj: Any, what: str) -> pl.DataFrame:
-    """Return a polars DataFrame for a frame-like object or a CSV/Parquet path."""
+def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Return a polars DataFrame for a frame-like object or a CSV/Parquet path.
+
+    Id columns named in ``ids`` are read from text files as text, so that ``"007"`` and
+    ``"7"`` stay two ids (the engine turns canonical integers back into integers).
+    """
     if isinstance(obj, pl.LazyFrame):
         return obj.collect()
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        return _read_path(Path(obj), what)
+        return _read_path(Path(obj), what, ids)
     mod = type(obj).__module__
     if mod.startswith("pyarrow"):
         return pl.from_arrow(obj)  # type: ignore[return-value]
@@ -56,7 +60,7 @@ def read_frame(obj: Any, what: str) -> pl.DataFrame:
     )
 
 
-def _read_path(path: Path, what: str) -> pl.DataFrame:
+def _read_path(path: Path, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
@@ -65,10 +69,23 @@ def _read_path(path: Path, what: str) -> pl.DataFrame:
             return pl.read_parquet(path)
         if suffix in (".csv", ".csv.gz", ".tsv", ".txt"):
             sep = "\t" if suffix in (".tsv",) else ","
-            return pl.read_csv(path, separator=sep, infer_schema_length=10000)
+            return pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
     except Exception as exc:
         raise DataError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
     raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
+
+
+def check_columns(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, str]:
+    """Role -> column name of the columns present; a missing required column names the fix."""
+    found = frame.columns
+    for role, name in required.items():
+        if name not in found:
+            verb = "are" if what.endswith("s") else "is"
+            raise DataError(
+                f"{what} {verb} missing column '{name}' (found: {', '.join(found)}); "
+                f"name it with --{role}-col / {role}_col="
+            )
+    return {role: name for role, name in {**required, **optional}.items() if name in found}
 
 
 def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, np.ndarray]:

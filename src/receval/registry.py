@@ -226,3 +226,5 @@ class _Unset:
 
 
 _UNSET = _Unset()
+#: the public name of the "not given" marker of call keywords
+UNSET = _UNSET

@@ -23,22 +23,21 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import SpecError
+from ..encode import harmonize
+from ..engine import SideInputs, encode_frames, is_text_path, globals_without_partial, merge, plan, run_batch
 from ..io import Columns, read_frame
-from ..registry import _UNSET, resolve
-from ._batch import globals_without_partial, merge, run_batch
 
 #: rows of recommendations per batch when ``n_batches`` is not given
 BATCH_ROWS = 20_000_000
 _SEED = 0x5EC
 
 
-def _lazy(obj: Any, what: str) -> pl.LazyFrame:
+def _lazy(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.LazyFrame:
     if isinstance(obj, pl.LazyFrame):
         return obj
     if isinstance(obj, (str,)) and obj.lower().endswith((".parquet", ".pq")):
         return pl.scan_parquet(obj)
-    return read_frame(obj, what).lazy()
+    return read_frame(obj, what, ids=ids).lazy()
 
 
 def evaluate_polars(
@@ -60,21 +59,15 @@ def evaluate_polars(
     ``n_batches``: number of user batches (default: one per ``BATCH_ROWS`` recommendation rows).
     Global metrics without a ``partial``/``combine`` pair are computed in a single batch.
     """
-    from ..api import _SideInputs, _dialect, _recs_columns, _truth_columns
-
     cols = columns or Columns()
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    metrics = list(metrics)
-    if not metrics:
-        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
-    ov = {k: v for k, v in (overrides or {}).items()}
-    for key in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs"):
-        ov.setdefault(key, _UNSET)
-    dialect_obj = _dialect(dialect)
-    resolved = [resolve(m, dialect=dialect_obj, overrides=ov) for m in metrics]
-    side = _SideInputs(categories, train, catalog, cols)
-    lrecs, ltruth = _lazy(recs, "recommendations"), _lazy(truth, "ground truth")
+    resolved = plan(metrics, dialect, overrides)
+    side = SideInputs(categories, train, catalog, cols)
+    ids = (cols.user, cols.item)
+    lrecs, ltruth = _lazy(recs, "recommendations", ids), _lazy(truth, "ground truth", ids)
+    text = (is_text_path(recs), is_text_path(truth))
+    if any(text):  # decide the id types of text files once, for every batch
+        lrecs, ltruth = _text_ids(lrecs, ltruth, cols, text)
+        text = (False, False)
     whole = bool(globals_without_partial(resolved))
     if whole:
         n_batches = 1
@@ -88,15 +81,34 @@ def evaluate_polars(
         else:
             rb = lrecs.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
             tb = ltruth.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
-        rb = rb.sort(cols.user, maintain_order=True)
-        tb = tb.sort(cols.user, maintain_order=True)
         r_frame, t_frame = rb.collect(), tb.collect()
-        rc = _recs_columns(r_frame, cols)
-        tc = _truth_columns(t_frame, cols)
+        if t_frame.height == 0:
+            ignored = {}
+            if r_frame.height:
+                ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
+                           "ignored_rec_users": r_frame.get_column(cols.user).n_unique()}
+            batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
+            continue
+        enc = encode_frames(r_frame, t_frame, cols, text=text)
         del r_frame, t_frame
-        batches.append(run_batch(rc, tc, resolved, side, whole_globals=whole))
-        del rc, tc
+        batches.append(run_batch(enc, resolved, side, whole_globals=whole))
+        del enc
     return merge(batches, resolved)
+
+
+def _text_ids(lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, cols: Columns, text: tuple[bool, bool]):
+    """Id columns of text files: integers when every value on both sides is a canonical
+    integer, else text (the in-memory rule, :func:`receval.encode.harmonize`), decided on
+    the whole inputs so that every batch has the same id type."""
+    for col in (cols.user, cols.item):
+        a = lrecs.select(pl.col(col)).collect().get_column(col)
+        b = ltruth.select(pl.col(col)).collect().get_column(col)
+        a2, b2 = harmonize(a, b, "user" if col == cols.user else "item", text)
+        if a2.dtype != a.dtype:
+            lrecs = lrecs.with_columns(pl.col(col).cast(a2.dtype))
+        if b2.dtype != b.dtype:
+            ltruth = ltruth.with_columns(pl.col(col).cast(b2.dtype))
+    return lrecs, ltruth
 
 
 __all__ = ["evaluate_polars", "BATCH_ROWS"]

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..io import Columns
-from ..registry import _UNSET, resolve
+from ..registry import UNSET
 
 _META = "__meta__"
 _SCORE_COLS = (("gj", "int32"), ("gs", "float64"), ("gp", "int64"), ("gn", "int64"))  # by-score rows: spec, score, pos, neg
@@ -116,19 +116,12 @@ def evaluate_spark(
     from pyspark.sql import types as T
 
     from .. import __version__
-    from ..api import _dialect
-    from ._batch import check_globals
+    from ..engine import check_globals, plan
 
     cols = columns or Columns()
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    metrics = list(metrics)
-    if not metrics:
-        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
-    ov = {k: v for k, v in (overrides or {}).items() if v is not _UNSET}
-    dialect_obj = _dialect(dialect)
-    full_ov = {**{k: _UNSET for k in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs")}, **ov}
-    resolved = [resolve(m, dialect=dialect_obj, overrides=full_ov) for m in metrics]
+    ov = {k: v for k, v in (overrides or {}).items() if v is not UNSET}
+    resolved = plan(metrics, dialect, ov)
+    metrics = [str(r.spec) for r in resolved] if not isinstance(metrics, (list, tuple)) else list(metrics)
     check_globals(resolved, "spark")
     for side_input in (categories, train, catalog):
         if side_input is not None and type(side_input).__module__.startswith("pyspark"):
@@ -203,9 +196,10 @@ def evaluate_spark(
 def _finish(out, resolved, parts, cols, n, version):
     from pyspark.sql import functions as F
 
+    from ..engine import k_index, merge_info
+    from ..policy import f1_of_means, no_user_left, policy_error
     from ..results import Entry, Results
     from ..signature import make_signature
-    from ._batch import k_index, merge_info
 
     __version__ = version
     users = F.col("u").isNotNull()
@@ -251,23 +245,17 @@ def _finish(out, resolved, parts, cols, n, version):
             continue
         o = r.options
         if "empty" in r.metric.context and o["empty"] == "error" and row[f"ee{j}"]:
-            raise DataError(
-                f"{int(row[f'ee{j}'])} truth users have no relevant item (e.g. user {row[f'ue{j}']}); "
-                "pass empty='skip' to leave them out or empty='zero' to score them 0"
-            )
+            raise policy_error("empty", int(row[f"ee{j}"]), row[f"ue{j}"])
         if "norecs" in r.metric.context and o["norecs"] == "error" and row[f"en{j}"]:
-            raise DataError(
-                f"{int(row[f'en{j}'])} truth users have no recommendations (e.g. user {row[f'un{j}']}); "
-                "pass norecs='zero' to score them 0 or norecs='skip' to leave them out"
-            )
+            raise policy_error("norecs", int(row[f"en{j}"]), row[f"un{j}"])
         count = int(row[f"n{j}"])
         skipped = int(row[f"sk{j}"] or 0)
         sig = make_signature(r, __version__, order=order, skipped=skipped)
         if count == 0:
-            raise DataError(f"no user left to average for '{r.spec}': every truth user was left out by the empty/norecs policies")
+            raise no_user_left(r.spec)
         if r.metric.name == "f1" and o.get("aggregate") == "means":
             p, rc = (row[f"sa{j}"] or 0.0) / count, (row[f"sb{j}"] or 0.0) / count
-            value = 0.0 if p + rc == 0 else 2 * p * rc / (p + rc)
+            value = f1_of_means(p, rc)
         else:
             value = (row[f"sv{j}"] or 0.0) / count
         entries.append(Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec)))
@@ -337,12 +325,10 @@ class _Job:
         import polars as pl
         import pyarrow as pa
 
-        from ..api import _SideInputs, _dialect, _recs_columns, _truth_columns
-        from ..registry import resolve as _resolve
-        from ._batch import policy_columns, run_batch
+        from ..engine import SideInputs, encode_frames, plan, run_batch
+        from ..policy import policy_columns
 
-        ov = {**{k: _UNSET for k in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs")}, **self.overrides}
-        resolved = [_resolve(m, dialect=_dialect(self.dialect), overrides=ov) for m in self.metrics]
+        resolved = plan(self.metrics, self.dialect, self.overrides)
         frame = pl.from_arrow(table)
         cols = Columns("u", "i", "s", "k", "y")
         recs = frame.filter(pl.col("tag") == 0)
@@ -351,10 +337,16 @@ class _Job:
         drop_t = ["s", "k"] + ([] if self.has_rating else ["y"])
         meta: dict[str, Any] = {"users_seen": False}
         try:
-            rc = _recs_columns(recs.drop(drop_r), cols)
-            tc = _truth_columns(truth.drop(drop_t), cols)
-            side = _SideInputs(*self.side, Columns())
-            batch = run_batch(rc, tc, resolved, side)
+            side = SideInputs(*self.side, Columns())
+            r_frame, t_frame = recs.drop(drop_r), truth.drop(drop_t)
+            if t_frame.height == 0:
+                ignored = {}
+                if r_frame.height:
+                    ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
+                               "ignored_rec_users": r_frame.get_column("u").n_unique()}
+                batch = run_batch(None, resolved, side, ignored=ignored)
+            else:
+                batch = run_batch(encode_frames(r_frame, t_frame, cols), resolved, side)
         except DataError as exc:
             meta["error"] = str(exc)
             yield self._meta_batch(meta, table.schema.field("u").type)
@@ -375,7 +367,7 @@ class _Job:
                 cols_j = {"value": nan, "a": nan, "b": nan, "skipped": np.zeros(len(users), np.int8),
                           "err_empty": np.zeros(len(users), np.int8), "err_norecs": np.zeros(len(users), np.int8)}
             else:
-                cols_j = policy_columns(r, batch.values[j], batch.n_rel[j], batch.length[j])
+                cols_j = policy_columns(r.options, r.metric.context, batch.values[j], batch.n_rel[j], batch.length[j])
             arrays[f"v{j}"] = pa.array(cols_j["value"], type=pa.float64())
             arrays[f"a{j}"] = pa.array(cols_j["a"], type=pa.float64())
             arrays[f"b{j}"] = pa.array(cols_j["b"], type=pa.float64())

@@ -235,7 +235,7 @@ def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
         npos = nprime[user[label]]
         sp = np.where(npos != 0, 1.0 - _safe_div(a[label], npos), 1.0)
         return {"sum": exact_sum(sp), "n": len(sp)}
-    from ..api import user_policy
+    from ..policy import user_policy
 
     errors = {}
     no_rel = h.n_rel == 0
@@ -271,16 +271,12 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
             raise DataError("auc(form=positives) found no relevant item in any list")
         value = total(p["sum"] for p in parts) / n
     else:
-        from ..api import _policy_error
+        from ..policy import policy_error
 
-        fixes = {
-            "empty": ("no relevant item", "pass empty='skip' to leave them out or empty='zero' to score them 0"),
-            "norecs": ("no recommendations", "pass norecs='zero' to score them 0 or norecs='skip' to leave them out"),
-        }
-        for axis, (what, fix) in fixes.items():
+        for axis in ("empty", "norecs"):
             errs = [p["errors"][axis] for p in parts if axis in p["errors"]]
             if errs:
-                raise _policy_error(sum(n for n, _ in errs), what, min(u for _, u in errs), fix)
+                raise policy_error(axis, sum(n for n, _ in errs), min(u for _, u in errs))
         den = total(p["den"] for p in parts)
         if den == 0:
             raise DataError("auc(form=users): no user left to average (every user lacks positives or negatives, or was skipped)")

@@ -1,0 +1,391 @@
+"""The engine's input step: any id type, any row order -> dense integer codes in ranked order.
+
+Every input check lives here (column types, missing values, id types across the two sides,
+score and rank values), so the build (:mod:`receval.hits`) and the formulas see only one shape:
+
+* **users**: code ``c`` in ``0..U-1`` is the position of the user in the sorted universe of
+  truth users (``user_ids``); recommendation rows of users outside the truth are dropped and
+  counted (``info["ignored_rec_rows"]``);
+* **items**: integer codes; ``item_ids[c]`` is the original id. Integer ids with a narrow
+  range are shifted by their minimum (code order = id order), any other ids (strings, ids
+  spread over 64 bits, unsigned ids >= 2^63) are factorised with a native Polars join, never
+  through Python objects;
+* **order**: :func:`rank_order` returns the permutation that puts the rows in ranked order
+  (grouped by user code, best first) with *one* sort of a packed 64-bit key; sorted input is
+  detected and not sorted again.
+
+Id identity is kept whatever the format: CSV id columns are read as text, and only turned
+into integers when every value on both sides is a canonical decimal integer (``"7"``, never
+``"007"`` or ``"+7"``), so two ids that differ as text never merge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .errors import DataError
+
+#: item or user id spans up to this size are coded by shifting (a lookup table of this many cells)
+_SPAN_LIMIT = 1 << 26
+_CANONICAL_INT = r"^-?(0|[1-9][0-9]{0,17})$"
+
+
+@dataclass
+class Encoded:
+    """Both inputs as numpy columns of integer codes (see the module docstring)."""
+
+    recs: dict[str, np.ndarray]  # user, item codes (int64) and score/rank, in input order
+    truth: dict[str, np.ndarray]  # user, item codes (int64) and rating, in input order
+    user_ids: np.ndarray  # [U] sorted original truth user ids
+    item_ids: Any  # callable: codes -> original ids (numpy)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def decode_item(self, codes: np.ndarray) -> np.ndarray:
+        return self.item_ids(codes)
+
+
+# ---- column checks -----------------------------------------------------------------------------
+
+
+def _is_text(dtype: pl.DataType) -> bool:
+    return dtype in (pl.String, pl.Categorical) or isinstance(dtype, (pl.Categorical, pl.Enum)) or dtype == pl.Utf8
+
+
+def id_series(s: pl.Series, what: str, name: str) -> pl.Series:
+    """An id column as Int64, UInt64 or String; anything else refused with the fix."""
+    dtype = s.dtype
+    if dtype == pl.Null:
+        if len(s) == 0:
+            return s.cast(pl.Int64)
+        raise DataError(f"{what} column '{name}' holds only missing values; fill the ids first")
+    if s.null_count():
+        raise DataError(
+            f"{what} column '{name}' has {s.null_count()} missing ids; drop those rows (an id cannot be missing)"
+        )
+    if dtype.is_integer():
+        if dtype == pl.UInt64:
+            return s
+        return s.cast(pl.Int64)
+    if _is_text(dtype):
+        s = s.cast(pl.String)
+        return s
+    if dtype.is_float():
+        nan = int(s.is_nan().sum())
+        if nan:
+            raise DataError(
+                f"{what} column '{name}' has {nan} NaN ids; drop those rows (an id cannot be missing)"
+            )
+        raise DataError(
+            f"{what} column '{name}' holds floats ({dtype}); ids must be integers or strings: cast the column "
+            "(a float id such as 7.0 has no unique identity)"
+        )
+    raise DataError(f"{what} column '{name}' has type {dtype}; ids must be integers or strings")
+
+
+def number_series(s: pl.Series, what: str, name: str, role: str) -> np.ndarray:
+    """A score / rating / rank column as a float64 (int64 for ranks) numpy array."""
+    dtype = s.dtype
+    if dtype == pl.Null and len(s) == 0:
+        return np.zeros(0, dtype=np.int64 if role == "rank" else np.float64)
+    if s.null_count():
+        raise DataError(f"{what} column '{name}' has {s.null_count()} missing values; drop or fill them first")
+    if dtype == pl.Boolean:
+        if role == "rank":
+            raise DataError(f"{what} column '{name}' is boolean; ranks must be integers >= 1")
+        return s.cast(pl.Float64).to_numpy()
+    if not (dtype.is_integer() or dtype.is_float()):
+        raise DataError(
+            f"{what} column '{name}' ({role}) has type {dtype}, not numbers; "
+            f"cast it to numbers or name another column with --{role}-col / {role}_col="
+        )
+    if role == "rank":
+        if dtype.is_float():
+            a = s.to_numpy()
+            if not np.all(np.isfinite(a)) or np.any(a != np.floor(a)):
+                raise DataError(
+                    f"{what} column '{name}' has ranks that are not whole numbers (e.g. {_first_bad_rank(a)}); "
+                    "ranks are positions 1, 2, 3, ...: pass the scores with order='score' instead"
+                )
+            if len(a) and np.abs(a).max() >= 2**53:
+                raise DataError(f"{what} column '{name}' has ranks beyond 2^53; use integer ranks")
+            return a.astype(np.int64)
+        if dtype == pl.UInt64 and len(s) and int(s.max()) >= 2**63:  # type: ignore[arg-type]
+            raise DataError(f"{what} column '{name}' has ranks beyond 2^63; ranks are positions 1, 2, 3, ...")
+        return s.cast(pl.Int64).to_numpy()
+    return s.cast(pl.Float64).to_numpy()
+
+
+def _first_bad_rank(a: np.ndarray) -> float:
+    bad = ~np.isfinite(a) | (a != np.floor(np.where(np.isfinite(a), a, 0)))
+    return float(a[np.flatnonzero(bad)[0]])
+
+
+def _canonical_ints(s: pl.Series) -> bool:
+    if len(s) == 0:
+        return True
+    return bool(s.str.contains(_CANONICAL_INT).all())
+
+
+def harmonize(a: pl.Series, b: pl.Series, role: str, text: tuple[bool, bool]) -> tuple[pl.Series, pl.Series]:
+    """Give the recommendation side ``a`` and the truth side ``b`` one id type.
+
+    ``text`` says which side was read from a text file (CSV): such id columns arrive as
+    strings and become integers only when every value on both sides is a canonical decimal
+    integer (then text and integer identity coincide). Otherwise integer and string ids on
+    the two sides are refused; Int64 and UInt64 are joined as UInt64 when no id is negative.
+    """
+    ta, tb = a.dtype == pl.String, b.dtype == pl.String
+    if ta and tb:
+        if all(text) and _canonical_ints(a) and _canonical_ints(b):
+            return a.cast(pl.Int64), b.cast(pl.Int64)
+        return a, b
+    if ta != tb:
+        s_side, s = ("recommendations", a) if ta else ("ground truth", b)
+        s_text = text[0] if ta else text[1]
+        if s_text and _canonical_ints(s):
+            return (a.cast(pl.Int64) if ta else a), (b if ta else b.cast(pl.Int64))
+        i_side = "ground truth" if ta else "recommendations"
+        example = s.filter(~s.str.contains(_CANONICAL_INT)).head(1).to_list() if s_text else s.head(1).to_list()
+        raise DataError(
+            f"{role} ids have different types in recommendations ({'string' if ta else 'integer'}) and ground truth "
+            f"({'string' if tb else 'integer'}): the {s_side} has ids such as {example[0]!r} and the {i_side} integers; "
+            "ids keep their identity ('7' and '007' differ), so cast both to the same type"
+            if example else
+            f"{role} ids have different types in recommendations ({'string' if ta else 'integer'}) and ground truth "
+            f"({'string' if tb else 'integer'}); cast both to the same type"
+        )
+    if a.dtype != b.dtype:  # Int64 and UInt64
+        for s in (a, b):
+            if s.dtype == pl.Int64 and len(s) and int(s.min()) < 0:  # type: ignore[arg-type]
+                raise DataError(
+                    f"{role} ids are unsigned 64-bit on one side and negative on the other; cast both to the same type"
+                )
+        return a.cast(pl.UInt64), b.cast(pl.UInt64)
+    return a, b
+
+
+# ---- codes -------------------------------------------------------------------------------------
+
+
+def _span(*series: pl.Series) -> tuple[int, int] | None:
+    """(min, span) when every series holds integers within a narrow range, else None."""
+    if any(s.dtype == pl.String for s in series):
+        return None
+    lo = hi = None
+    for s in series:
+        if len(s):
+            smin, smax = int(s.min()), int(s.max())  # type: ignore[arg-type]
+            lo = smin if lo is None else min(lo, smin)
+            hi = smax if hi is None else max(hi, smax)
+    if lo is None:
+        return 0, 1
+    span = hi - lo + 1  # type: ignore[operator]
+    return (lo, span) if span <= _SPAN_LIMIT else None
+
+
+def _shifted(s: pl.Series, lo: int) -> np.ndarray:
+    a = s.to_numpy()
+    if a.dtype == np.uint64:
+        return (a - np.uint64(lo)).astype(np.int64)
+    return a.astype(np.int64, copy=False) - lo
+
+
+def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
+    """Position of each key in ``table`` (unique values), -1 where absent, by a native join."""
+    t = pl.DataFrame({"k": table, "c": pl.int_range(0, len(table), dtype=pl.Int64, eager=True)})
+    j = pl.DataFrame({"k": keys}).join(t, on="k", how="left", maintain_order="left")
+    return j.get_column("c").fill_null(-1).to_numpy()
+
+
+def encode(
+    recs: pl.DataFrame,
+    truth: pl.DataFrame,
+    roles: tuple[dict[str, str], dict[str, str]],
+    text: tuple[bool, bool] = (False, False),
+) -> Encoded:
+    """Encode the two inputs; ``roles`` maps role -> column for recommendations and truth
+    (``user``, ``item`` required; ``score``/``rank`` and ``rating`` optional)."""
+    rroles, troles = roles
+    ru = id_series(recs.get_column(rroles["user"]), "recommendations", rroles["user"])
+    ri = id_series(recs.get_column(rroles["item"]), "recommendations", rroles["item"])
+    tu = id_series(truth.get_column(troles["user"]), "ground truth", troles["user"])
+    ti = id_series(truth.get_column(troles["item"]), "ground truth", troles["item"])
+    if len(tu) == 0:
+        raise DataError("the ground truth is empty; pass at least one (user, item) row")
+    ru, tu = harmonize(ru, tu, "user", text)
+    ri, ti = harmonize(ri, ti, "item", text)
+    out_r: dict[str, np.ndarray] = {}
+    out_t: dict[str, np.ndarray] = {}
+    for role in ("score", "rank"):
+        if role in rroles:
+            out_r[role] = number_series(recs.get_column(rroles[role]), "recommendations", rroles[role], role)
+    if "rating" in troles:
+        out_t["rating"] = number_series(truth.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
+    if "score" in out_r and len(out_r["score"]) and not np.all(np.isfinite(out_r["score"])):
+        bad = int((~np.isfinite(out_r["score"])).sum())
+        raise DataError(f"{bad} recommendation scores are NaN or infinite; drop those rows or give them a finite score")
+    if "rating" in out_t and not np.all(np.isfinite(out_t["rating"])):
+        raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
+
+    info: dict[str, Any] = {"rec_rows": int(len(ru))}
+    # users: sorted universe of the truth users
+    uspan = _span(tu)
+    if uspan is not None:
+        lo, span = uspan
+        t_local = _shifted(tu, lo)
+        present = np.zeros(span, dtype=bool)
+        present[t_local] = True
+        table = np.cumsum(present) - 1
+        user_ids = (np.flatnonzero(present) + lo)
+        user_ids = user_ids.astype(np.uint64 if tu.dtype == pl.UInt64 else np.int64)
+        t_user = table[t_local]
+        if len(ru):
+            r_local = ru.to_numpy()
+            if r_local.dtype == np.uint64:
+                inside = (r_local >= np.uint64(lo)) & (r_local - np.uint64(lo) < np.uint64(span))
+                r_off = np.where(inside, r_local - np.uint64(lo), 0).astype(np.int64)
+            else:
+                r_local = r_local.astype(np.int64, copy=False)
+                inside = (r_local >= lo) & (r_local - lo < span)
+                r_off = np.where(inside, r_local - lo, 0)
+            r_user = np.where(inside & present[r_off], table[r_off], -1)
+        else:
+            r_user = np.zeros(0, dtype=np.int64)
+    else:
+        uni = tu.unique().sort()
+        user_ids = uni.to_numpy()
+        if user_ids.dtype.kind not in "iu":
+            user_ids = user_ids.astype(object)
+        t_user = _table_codes(tu, uni)
+        r_user = _table_codes(ru, uni)
+    # items: shifted integers, or codes of the union by a join
+    ispan = _span(ti, ri)
+    if ispan is not None:
+        lo, span = ispan
+        t_item, r_item = _shifted(ti, lo), _shifted(ri, lo)
+        dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
+
+        def item_ids(codes: np.ndarray, lo: int = lo, dt: Any = dt) -> np.ndarray:
+            return (np.asarray(codes) + lo).astype(dt) if dt == np.int64 else np.asarray(codes).astype(np.uint64) + np.uint64(lo)
+    else:
+        uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
+        t_item = _table_codes(ti, uni_items)
+        r_item = _table_codes(ri, uni_items)
+        values = uni_items.to_numpy()
+        if values.dtype.kind not in "iu":
+            values = values.astype(object)
+
+        def item_ids(codes: np.ndarray, values: np.ndarray = values) -> np.ndarray:
+            return values[np.asarray(codes)]
+
+    t_order = None if np.all(t_user[1:] >= t_user[:-1]) else np.argsort(t_user, kind="stable")
+    if t_order is not None:  # the truth grouped by user code (the order inside a user is kept)
+        t_user, t_item = t_user[t_order], t_item[t_order]
+        out_t = {k: v[t_order] for k, v in out_t.items()}
+    keep = r_user >= 0
+    if not keep.all():
+        info["ignored_rec_rows"] = int((~keep).sum())
+        info["ignored_rec_users"] = int(ru.filter(pl.Series(~keep)).n_unique())
+        sel = np.flatnonzero(keep)
+        r_user, r_item = r_user[sel], r_item[sel]
+        out_r = {k: v[sel] for k, v in out_r.items()}
+    out_r["user"], out_r["item"] = r_user.astype(np.int64, copy=False), r_item.astype(np.int64, copy=False)
+    out_t["user"], out_t["item"] = t_user.astype(np.int64, copy=False), t_item.astype(np.int64, copy=False)
+    return Encoded(out_r, out_t, user_ids, item_ids, info)
+
+
+# ---- one sort ----------------------------------------------------------------------------------
+
+
+def _desc_key(score: np.ndarray) -> np.ndarray:
+    """uint64 keys whose ascending order is the descending order of the (finite) scores."""
+    bits = (score.astype(np.float64) + 0.0).view(np.uint64)  # + 0.0 folds -0.0 into 0.0
+    neg = (bits >> np.uint64(63)).astype(bool)
+    asc = np.where(neg, ~bits, bits | np.uint64(1 << 63))
+    return ~asc
+
+
+def _argsort_unique(key: np.ndarray) -> np.ndarray:
+    return pl.Series(key, dtype=pl.Int64).arg_sort().to_numpy().astype(np.int64, copy=False)
+
+
+def rank_order(
+    user: np.ndarray,
+    score: np.ndarray | None,
+    rank: np.ndarray | None,
+    order_rule: str,
+    ties: str,
+    item: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """The permutation that groups rows by user code and ranks them (best first), or None
+    when the rows already are in that order.
+
+    One sort of a packed int64 key ``user << b | part`` where *part* is the row index
+    (``order=input``), the rank (``order=rank``) or the leading bits of an order-preserving
+    encoding of the negated score (``order=score``). Rows whose keys collide (same user and
+    the same leading score bits, i.e. tied or nearly tied scores) are ordered exactly by
+    (score descending, tie key): the row index for ``ties=input`` (and ``optimistic`` /
+    ``average``, where the order inside a tie group does not change any value), the item id
+    order for ``ties=item`` / ``item_desc`` (``item``: item codes, whose order is the order
+    of the ids).
+    """
+    n = len(user)
+    if n < 2:
+        return None
+    same = user[1:] == user[:-1]
+    if order_rule == "input":
+        if np.all(user[1:] >= user[:-1]):
+            return None
+        ubits = max(1, int(user.max()).bit_length())
+        if ubits + max(1, (n - 1).bit_length()) <= 63:
+            return _argsort_unique((user << (63 - ubits)) | np.arange(n, dtype=np.int64))
+        return np.argsort(user, kind="stable")
+    if order_rule == "rank":
+        assert rank is not None
+        if np.all(user[1:] >= user[:-1]) and np.all(~same | (rank[1:] > rank[:-1])):
+            return None
+        ubits = max(1, int(user.max()).bit_length())
+        rmax = int(rank.max()) if len(rank) else 0
+        if int(rank.min()) >= 0 and ubits + max(1, rmax.bit_length()) <= 63:
+            perm = _argsort_unique((user << (63 - ubits)) | rank)
+            return perm
+        return np.lexsort((rank, user))
+    assert score is not None
+    if np.all(user[1:] >= user[:-1]) and np.all(~same | (score[1:] <= score[:-1])):
+        tied = same & (score[1:] == score[:-1])
+        if not tied.any() or ties in ("input", "optimistic", "average"):
+            return None
+        if item is not None:
+            step = item[1:] > item[:-1] if ties == "item" else item[1:] < item[:-1]
+            if np.all(~tied | step):
+                return None
+    ubits = max(1, int(user.max()).bit_length())
+    sbits = 63 - ubits
+    key = (user << sbits) | (_desc_key(score) >> np.uint64(64 - sbits)).astype(np.int64)
+    perm = _argsort_unique(key)
+    sk = key[perm]
+    eq = sk[1:] == sk[:-1]
+    if not eq.any():
+        return perm
+    # exact order inside each run of equal keys
+    run_start = np.r_[True, ~eq]
+    in_run = np.r_[eq, False] | np.r_[False, eq]
+    pos = np.flatnonzero(in_run)
+    run_id = np.cumsum(run_start)[pos]
+    rows = perm[pos]
+    if ties in ("item", "item_desc"):
+        assert item is not None
+        tie_key = item[rows] if ties == "item" else -item[rows]
+    else:
+        tie_key = rows
+    sub = np.lexsort((tie_key, -score[rows], run_id))
+    perm[pos] = rows[sub]
+    return perm
+
+
+__all__ = ["Encoded", "encode", "rank_order", "harmonize", "id_series", "number_series"]

@@ -1,0 +1,362 @@
+"""The engine: one plan, one run over a batch of users, one aggregation.
+
+::
+
+    inputs ─► encode (ids → dense codes, checks) ─► one sort ─► build the form ─► formulas ─► aggregate ─► Results
+
+The in-memory backend is one batch; the Polars and Spark backends only supply batches (users
+disjoint between batches) and merge what :func:`run_batch` returns. Policies and their
+messages live in :mod:`receval.policy`; the input checks in :mod:`receval.encode`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import __version__
+from .encode import Encoded, encode, rank_order
+from .errors import DataError, SpecError
+from .hits import Hits, build
+from .io import Columns, check_columns, read_frame
+from .policy import f1_of_means, f1_per_user, no_user_left, user_policy
+from .registry import UNSET, Resolved, resolve
+from .results import Entry, Results
+from .signature import make_signature
+
+CONTEXT_KEYS = ("rel", "order", "ties", "dup", "tdup", "empty", "norecs")
+
+
+@dataclass
+class SideInputs:
+    """Side inputs of the beyond-accuracy metrics (categories, train, catalogue), read lazily
+    by the metrics that need them."""
+
+    categories: Any = None
+    train: Any = None
+    catalog: Any = None
+    cols: Columns = field(default_factory=Columns)
+
+
+def dialect_of(dialect: Any):
+    """A dialect argument (None, a name, or a :class:`receval.dialects.Dialect`) as an object."""
+    if dialect is None or dialect == "standard":
+        return None
+    from .dialects import Dialect, load_dialect
+
+    if isinstance(dialect, str):
+        return load_dialect(dialect)
+    if isinstance(dialect, Dialect):
+        return dialect
+    raise SpecError(f"dialect must be a name such as 'recbole' or 'daisyrec@2.3', got {type(dialect).__name__} {dialect!r}")
+
+
+def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = None) -> list[Resolved]:
+    """Resolve the metric specs of one call (explicit > call keyword > dialect > default)."""
+    if metrics is None:
+        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        metrics = list(metrics)
+    except TypeError:
+        raise SpecError(f"metrics must be a metric string or a list of them, got {type(metrics).__name__}") from None
+    if not metrics:
+        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
+    ov = {k: UNSET for k in CONTEXT_KEYS}
+    ov.update({k: v for k, v in (overrides or {}).items()})
+    d = dialect_of(dialect)
+    return [resolve(m, dialect=d, overrides=ov) for m in metrics]
+
+
+# ---- inputs ------------------------------------------------------------------------------------
+
+
+def is_text_path(obj: Any) -> bool:
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    name = str(obj).lower()
+    return name.endswith((".csv", ".csv.gz", ".tsv", ".txt"))
+
+
+def encode_inputs(recs: Any, truth: Any, cols: Columns) -> Encoded:
+    """Read both inputs (any frame type or file) and encode them (:func:`receval.encode.encode`)."""
+    ids = (cols.user, cols.item)
+    rf = read_frame(recs, "recommendations", ids=ids)
+    tf = read_frame(truth, "ground truth", ids=ids)
+    return encode_frames(rf, tf, cols, text=(is_text_path(recs), is_text_path(truth)))
+
+
+def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False)) -> Encoded:
+    rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
+    troles = check_columns(tf, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
+    enc = encode(rf, tf, (rroles, troles), text=text)
+    enc.info["columns"] = cols
+    return enc
+
+
+# ---- the form ----------------------------------------------------------------------------------
+
+
+def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
+    """The order a build group ranks by; ``auto`` never falls back to the input order."""
+    rule = opts.get("order", "auto")
+    if rule == "auto" and opts.get("ties") == "average":
+        rule = "score"
+    if rule == "auto":
+        if "rank" in enc.recs:
+            return "rank"
+        if "score" in enc.recs:
+            return "score"
+        cols = enc.info.get("columns") or Columns()
+        raise DataError(
+            f"the recommendations have neither a score column ('{cols.score}') nor a rank column ('{cols.rank}'), "
+            f"so the order of each list is unknown; name one with score_col= / rank_col= (--score-col / --rank-col), "
+            "or pass order='input' to rank each user's rows in the order given"
+        )
+    return rule
+
+
+def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
+    """Sort once and build the intermediate form of one build group."""
+    needs = set(needs)
+    rule = order_rule(enc, opts)
+    r = enc.recs
+    if rule == "score" and "score" not in r:
+        raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
+    if rule == "rank" and "rank" not in r:
+        raise DataError("order='rank' needs a rank column in the recommendations; name it with rank_col=")
+    if rule == "rank" and len(r["rank"]) and int(r["rank"].min()) < 1:
+        raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
+    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, opts.get("ties", "input"), r["item"])
+    if perm is not None:
+        r = {k: v[perm] for k, v in r.items()}
+    h = build(
+        r, enc.truth, dict(opts, order=rule),
+        need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
+        ids=(lambda c: enc.user_ids[c], enc.item_ids),
+    )
+    h.user_ids = enc.user_ids[h.user_ids]
+    if "items" in needs and h.row_item is not None:
+        h.row_item = enc.item_ids(h.row_item)
+        h.truth_item = enc.item_ids(h.truth_item)
+    h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}
+    return h
+
+
+# ---- one batch ---------------------------------------------------------------------------------
+
+
+def groups(resolved: Sequence[Resolved]) -> dict[tuple, list[int]]:
+    """Indices of the specs by build key (one form each)."""
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for i, r in enumerate(resolved):
+        out[r.build_key()].append(i)
+    return out
+
+
+def formula_groups(resolved: Sequence[Resolved], idxs: Sequence[int]) -> list[list[int]]:
+    """Indices by formula key: specs differing only in k share one pass."""
+    out: dict[tuple, list[int]] = defaultdict(list)
+    for i in idxs:
+        out[resolved[i].formula_key()].append(i)
+    return list(out.values())
+
+
+def ks_of(resolved: Sequence[Resolved], idxs: Sequence[int]) -> list[int]:
+    return sorted({resolved[i].k if resolved[i].k is not None else 0 for i in idxs})
+
+
+def k_index(r: Resolved, ks: list[int]) -> int:
+    return ks.index(r.k if r.k is not None else 0)
+
+
+def needs_of(resolved: Sequence[Resolved], idxs: Sequence[int]) -> set[str]:
+    return set().union(*(resolved[i].metric.needs for i in idxs))
+
+
+def attach(h: Hits, side: SideInputs | None) -> Hits:
+    h.side = side
+    return h
+
+
+def compute_entries(h: Hits, rs: Sequence[Resolved]) -> dict[int, Entry]:
+    """Every resolved spec on one form, aggregated; keyed by ``id()`` of the spec."""
+    out: dict[int, Entry] = {}
+    for fidx in formula_groups(rs, range(len(rs))):
+        r0 = rs[fidx[0]]
+        ks = ks_of(rs, fidx)
+        values = r0.metric.compute(h, ks, r0.options)
+        for i in fidx:
+            out[id(rs[i])] = aggregate(h, rs[i], values, k_index(rs[i], ks))
+    return out
+
+
+def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
+    """One value from per-user values (policies applied; F1 of means for pairs) or a global value."""
+    order = h.options.get("order")
+    if np.asarray(values).ndim == 1:  # an aggregate metric: one value per cut-off
+        value = float(np.asarray(values)[j])
+        sig = make_signature(r, __version__, order=order)
+        return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
+    v = np.asarray(values)[:, j]
+    include, zero, skipped = user_policy(h, r.options, r.metric.context)
+    v = np.where(zero[:, None] if v.ndim == 2 else zero, 0.0, v)
+    n = int(include.sum())
+    sig = make_signature(r, __version__, order=order, skipped=skipped)
+    if n == 0:
+        raise no_user_left(r.spec)
+    if v.ndim == 2:  # a (precision, recall) pair: F1 of the means
+        value = f1_of_means(v[include, 0].mean(), v[include, 1].mean())
+        pu = f1_per_user(v)
+    else:
+        value = float(v[include].mean())
+        pu = v
+    per_user = np.where(include, pu, np.nan)
+    return Entry(r.key, float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect, asked=str(r.spec))
+
+
+def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None) -> Results:
+    """The in-memory backend: every build group on all users at once."""
+    entries: dict[int, Entry] = {}
+    user_ids: np.ndarray | None = None
+    info: dict[str, Any] = {}
+    for key, idxs in groups(resolved).items():
+        h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
+        if user_ids is None:
+            user_ids, info = h.user_ids, dict(h.info)
+        entries.update(compute_entries(h, [resolved[i] for i in idxs]))
+    return Results([entries[id(r)] for r in resolved], user_ids, __version__, info)
+
+
+@dataclass
+class Batch:
+    """Raw per-user values of one batch of users (see :func:`run_batch`)."""
+
+    user_ids: np.ndarray
+    values: list[np.ndarray | None]  # per spec: [U] or [U, 2] raw per-user values; None for global
+    n_rel: list[np.ndarray]
+    length: list[np.ndarray]
+    order: list[str | None]
+    partials: list[Any]  # per spec: partial statistics (global metrics), else None
+    whole: list[Any]  # per spec: the global value when computed on all users at once
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInputs | None = None,
+              whole_globals: bool = False, ignored: dict[str, Any] | None = None) -> Batch:
+    """Per-user raw values of one batch of users with the in-memory form and formulas
+    (``enc`` None: the batch has no truth user; ``ignored`` then counts its recommendation rows)."""
+    n = len(resolved)
+    out = Batch(np.zeros(0), [None] * n, [np.zeros(0, np.int64)] * n, [np.zeros(0, np.int64)] * n,
+                [None] * n, [None] * n, [None] * n)
+    if enc is None:
+        out.info = dict(ignored or {})
+        return out
+    first = True
+    for key, idxs in groups(resolved).items():
+        h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
+        if first:
+            out.user_ids, out.info, first = h.user_ids, dict(h.info), False
+        for fidx in formula_groups(resolved, idxs):
+            r0 = resolved[fidx[0]]
+            ks = ks_of(resolved, fidx)
+            if not r0.per_user:
+                if whole_globals:
+                    vals = np.asarray(r0.metric.compute(h, ks, r0.options))
+                    for i in fidx:
+                        out.whole[i] = vals[k_index(resolved[i], ks)]
+                else:
+                    part = r0.metric.partial(h, ks, r0.options)  # type: ignore[misc]
+                    for i in fidx:
+                        out.partials[i] = part
+            else:
+                vals = np.asarray(r0.metric.compute(h, ks, r0.options))
+                for i in fidx:
+                    out.values[i] = vals[:, k_index(resolved[i], ks)]
+            for i in fidx:
+                out.n_rel[i], out.length[i] = h.n_rel, h.length
+                out.order[i] = h.options.get("order")
+    return out
+
+
+def merge_info(infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for info in infos:
+        for key, v in info.items():
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+                out[key] = out.get(key, 0) + int(v)
+            else:
+                out.setdefault(key, v)
+    return out
+
+
+class MergedUsers:
+    """What :func:`aggregate` reads of a form, rebuilt from the batches."""
+
+    def __init__(self, user_ids: np.ndarray, n_rel: np.ndarray, length: np.ndarray, order: str | None):
+        self.user_ids, self.n_rel, self.length = user_ids, n_rel, length
+        self.options = {"order": order}
+
+    @property
+    def n_users(self) -> int:
+        return len(self.user_ids)
+
+
+def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
+    """Exact merge of batches: per-user values in user order through :func:`aggregate`."""
+    batches = [b for b in batches if len(b.user_ids)]
+    if not batches:
+        raise DataError("the ground truth is empty; pass at least one (user, item) row")
+    user_ids = np.concatenate([b.user_ids for b in batches])
+    perm = np.argsort(user_ids, kind="stable")
+    user_ids = user_ids[perm]
+    order = next((o for b in batches for o in b.order if o is not None), None)
+    entries = []
+    for i, r in enumerate(resolved):
+        order_i = next((b.order[i] for b in batches if b.order[i] is not None), order)
+        if not r.per_user:
+            if batches[0].whole[i] is not None:
+                value = batches[0].whole[i]
+            else:
+                ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
+                vals = np.asarray(r.metric.combine([b.partials[i] for b in batches], ks, r.options))  # type: ignore[misc]
+                value = vals[k_index(r, ks)]
+            stub = MergedUsers(user_ids, np.zeros(0), np.zeros(0), order_i)
+            entries.append(aggregate(stub, r, np.asarray([value]), 0))
+            continue
+        v = np.concatenate([b.values[i] for b in batches])[perm]  # type: ignore[misc]
+        stub = MergedUsers(
+            user_ids,
+            np.concatenate([b.n_rel[i] for b in batches])[perm],
+            np.concatenate([b.length[i] for b in batches])[perm],
+            order_i,
+        )
+        entries.append(aggregate(stub, r, v[:, None], 0))
+    return Results(entries, user_ids, __version__, merge_info([b.info for b in batches]))
+
+
+def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:
+    return [r.key for r in resolved if not r.per_user and (r.metric.partial is None or r.metric.combine is None)]
+
+
+def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
+    missing = globals_without_partial(resolved)
+    if missing:
+        raise SpecError(
+            f"{', '.join(missing)} cannot run on the {engine} engine yet: the metric declares no partial/combine "
+            "pair for batched evaluation; use the in-memory engine"
+        )
+
+
+__all__ = [
+    "SideInputs", "dialect_of", "is_text_path", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
+    "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
+    "MergedUsers", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
+]
