@@ -277,8 +277,8 @@ def test_moving_a_relevant_item_up_never_lowers(flags, ratings, extra, data):
     swapped[j - 1], swapped[j] = swapped[j], swapped[j - 1]
     ks = [1, 2, 3, 5, 9]
     specs = [f"{s}@{k}" for s in SWAP_SPECS for k in ks]
-    before = receval.evaluate({"user_id": [0] * len(items), "item_id": items}, truth, specs)
-    after = receval.evaluate({"user_id": [0] * len(items), "item_id": swapped}, truth, specs)
+    before = receval.evaluate({"user_id": [0] * len(items), "item_id": items}, truth, specs, order="input")
+    after = receval.evaluate({"user_id": [0] * len(items), "item_id": swapped}, truth, specs, order="input")
     for spec in specs:
         assert after[spec] >= before[spec] - 1e-12, spec
     # and strictly better at the cut-off that just admits the moved item

@@ -143,7 +143,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
         ids=(lambda c: enc.user_ids[c], enc.item_ids),
     )
     h.user_ids = enc.user_ids[h.user_ids]
-    if "items" in needs and h.row_item is not None:
+    if h.row_item is not None:  # the row layers carry the original item ids
         h.row_item = enc.item_ids(h.row_item)
         h.truth_item = enc.item_ids(h.truth_item)
     h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}
