@@ -23,7 +23,7 @@ from receval.backends.polars import evaluate_polars
 from receval.dialects import dialect_names
 from receval.errors import DataError, SpecError
 from receval.io import Columns
-from receval.registry import all_metrics
+from receval.metrics import all_metrics
 
 CONTEXTS = [
     {},
@@ -135,7 +135,7 @@ def test_polars_equals_memory_every_metric_option(ctx, dups):
 
 
 def _is_global(spec: str) -> bool:
-    from receval.registry import get_metric
+    from receval.metrics import get_metric
     from receval.spec import parse_spec
 
     return get_metric(parse_spec(spec).name).kind == "global"

@@ -14,7 +14,7 @@ import pytest
 import receval
 from receval.cli import main
 from receval.examples import example_path
-from receval.registry import all_metrics
+from receval.metrics import all_metrics
 
 RECS = str(example_path("recs.csv"))
 TRUTH = str(example_path("truth.csv"))

@@ -21,7 +21,8 @@ from receval.compare import compare, compare_results, select_dialects
 from receval.dialects import all_dialects, load_dialect
 from receval.errors import SpecError
 from receval.options import CONTEXT_AXES
-from receval.registry import get_metric, resolve
+from receval.metrics import get_metric
+from receval.resolve import resolve
 
 log2 = math.log2
 

@@ -16,7 +16,7 @@ def test_generated_docs_are_current(name, make):
 
 
 def test_every_metric_has_formula_and_example():
-    from receval.registry import all_metrics
+    from receval.metrics import all_metrics
 
     for m in all_metrics():
         assert m.formula(), f"{m.name} has no Formula section"

@@ -301,7 +301,7 @@ def test_every_option_value_at_4(spec):
 
 
 def test_every_ranking_option_value_has_a_golden():
-    from receval.registry import get_metric
+    from receval.metrics import get_metric
 
     for name in ("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "ndcg", "dcg"):
         for axis_name, axis in get_metric(name).axes.items():

@@ -15,7 +15,7 @@ import pytest
 
 import receval
 from receval import SpecError, parse_signature, parse_spec
-from receval.registry import all_metrics, get_metric
+from receval.metrics import all_metrics, get_metric
 
 V = receval.__version__
 

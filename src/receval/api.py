@@ -7,7 +7,7 @@ from typing import Any
 
 from .engine import SideInputs, encode_inputs, evaluate_encoded, plan
 from .io import Columns
-from .registry import UNSET
+from .resolve import UNSET
 from .results import Results
 
 

@@ -111,7 +111,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
     """The formula of ``spec`` in plain text with every resolved option and the signature."""
     from .engine import dialect_of as _dialect
     from .plaintext import to_text
-    from .registry import resolve
+    from .resolve import resolve
     from .signature import make_signature
 
     d = _dialect(dialect)
@@ -155,7 +155,7 @@ def _metrics(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=("table", "markdown"), default="table")
 
     def run(a: argparse.Namespace) -> int:
-        from .registry import all_metrics
+        from .metrics import all_metrics
 
         rows = []
         for m in all_metrics():

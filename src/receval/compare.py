@@ -111,7 +111,7 @@ def compare_results(
 
     from .io import Columns
     from .options import CONTEXT_AXES
-    from .registry import resolve
+    from .resolve import resolve
 
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -124,7 +124,7 @@ def compare_results(
     if unknown_ctx:
         raise TypeError(f"compare() got unexpected keyword arguments: {', '.join(sorted(unknown_ctx))}")
     chosen = select_dialects(dialects)
-    from .registry import _UNSET
+    from .resolve import UNSET as _UNSET
 
     overrides = {name: context.get(name, _UNSET) for name in CONTEXT_AXES}
     for name, value in list(overrides.items()):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .options import CONTEXT_AXES
-from .registry import all_metrics
+from .metrics import all_metrics
 
 
 def _cell(text: str) -> str:

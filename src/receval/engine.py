@@ -26,7 +26,7 @@ from .errors import DataError, SpecError
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
 from .policy import f1_of_means, f1_per_user, no_user_left, user_policy
-from .registry import UNSET, Resolved, resolve
+from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
 

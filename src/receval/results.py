@@ -43,6 +43,8 @@ class Results:
     info: dict[str, Any] = field(default_factory=dict)
     #: on Spark: the per-user values as a Spark DataFrame (user, one column per spec), never collected
     spark_per_user: Any = field(default=None, compare=False, repr=False)
+    #: writes ``spark_per_user`` to a path (set by the Spark backend)
+    spark_writer: Any = field(default=None, compare=False, repr=False)
 
     def _entry(self, spec: Any) -> Entry:
         from .spec import parse_spec
@@ -96,9 +98,7 @@ class Results:
         """Write the per-user values to ``path`` (Parquet if it ends in .parquet/.pq, else CSV).
         On Spark, Spark writes them (a directory of part files); nothing is collected."""
         if self.spark_per_user is not None:
-            from .backends.spark import write_per_user
-
-            write_per_user(self.spark_per_user, path)
+            self.spark_writer(self.spark_per_user, path)
             return
         frame = self.per_user()
         if str(path).lower().endswith((".parquet", ".pq")):

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import SpecError
-from .registry import Resolved, get_metric
+from .metrics import get_metric
+from .resolve import Resolved
 from .spec import Spec, parse_k
 
 INFO_FIELDS = ("skipped",)

@@ -58,7 +58,7 @@ class Spec:
     def canonical(self, base: dict[str, Any] | None = None) -> str:
         """The canonical string; an option is dropped when it equals what ``base`` (a
         dialect's and the call's options) or, failing that, the standard default gives."""
-        from .registry import get_metric
+        from .metrics import get_metric
 
         metric = get_metric(self.name)
         base = base or {}
@@ -109,7 +109,7 @@ def parse_spec(text: str | Spec) -> Spec:
         raise SpecError(
             f"cannot parse metric '{text}'; write it as name@k or name(option=value,...)@k, e.g. 'map(denominator=k)@20'"
         )
-    from .registry import get_metric
+    from .metrics import get_metric
 
     metric = get_metric(match["name"])
     options: dict[str, Any] = {}

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..io import Columns
-from ..registry import UNSET
+from ..resolve import UNSET
 
 _META = "__meta__"
 _SCORE_COLS = (("gj", "int32"), ("gs", "float64"), ("gp", "int64"), ("gn", "int64"))  # by-score rows: spec, score, pos, neg
@@ -264,7 +264,8 @@ def _finish(out, resolved, parts, cols, n, version):
         F.col("u").alias(cols.user),
         *[F.when(~F.isnan(f"v{j}"), F.col(f"v{j}")).alias(r.key) for j, r in enumerate(resolved) if r.per_user],
     )
-    res.spark_per_user = per_user  # type: ignore[attr-defined]
+    res.spark_per_user = per_user
+    res.spark_writer = write_per_user
     return res
 
 
@@ -290,14 +291,14 @@ class _Scan:
     def __call__(self, batches):
         import pyarrow as pa
 
-        from ..metrics.auc import _merge_by_score, stacked_scan
+        from ..metrics.auc import merge_by_score, stacked_scan
 
         tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
         if not tables:
             return
         t = pa.concat_tables(tables)
         s, p, ng = (t.column(c).to_numpy().astype(d) for c, d in (("gs", np.float64), ("gp", np.int64), ("gn", np.int64)))
-        s, p, ng = _merge_by_score([(s, p, ng)])  # sorted (the range is not), and robust to a repeated score
+        s, p, ng = merge_by_score([(s, p, ng)])  # sorted (the range is not), and robust to a repeated score
         num2, n_pos, n_neg = stacked_scan(p, ng, self.tied)
         yield pa.RecordBatch.from_pydict({
             "lo": pa.array([float(s[0])], pa.float64()), "num2": pa.array([str(num2)], pa.string()),

@@ -65,7 +65,7 @@ class Dialect:
         Such a dialect lists ``[metrics."auc@k"]`` separately; for ``auc@k`` the plain ``auc``
         table is not used. Other optional-cut-off metrics fall back to their plain table.
         """
-        from ..registry import get_metric
+        from ..metrics import get_metric
 
         m = get_metric(metric)
         if k is not None and m.optional_k:
@@ -76,7 +76,7 @@ class Dialect:
 
     def options_for(self, metric: str, k: int | None = None) -> dict[str, Any]:
         """Parsed options this dialect sets for ``metric`` at cut-off ``k`` (context options included)."""
-        from ..registry import get_metric
+        from ..metrics import get_metric
 
         name = self.entry_name(metric, k)
         if self.name != "standard" and name not in self.metrics:
@@ -95,7 +95,7 @@ class Dialect:
 
     def differences(self, metric: str, k: int | None = None) -> list[tuple[str, Any, Any, str]]:
         """(option, standard default, dialect value, meaning) for each option the dialect changes."""
-        from ..registry import get_metric
+        from ..metrics import get_metric
 
         m = get_metric(metric)
         out = []

@@ -1,6 +1,27 @@
-"""Metric families; importing this package registers every metric."""
+"""Metric families; importing this package registers every metric. Lookup by name:
+:func:`get_metric`, :func:`all_metrics`."""
 
+from ..errors import unknown
+from ..registry import Metric, registered
 from . import ranking  # noqa: F401
 from . import rating  # noqa: F401
 from . import auc  # noqa: F401
 from . import beyond  # noqa: F401
+
+
+def get_metric(name: str) -> Metric:
+    """The metric registered as ``name``; an unknown name fails with a did-you-mean message."""
+    key = name.strip().lower()
+    reg = registered()
+    if key not in reg:
+        raise unknown("metric", key, reg)
+    return reg[key]
+
+
+def all_metrics() -> list[Metric]:
+    """Every registered metric, by name."""
+    reg = registered()
+    return [reg[n] for n in sorted(reg)]
+
+
+__all__ = ["get_metric", "all_metrics"]

@@ -530,3 +530,7 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
         out[:, j] = _safe_div(num, np.minimum(float(k), r))
     return out
+
+
+#: public name of the merge of by-score counts (the Spark backend reduces with it)
+merge_by_score = _merge_by_score

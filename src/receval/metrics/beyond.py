@@ -158,7 +158,7 @@ def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
 
     item_col = cols.item if cols is not None else "item_id"
     if isinstance(obj, (str, os.PathLike)):
-        from ..data import load_genres
+        from ..data.movielens import load_genres
 
         frame = read_frame(obj, "categories") if not str(obj).endswith((".dat",)) else None
         if frame is None or ("genres" in frame.columns and "category" not in frame.columns):

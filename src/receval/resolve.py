@@ -1,0 +1,83 @@
+"""Resolution of a spec: every option it reads, from the spec, the call, the dialect or the default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .metrics import get_metric
+from .registry import Metric
+from .spec import parse_spec
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A spec with every option it reads resolved, and where the resolution came from."""
+
+    spec: Any  # the user's Spec (canonical key of the result)
+    metric: Metric
+    k: int | None
+    options: dict[str, Any] = field(hash=False)
+    dialect: str = "standard"
+    key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
+
+    @property
+    def per_user(self) -> bool:
+        """Whether the metric yields per-user values averaged over users (else one aggregate value)."""
+        if self.metric.kind != "global":
+            return True
+        return self.metric.k_changes_meaning and self.k is not None
+
+    def build_key(self) -> tuple:
+        from .options import BUILD_AXES
+
+        return tuple((a, self.options.get(a)) for a in BUILD_AXES)
+
+    def formula_key(self) -> tuple:
+        """Metrics that agree on this key differ only in k and share one computation."""
+        return (self.metric.name, self.k is None, tuple(sorted((k, str(v)) for k, v in self.options.items())))
+
+
+def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None = None) -> Resolved:
+    """Fill every axis of ``spec``: explicit > overrides (evaluate keywords) > dialect > default."""
+    spec = parse_spec(spec)
+    metric = get_metric(spec.name)
+    values: dict[str, Any] = {}
+    dialect_opts: dict[str, Any] = {}
+    dialect_name = "standard"
+    k = spec.k
+    if dialect is not None:
+        dialect_name = dialect.label
+        dialect_opts = dialect.options_for(metric.name, k)
+    base: dict[str, Any] = dict(dialect_opts)
+    for name, axis in metric.all_axes().items():
+        if overrides and name in overrides and overrides[name] is not _UNSET:
+            base[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
+        if name in spec.opts:
+            values[name] = spec.opts[name]
+        elif overrides and name in overrides and overrides[name] is not _UNSET:
+            values[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
+        elif name in dialect_opts:
+            values[name] = dialect_opts[name]
+        else:
+            values[name] = axis.default
+    # a metric whose cut-off is optional (auc / auc@k) may resolve differently with a k
+    extra = (k,) if metric.optional_k else ()
+    if metric.resolve_hook:
+        values = metric.resolve_hook(values, *extra)
+    if metric.check_hook:
+        metric.check_hook(values, *extra)
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base))
+
+
+class _Unset:
+    def __repr__(self) -> str:  # pragma: no cover
+        return "UNSET"
+
+
+_UNSET = _Unset()
+#: the public name of the "not given" marker of call keywords
+UNSET = _UNSET
+
+
+__all__ = ["Resolved", "resolve", "UNSET"]
