@@ -241,8 +241,10 @@ def encode(
         present = np.zeros(span, dtype=bool)
         present[t_local] = True
         table = np.cumsum(present) - 1
-        user_ids = (np.flatnonzero(present) + lo)
-        user_ids = user_ids.astype(np.uint64 if tu.dtype == pl.UInt64 else np.int64)
+        if tu.dtype == pl.UInt64:
+            user_ids = np.flatnonzero(present).astype(np.uint64) + np.uint64(lo)
+        else:
+            user_ids = np.flatnonzero(present).astype(np.int64) + lo
         t_user = table[t_local]
         if len(ru):
             r_local = ru.to_numpy()
@@ -271,7 +273,9 @@ def encode(
         dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
 
         def item_ids(codes: np.ndarray, lo: int = lo, dt: Any = dt) -> np.ndarray:
-            return (np.asarray(codes) + lo).astype(dt) if dt == np.int64 else np.asarray(codes).astype(np.uint64) + np.uint64(lo)
+            if dt == np.int64:
+                return np.asarray(codes).astype(np.int64) + lo
+            return np.asarray(codes).astype(np.uint64) + np.uint64(lo)
     else:
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
         t_item = _table_codes(ti, uni_items)
@@ -305,9 +309,10 @@ def encode(
 def _desc_key(score: np.ndarray) -> np.ndarray:
     """uint64 keys whose ascending order is the descending order of the (finite) scores."""
     bits = (score.astype(np.float64) + 0.0).view(np.uint64)  # + 0.0 folds -0.0 into 0.0
-    neg = (bits >> np.uint64(63)).astype(bool)
-    asc = np.where(neg, ~bits, bits | np.uint64(1 << 63))
-    return ~asc
+    # ascending order of floats: negative -> ~bits, else bits | sign; descending is its
+    # complement: negative -> bits, else the low 63 bits flipped
+    sign = (bits.view(np.int64) >> 63).view(np.uint64)  # all ones for negative scores
+    return bits ^ ((~sign) >> np.uint64(1))
 
 
 def _argsort_unique(key: np.ndarray) -> np.ndarray:

@@ -353,11 +353,17 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 def _score_counts(score: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct scores ascending, positives per score, negatives per score) of pooled rows."""
-    values, inv = np.unique(score, return_inverse=True)
-    inv = inv.reshape(-1)
-    pos = np.bincount(inv[label], minlength=len(values)).astype(np.int64)
-    neg = np.bincount(inv[~label], minlength=len(values)).astype(np.int64)
-    return values, pos, neg
+    import polars as pl
+
+    # a native group-by instead of a full sort of the rows (+ 0.0 folds -0.0 into 0.0)
+    g = (
+        pl.DataFrame({"s": np.asarray(score, dtype=np.float64) + 0.0, "l": np.asarray(label, dtype=bool)})
+        .group_by("s")
+        .agg(pl.col("l").sum().alias("p"), pl.len().alias("n"))
+        .sort("s")
+    )
+    pos = g.get_column("p").to_numpy().astype(np.int64)
+    return g.get_column("s").to_numpy(), pos, g.get_column("n").to_numpy().astype(np.int64) - pos
 
 
 def _merge_by_score(tables: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
