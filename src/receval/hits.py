@@ -28,6 +28,11 @@ import numpy as np
 from .errors import DataError
 
 
+#: cut-offs up to this many positions are computed on views k columns wide (the arithmetic
+#: every backend repeats bit for bit); beyond it views stop at the longest list
+WIDE = 1 << 16
+
+
 @dataclass
 class Hits:
     user_ids: np.ndarray  # [U] sorted truth user ids
@@ -56,7 +61,20 @@ class Hits:
     hit_hi: np.ndarray | None = None
     #: side inputs of the beyond-accuracy metrics (:class:`receval.engine.SideInputs`), set by the engine
     side: Any = None
+    #: the largest position of any recommended row (0 without rows): every cut-off beyond it
+    #: reads the same lists, so no array is wider than this
+    max_pos: int = 0
     _dense: dict = field(default_factory=dict, repr=False)
+
+    def width(self, ks: list[int]) -> int:
+        """Columns a dense view needs for the cut-offs ``ks``: max k, or the longest position
+        when k is beyond ``WIDE`` (then every later column would repeat the last one)."""
+        k = max(ks)
+        return k if k <= WIDE else max(1, min(k, self.max_pos))
+
+    def cols(self, ks: list[int], width: int) -> np.ndarray:
+        """0-based column of each cut-off in a view of ``width`` columns (later columns equal the last)."""
+        return np.minimum(np.asarray(ks), width) - 1
 
     @property
     def n_users(self) -> int:
@@ -299,6 +317,7 @@ def build(
         info=info,
         hit_lo=hit_lo,
         hit_hi=hit_hi,
+        max_pos=int(pos.max()) if len(pos) else 0,
     )
     if need_rows or need_items or need_truth_rows:
         h.row_user = r_user.astype(np.int64)
@@ -408,7 +427,7 @@ def _build_grouped(
 
     relevant = None if threshold is None else rating >= threshold
     dup_check = options.get("dup", "error") != "keep"
-    width = max(1, _TABLE_CELLS // span)
+    width = max(1, min(_TABLE_CELLS // span, n_users))  # users per chunk: tables no larger than the data
     truth_tab = np.zeros(width * span, dtype=np.int32)
     rec_tab = np.zeros(width * span, dtype=np.int32) if dup_check else None
     tst = np.searchsorted(t_user, np.arange(0, n_users + width, width))
@@ -489,6 +508,7 @@ def _build_grouped(
         info=info,
         hit_lo=hit_lo,
         hit_hi=hit_hi,
+        max_pos=int(row_pos.max()) if len(row_pos) else 0,
         row_user=row_user if need_rows else None,
         row_pos=row_pos if need_rows else None,
         row_score=score if need_rows else None,

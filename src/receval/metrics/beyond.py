@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..hits import Hits
+from ..hits import WIDE, Hits
 from ..options import Axis
 from ..registry import register
 from . import aspects as _asp
@@ -88,7 +88,9 @@ class _Space:
         self.t_rel = h.truth_rel[order]
 
     def lists(self, h: Hits, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated)."""
+        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated); no
+        wider than the longest list (later columns would be padding only)."""
+        width = h.width([width])
         keep = h.row_pos <= width
         flat = h.row_user[keep] * width + (h.row_pos[keep] - 1)
         items = np.full(h.n_users * width, -1, dtype=np.int64)
@@ -519,10 +521,18 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     thr = thr if o["rel"] is not None else 0.0
 
     def one(k: int) -> np.ndarray:
+        k = _deepest(h, s, k)
         items, rel, _ = s.lists(h, k)
         return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
 
     return _per_k(h, ks, one)
+
+
+def _deepest(h: Hits, s: _Space, k: int) -> int:
+    """The cut-off that reads what ``k`` reads: no list and no ideal list (the truth items of
+    a user) is longer, so the values at ``k`` and at this depth are equal."""
+    longest_truth = int(np.diff(s.t_offsets).max()) if len(s.t_offsets) > 1 else 0
+    return k if k <= WIDE else max(1, min(k, max(h.max_pos, longest_truth)))
 
 
 AB_ALPHA = Axis("alpha", "alpha", 0.02, "P(a|u,i) of an item the user has not rated: a small constant, β/10 (half a rating-1 item at r_max = 5); the paper's value is not known", numeric=True)
@@ -560,6 +570,7 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     s.need("categories", "ab_ndcg")
 
     def one(k: int) -> np.ndarray:
+        k = _deepest(h, s, k)
         items, _, rating = s.lists(h, k)
         return _asp.alpha_beta_ndcg(items, rating, s.aspects, s.t_offsets, s.t_items, s.t_ratings,
                                     alpha=o["alpha"], beta=o["beta"], r_max=o["rmax"], k=k)

@@ -120,8 +120,8 @@ def _hits_at(h: Hits, ks: list[int]) -> np.ndarray:
         if key not in h._dense:
             h._dense[key] = _per_k(h, ks, None)
         return h._dense[key]
-    cum = h.cumulative(max(ks))
-    return cum[:, np.asarray(ks) - 1]
+    width = h.width(ks)
+    return h.cumulative(width)[:, h.cols(ks, width)]
 
 
 def _col(v: np.ndarray) -> np.ndarray:
@@ -328,11 +328,11 @@ def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     if o["hits"] == "first":
         r1 = _col(h.first_hit)
         return np.where((r1 > 0) & (r1 <= k), _safe_div(np.ones_like(r1), r1), 0.0)
-    width = max(ks)
+    width = h.width(ks)
     if _sparse(h):
         return _per_k(h, ks, 1.0 / h.hit_pos.astype(np.float64))
     dense = h.dense(width) / np.arange(1, width + 1)[None, :]
-    return np.cumsum(dense, axis=1)[:, np.asarray(ks) - 1]
+    return np.cumsum(dense, axis=1)[:, h.cols(ks, width)]
 
 
 AP_DEN = Axis(
@@ -378,8 +378,20 @@ def _ap_den(h: Hits, ks: list[int], name: str, hk: np.ndarray) -> np.ndarray:
     raise AssertionError(name)  # pragma: no cover - values are validated by the axis
 
 
+def _harmonic_gap(lo: int, hi: int) -> float:
+    """Σ_{i=lo+1}^{hi} 1/i (0 when hi <= lo): summed exactly up to 2^22 terms, else by the
+    digamma function (ψ(hi+1) − ψ(lo+1), relative error ~1e-16)."""
+    if hi <= lo:
+        return 0.0
+    if hi - lo <= 1 << 22:
+        return float(np.sum(1.0 / np.arange(lo + 1, hi + 1, dtype=np.float64)))
+    from scipy.special import digamma
+
+    return float(digamma(hi + 1.0) - digamma(lo + 1.0))
+
+
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
-    width = max(ks)
+    width = h.width(ks)
     if o["indicator"] == "yes" and _sparse(h):
         c = _hit_rank(h)
         if inner == "precision":
@@ -396,8 +408,17 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
         at_i = _safe_div(cum, np.broadcast_to(_col(h.n_rel), cum.shape))
     if o["indicator"] == "yes":
         at_i = at_i * h.dense(width)
-    num = np.cumsum(at_i, axis=1)[:, np.asarray(ks) - 1]
-    hk = cum[:, np.asarray(ks) - 1]
+    cols = h.cols(ks, width)
+    num = np.cumsum(at_i, axis=1)[:, cols]
+    hk = cum[:, cols]
+    if o["indicator"] == "no" and max(ks) > width:
+        # positions past every list keep H constant: P@i = H/i, R@i = H/|R| (no array as wide as k)
+        for j, k in enumerate(ks):
+            if k > width:
+                if inner == "precision":
+                    num[:, j] = num[:, j] + cum[:, -1] * _harmonic_gap(width, k)
+                else:
+                    num[:, j] = num[:, j] + at_i[:, -1] * float(k - width)
     return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
@@ -507,11 +528,30 @@ def _discount(width: int, base: float) -> np.ndarray:
     return np.log(base) / np.log(np.arange(2, width + 2, dtype=np.float64))
 
 
+def _discount_prefix(ks: list[int], base: float) -> np.ndarray:
+    """Σ_{i=1}^{k} disc(i) for each k (the ideal of k slots): one cumsum up to 2^22 positions,
+    beyond it in chunks, so memory stays bounded whatever k."""
+    kmax = max(ks)
+    if kmax <= 1 << 22:
+        return np.cumsum(_discount(kmax, base))[np.asarray(ks) - 1]
+    out = np.empty(len(ks), dtype=np.float64)
+    order = np.argsort(ks)
+    carry, start, step, j = 0.0, 0, 1 << 22, 0
+    while j < len(ks):
+        stop = min(start + step, kmax)
+        cs = carry + np.cumsum(np.log(base) / np.log(np.arange(start + 2, stop + 2, dtype=np.float64)))
+        while j < len(ks) and ks[order[j]] <= stop:
+            out[order[j]] = cs[ks[order[j]] - start - 1]
+            j += 1
+        carry, start = float(cs[-1]), stop
+    return out
+
+
 def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: float) -> np.ndarray:
     """``[U, len(ks)]`` expected DCG@k over the orderings of each tie group: a hit whose
     group spans lo..hi contributes its gain times Σ_{t=lo}^{min(hi,k)} disc(t) / (hi − lo + 1)."""
     lo, hi = h.hit_lo, h.hit_hi
-    width = max(ks)
+    width = h.width(ks)
     disc = _discount(width, base)
     cd = np.r_[0.0, np.cumsum(disc)]
     n = (hi - lo + 1).astype(np.float64)
@@ -527,7 +567,7 @@ def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: float) -> np.
 
 
 def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
-    width = max(ks)
+    width = h.width(ks)
     gains = _gain(h.hit_rating, o)
     if _averaged(h):
         return _expected_dcg(h, ks, gains, base)
@@ -538,7 +578,7 @@ def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
         w[keep] = (1.0 if o["gain"] == "binary" else (0.0 + gains[keep])) * disc
         return _per_k(h, ks, w)
     dense = h.dense(width, gains, key=f"gain:{o['gain']}:{o.get('t')}") if o["gain"] != "binary" else h.dense(width)
-    return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, np.asarray(ks) - 1]
+    return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, h.cols(ks, width)]
 
 
 def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
@@ -556,25 +596,27 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
             u, g = u[srt], g[srt]
             rank = np.arange(len(u)) - np.searchsorted(u, u)
             cut = rank < kk
-            out[:, j] = np.bincount(u[cut], weights=g[cut] * _discount(kk, base)[rank[cut]], minlength=h.n_users)
+            disc = _discount(int(rank.max()) + 1 if len(rank) else 1, base)
+            out[:, j] = np.bincount(u[cut], weights=g[cut] * disc[rank[cut]], minlength=h.n_users)
         return out
     if kind == "cut" and o["gain"] == "binary":
         # every gain is 1: IDCG@k is the partial sum of the discounts up to min(k, |R|),
         # the same additions in the same order as the dense row cumsum
-        cd = np.r_[0.0, np.cumsum(_discount(int(k.max()), base))]
+        top = max(1, min(int(k.max()), int(h.n_rel.max()) if h.n_users else 1))
+        cd = np.r_[0.0, np.cumsum(_discount(top, base))]
         return cd[np.minimum(h.n_rel[:, None], k[None, :])]
     gains = _gain(h.rel_rating, o)
     if kind == "k":
         best = np.zeros(h.n_users)
         np.maximum.at(best, h.rel_user, gains)
-        return best[:, None] * np.cumsum(_discount(int(k.max()), base))[None, k - 1]
+        return best[:, None] * _discount_prefix(ks, base)[None, :]
     srt = h.rel_rank()
     u, g = h.rel_user[srt], gains[srt]
     rank = np.arange(len(u)) - np.searchsorted(u, u)
     if kind == "uncut":
         total = np.bincount(u, weights=g * _discount(int(rank.max()) + 1 if len(rank) else 1, base)[rank], minlength=h.n_users)
         return np.broadcast_to(total[:, None], (h.n_users, len(ks))).copy()
-    width = int(k.max())
+    width = max(1, min(int(k.max()), int(rank.max()) + 1 if len(rank) else 1))
     keep = rank < width
     # sums in (user, rank) order: identical to the row cumsums of the dense [U, k] ideal gains
     w = (0.0 + g[keep]) * _discount(width, base)[rank[keep]]
