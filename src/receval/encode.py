@@ -196,9 +196,10 @@ def _shifted(s: pl.Series, lo: int) -> np.ndarray:
 
 
 def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
-    """Position of each key in ``table`` (unique values), -1 where absent, by a native join."""
+    """Position of each key in ``table`` (unique values), -1 where absent, by a native hash join
+    (unordered, then put back in row order by the row index: faster than an order-keeping join)."""
     t = pl.DataFrame({"k": table, "c": pl.int_range(0, len(table), dtype=pl.Int64, eager=True)})
-    j = pl.DataFrame({"k": keys}).join(t, on="k", how="left", maintain_order="left")
+    j = pl.DataFrame({"k": keys}).with_row_index("r").join(t, on="k", how="left").sort("r")
     return j.get_column("c").fill_null(-1).to_numpy()
 
 
@@ -315,6 +316,12 @@ def _desc_key(score: np.ndarray) -> np.ndarray:
     return bits ^ ((~sign) >> np.uint64(1))
 
 
+def gather(columns: dict[str, np.ndarray], perm: np.ndarray) -> dict[str, np.ndarray]:
+    """``{name: column[perm]}`` with Polars' multi-threaded gather (about 2x numpy's on 10M rows)."""
+    idx = pl.Series(perm, dtype=pl.Int64)
+    return {k: pl.Series(v).gather(idx).to_numpy() for k, v in columns.items()}
+
+
 def _argsort_unique(key: np.ndarray) -> np.ndarray:
     return pl.Series(key, dtype=pl.Int64).arg_sort().to_numpy().astype(np.int64, copy=False)
 
@@ -393,4 +400,4 @@ def rank_order(
     return perm
 
 
-__all__ = ["Encoded", "encode", "rank_order", "harmonize", "id_series", "number_series"]
+__all__ = ["Encoded", "encode", "rank_order", "gather", "harmonize", "id_series", "number_series"]

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from . import __version__
-from .encode import Encoded, encode, rank_order
+from .encode import Encoded, encode, gather, rank_order
 from .errors import DataError, SpecError
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
@@ -136,7 +136,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
         raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
     perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, opts.get("ties", "input"), r["item"])
     if perm is not None:
-        r = {k: v[perm] for k, v in r.items()}
+        r = gather(r, perm)
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,

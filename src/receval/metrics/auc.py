@@ -352,24 +352,37 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 
 def _score_counts(score: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct scores ascending, positives per score, negatives per score) of pooled rows."""
+    """(distinct scores ascending, positives per score, negatives per score) of pooled rows.
+
+    Two native sorts of order-preserving 64-bit keys (every row; the positives) and run
+    lengths, instead of a sort of (score, label) pairs; -0.0 and 0.0 are one score.
+    """
     import polars as pl
 
-    # a native group-by instead of a full sort of the rows (+ 0.0 folds -0.0 into 0.0)
-    g = (
-        pl.DataFrame({"s": np.asarray(score, dtype=np.float64) + 0.0, "l": np.asarray(label, dtype=bool)})
-        .group_by("s")
-        .agg(pl.col("l").sum().alias("p"), pl.len().alias("n"))
-        .sort("s")
-    )
-    pos = g.get_column("p").to_numpy().astype(np.int64)
-    return g.get_column("s").to_numpy(), pos, g.get_column("n").to_numpy().astype(np.int64) - pos
+    bits = (np.asarray(score, dtype=np.float64) + 0.0).view(np.uint64)
+    sign = (bits.view(np.int64) >> 63).view(np.uint64)  # all ones for negative scores
+    key = bits ^ (sign | np.uint64(1 << 63))  # ascending order of the floats
+    label = np.asarray(label, dtype=bool)
+
+    def runs(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        srt = pl.Series(k, dtype=pl.UInt64).sort().to_numpy()
+        start = np.flatnonzero(np.r_[True, srt[1:] != srt[:-1]]) if len(srt) else np.zeros(0, dtype=np.int64)
+        return srt[start], np.diff(np.r_[start, len(srt)]).astype(np.int64)
+
+    values_k, total = runs(key)
+    pos_k, pos_n = runs(key[label])
+    pos = np.zeros(len(values_k), dtype=np.int64)
+    pos[np.searchsorted(values_k, pos_k)] = pos_n
+    back = np.where(values_k >> np.uint64(63) == 1, values_k ^ np.uint64(1 << 63), ~values_k)
+    return back.view(np.float64), pos, total - pos
 
 
 def _merge_by_score(tables: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_score_counts` tables of several batches summed score by score."""
     if not tables:
         return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if len(tables) == 1 and np.all(tables[0][0][1:] > tables[0][0][:-1]):  # already distinct and ascending
+        return tables[0][0], np.asarray(tables[0][1], dtype=np.int64), np.asarray(tables[0][2], dtype=np.int64)
     values, inv = np.unique(np.concatenate([t[0] for t in tables]), return_inverse=True)
     inv = inv.reshape(-1)
     pos = np.zeros(len(values), dtype=np.int64)
