@@ -117,3 +117,23 @@ def test_uint64_ids_beyond_int64():
     res = receval.evaluate(recs, truth, ["mrr@2"])
     assert res["mrr@2"] == 0.5
     assert res.per_user()["user_id"].to_list() == [big]
+
+
+def test_duplicates_with_string_ids_are_found_and_named():
+    recs = {"user_id": ["a", "a", "a"], "item_id": ["x", "y", "x"], "score": [0.9, 0.5, 0.1]}
+    truth = {"user_id": ["a"], "item_id": ["y"]}
+    with pytest.raises(DataError, match=r"1 duplicate \(user, item\) pairs in recommendations, e.g. \('a', 'x'\)"):
+        receval.evaluate(recs, truth, ["mrr@3"])
+    # dup=first keeps the best-ranked row: y moves up to position 2
+    assert receval.evaluate(recs, truth, ["mrr@3"], dup="first")["mrr@3"] == 0.5
+
+
+def test_no_duplicate_check_is_exact_when_hashes_collide(monkeypatch):
+    from receval import encode as enc
+
+    ru = pl.Series(["a", "a", "b"])
+    ri = pl.Series(["x", "y", "x"])
+    # every hash equal: the candidates are compared as values, so distinct pairs pass
+    monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * len(self), dtype=pl.UInt64))
+    assert enc._no_duplicates(np.zeros(3, dtype=np.int64), ru, ri)
+    assert not enc._no_duplicates(np.zeros(3, dtype=np.int64), pl.Series(["a", "a", "a"]), pl.Series(["x", "y", "x"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .engine import SideInputs, encode_inputs, evaluate_encoded, plan
+from .engine import SideInputs, encode_inputs, evaluate_encoded, exact_items, plan
 from .io import Columns
 from .resolve import UNSET
 from .results import Results
@@ -83,7 +83,7 @@ def evaluate(
 
         raise SpecError(f"unknown engine {engine!r}; use 'memory' (default), 'polars' or 'spark'")
     resolved = plan(metrics, dialect, overrides)
-    enc = encode_inputs(recs, truth, cols)
+    enc = encode_inputs(recs, truth, cols, exact=exact_items(resolved))
     return evaluate_encoded(enc, resolved, SideInputs(categories, train, catalog, cols))
 
 

@@ -44,6 +44,10 @@ class Encoded:
     user_ids: np.ndarray  # [U] sorted original truth user ids
     item_ids: Any  # callable: codes -> original ids (numpy)
     info: dict[str, Any] = field(default_factory=dict)
+    #: item codes identify every item (else items outside the truth share one code)
+    items_exact: bool = True
+    #: duplicate (user, item) recommendation rows were looked for and none was found
+    dups_checked: bool = False
 
     def decode_item(self, codes: np.ndarray) -> np.ndarray:
         return self.item_ids(codes)
@@ -208,9 +212,16 @@ def encode(
     truth: pl.DataFrame,
     roles: tuple[dict[str, str], dict[str, str]],
     text: tuple[bool, bool] = (False, False),
+    exact_items: bool = True,
 ) -> Encoded:
     """Encode the two inputs; ``roles`` maps role -> column for recommendations and truth
-    (``user``, ``item`` required; ``score``/``rank`` and ``rating`` optional)."""
+    (``user``, ``item`` required; ``score``/``rank`` and ``rating`` optional).
+
+    With ``exact_items=False`` (no metric reads item identities beyond the truth, no tie
+    rule orders by item id), ids that need a join are coded against the truth items only
+    (the recommended rows' other items share one code) after an exact check that no
+    (user, item) pair repeats; a repeat falls back to exact codes for the duplicate policies.
+    """
     rroles, troles = roles
     ru = id_series(recs.get_column(rroles["user"]), "recommendations", rroles["user"])
     ri = id_series(recs.get_column(rroles["item"]), "recommendations", rroles["item"])
@@ -267,6 +278,7 @@ def encode(
         t_user = _table_codes(tu, uni)
         r_user = _table_codes(ru, uni)
     # items: shifted integers, or codes of the union by a join
+    items_exact, dups_checked = True, False
     ispan = _span(ti, ri)
     if ispan is not None:
         lo, span = ispan
@@ -277,6 +289,15 @@ def encode(
             if dt == np.int64:
                 return np.asarray(codes).astype(np.int64) + lo
             return np.asarray(codes).astype(np.uint64) + np.uint64(lo)
+    elif not exact_items and _no_duplicates(r_user, ru, ri):
+        uni_t = ti.unique().sort()
+        t_item = _table_codes(ti, uni_t)
+        r_item = _table_codes(ri, uni_t)
+        r_item = np.where(r_item < 0, len(uni_t), r_item)  # every other item: one code no truth row has
+        items_exact, dups_checked = False, True
+
+        def item_ids(codes: np.ndarray) -> np.ndarray:
+            raise AssertionError("item ids were not coded exactly: declare needs={'items'}")  # pragma: no cover
     else:
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
         t_item = _table_codes(ti, uni_items)
@@ -301,7 +322,22 @@ def encode(
         out_r = {k: v[sel] for k, v in out_r.items()}
     out_r["user"], out_r["item"] = r_user.astype(np.int64, copy=False), r_item.astype(np.int64, copy=False)
     out_t["user"], out_t["item"] = t_user.astype(np.int64, copy=False), t_item.astype(np.int64, copy=False)
-    return Encoded(out_r, out_t, user_ids, item_ids, info)
+    return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked)
+
+
+def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
+    """Whether no (user, item) pair of the recommendations repeats: one native sort of a
+    64-bit hash of the pair; pairs whose hashes collide are compared exactly."""
+    if len(ri) < 2:
+        return True
+    h = ri.hash(seed=0x5EC).to_numpy() ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    srt = pl.Series(h, dtype=pl.UInt64).sort().to_numpy()
+    same = srt[1:] == srt[:-1]
+    if not same.any():
+        return True
+    rows = np.flatnonzero(np.isin(h, np.unique(srt[1:][same])))
+    sub = pl.DataFrame({"u": ru.gather(rows), "i": ri.gather(rows)})
+    return not bool(sub.is_duplicated().any())
 
 
 # ---- one sort ----------------------------------------------------------------------------------

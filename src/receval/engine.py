@@ -85,18 +85,25 @@ def is_text_path(obj: Any) -> bool:
     return name.endswith((".csv", ".csv.gz", ".tsv", ".txt"))
 
 
-def encode_inputs(recs: Any, truth: Any, cols: Columns) -> Encoded:
+def exact_items(resolved: Sequence[Resolved]) -> bool:
+    """Whether item ids must be coded exactly: a metric reads the item layer, or a tie rule
+    orders by item id."""
+    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc") for r in resolved)
+
+
+def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
     """Read both inputs (any frame type or file) and encode them (:func:`receval.encode.encode`)."""
     ids = (cols.user, cols.item)
     rf = read_frame(recs, "recommendations", ids=ids)
     tf = read_frame(truth, "ground truth", ids=ids)
-    return encode_frames(rf, tf, cols, text=(is_text_path(recs), is_text_path(truth)))
+    return encode_frames(rf, tf, cols, text=(is_text_path(recs), is_text_path(truth)), exact=exact)
 
 
-def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False)) -> Encoded:
+def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False),
+                  exact: bool = True) -> Encoded:
     rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
     troles = check_columns(tf, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
-    enc = encode(rf, tf, (rroles, troles), text=text)
+    enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
     enc.info["columns"] = cols
     return enc
 
@@ -140,12 +147,14 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
-        ids=(lambda c: enc.user_ids[c], enc.item_ids),
+        ids=(lambda c: enc.user_ids[c], enc.item_ids), dups_checked=enc.dups_checked,
     )
     h.user_ids = enc.user_ids[h.user_ids]
-    if h.row_item is not None:  # the row layers carry the original item ids
+    if h.row_item is not None and enc.items_exact:  # the item layer carries the original item ids
         h.row_item = enc.item_ids(h.row_item)
         h.truth_item = enc.item_ids(h.truth_item)
+    elif not enc.items_exact:
+        h.row_item = h.truth_item = None
     h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}
     return h
 
@@ -356,7 +365,7 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 
 __all__ = [
-    "SideInputs", "dialect_of", "is_text_path", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
+    "SideInputs", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
     "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]

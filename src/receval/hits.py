@@ -169,13 +169,16 @@ def build(
     need_items: bool = False,
     need_truth_rows: bool = False,
     ids: tuple[Any, Any] | None = None,
+    dups_checked: bool = False,
 ) -> Hits:
     """Build the intermediate form from column arrays.
 
     ``recs`` has ``user``, ``item`` and optionally ``score``, ``rank``; ``truth`` has
     ``user``, ``item`` and optionally ``rating``. ``options`` holds the resolved build axes
     (``rel``, ``order``, ``ties``, ``dup``, ``tdup``). ``ids`` decodes user and item codes
-    into the original ids for error messages.
+    into the original ids for error messages. ``dups_checked``: the caller has established
+    that no (user, item) recommendation pair repeats (items outside the truth may then share
+    a code), so no duplicate search runs.
     """
     du, di = ids if ids is not None else ((lambda c: c), (lambda c: c))
     info: dict[str, Any] = {}
@@ -198,7 +201,7 @@ def build(
 
     if options.get("ties") == "average":
         _check_ties_average(recs, options, need_rows or need_items or need_truth_rows)
-    fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows)
+    fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows, dups_checked)
     if fast is not None:
         return fast
 
@@ -271,7 +274,7 @@ def build(
     idx, found = _codes(r_key, u_keys)
     # ---- duplicates in recommendations -----------------------------------------------------
     dup_policy = options.get("dup", "error")
-    if dup_policy != "keep" and len(r_key) > 1:
+    if dup_policy != "keep" and len(r_key) > 1 and not dups_checked:
         rk_sorted = np.sort(r_key)
         is_dup = rk_sorted[1:] == rk_sorted[:-1]
         if is_dup.any():
@@ -348,6 +351,7 @@ def _build_grouped(
     threshold: Any,
     options: dict[str, Any],
     need_rows: bool,
+    dups_checked: bool = False,
 ) -> Hits | None:
     """The same :class:`Hits` as the general path, without a sort or a search over all rows.
 
@@ -426,7 +430,7 @@ def _build_grouped(
     del same
 
     relevant = None if threshold is None else rating >= threshold
-    dup_check = options.get("dup", "error") != "keep"
+    dup_check = options.get("dup", "error") != "keep" and not dups_checked
     width = max(1, min(_TABLE_CELLS // span, n_users))  # users per chunk: tables no larger than the data
     truth_tab = np.zeros(width * span, dtype=np.int32)
     rec_tab = np.zeros(width * span, dtype=np.int32) if dup_check else None

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from ..encode import harmonize
-from ..engine import SideInputs, encode_frames, is_text_path, globals_without_partial, merge, plan, run_batch
+from ..engine import SideInputs, encode_frames, exact_items, is_text_path, globals_without_partial, merge, plan, run_batch
 from ..io import Columns, read_frame
 
 #: rows of recommendations per batch when ``n_batches`` is not given
@@ -89,7 +89,7 @@ def evaluate_polars(
                            "ignored_rec_users": r_frame.get_column(cols.user).n_unique()}
             batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
             continue
-        enc = encode_frames(r_frame, t_frame, cols, text=text)
+        enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
         del r_frame, t_frame
         batches.append(run_batch(enc, resolved, side, whole_globals=whole))
         del enc

@@ -326,7 +326,7 @@ class _Job:
         import polars as pl
         import pyarrow as pa
 
-        from ..engine import SideInputs, encode_frames, plan, run_batch
+        from ..engine import SideInputs, encode_frames, exact_items, plan, run_batch
         from ..policy import policy_columns
 
         resolved = plan(self.metrics, self.dialect, self.overrides)
@@ -347,7 +347,7 @@ class _Job:
                                "ignored_rec_users": r_frame.get_column("u").n_unique()}
                 batch = run_batch(None, resolved, side, ignored=ignored)
             else:
-                batch = run_batch(encode_frames(r_frame, t_frame, cols), resolved, side)
+                batch = run_batch(encode_frames(r_frame, t_frame, cols, exact=exact_items(resolved)), resolved, side)
         except DataError as exc:
             meta["error"] = str(exc)
             yield self._meta_batch(meta, table.schema.field("u").type)

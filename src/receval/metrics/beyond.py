@@ -289,7 +289,7 @@ def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows"},
+@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"},
           family="diversity", partial=_entropy_partial, combine=_entropy_combine)
 def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
@@ -355,7 +355,7 @@ def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity",
+@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
           partial=_coverage_partial, combine=_coverage_combine)
 def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Coverage@k: the share of the catalogue recommended to at least one user.
@@ -399,7 +399,7 @@ def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows"}, family="diversity",
+@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
           partial=_gini_partial, combine=_gini_combine)
 def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
@@ -430,7 +430,7 @@ NOV_UNKNOWN = Axis(
 )
 
 
-@register("novelty", axes=[NOV_UNKNOWN], needs={"rows"}, family="diversity")
+@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity")
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -461,7 +461,7 @@ ILD_DIST = Axis(
 )
 
 
-@register("ild", axes=[ILD_DIST], needs={"rows"}, family="diversity")
+@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity")
 def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ILD@k: intra-list diversity, the mean pairwise category distance inside the top k.
 
@@ -489,7 +489,7 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a subtopic gains (1−α) times less", numeric=True)
 
 
-@register("alpha_ndcg", axes=[ALPHA], needs={"rows"}, family="diversity")
+@register("alpha_ndcg", axes=[ALPHA], needs={"rows", "items"}, family="diversity")
 def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, exactly as TREC ndeval.
 
@@ -540,7 +540,7 @@ AB_BETA = Axis("beta", "beta", 0.2, "β: a rated item contributes β·r/r_max to
 AB_RMAX = Axis("rmax", "rmax", None, "r_max of the rating scale (default: the largest truth rating; MovieLens: 5)", numeric=True)
 
 
-@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows"}, family="diversity")
+@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows", "items"}, family="diversity")
 def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""αβ-nDCG@k (Parapar & Radlinski, RecSys 2021): accuracy and aspect diversity in one metric.
 
