@@ -137,3 +137,84 @@ def test_no_duplicate_check_is_exact_when_hashes_collide(monkeypatch):
     monkeypatch.setattr(pl.Series, "hash", lambda self, seed=0: pl.Series([7] * len(self), dtype=pl.UInt64))
     assert enc._no_duplicates(np.zeros(3, dtype=np.int64), ru, ri)
     assert not enc._no_duplicates(np.zeros(3, dtype=np.int64), pl.Series(["a", "a", "a"]), pl.Series(["x", "y", "x"]))
+
+
+_VALUES = st.one_of(
+    st.integers(-3, 3), st.integers(2**62, 2**64 - 1), st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["7", "007", "", "a", "é", " 7", "1e3"]), st.none(), st.booleans(),
+)
+
+
+@st.composite
+def _column(draw, n):
+    kind = draw(st.sampled_from(["int", "uint", "float", "str", "mixed", "null", "bool"]))
+    if kind == "int":
+        return draw(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=n, max_size=n))
+    if kind == "uint":
+        return pl.Series(draw(st.lists(st.integers(0, 2**64 - 1), min_size=n, max_size=n)), dtype=pl.UInt64)
+    if kind == "float":
+        return draw(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=n, max_size=n))
+    if kind == "str":
+        return draw(st.lists(st.text(max_size=3), min_size=n, max_size=n))
+    if kind == "bool":
+        return draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    if kind == "null":
+        return pl.Series([None] * n, dtype=pl.Null)
+    vals = draw(st.lists(_VALUES, min_size=n, max_size=n))
+    return pl.Series(vals, dtype=pl.Object) if len({type(v) for v in vals}) > 1 else vals
+
+
+@st.composite
+def _frame(draw, cols):
+    n = draw(st.integers(0, 6))
+    data = {}
+    for c in cols:
+        col = draw(_column(n))
+        data[c] = col if isinstance(col, pl.Series) else pl.Series(col, strict=False)
+    return pl.DataFrame(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_frame(["user_id", "item_id", "score"]), _frame(["user_id", "item_id", "rating"]),
+       st.sampled_from(["ndcg@3", "auc", "map@2", "precision@1"]))
+def test_arbitrary_frames_never_raise_anything_but_a_user_error(recs, truth, spec):
+    from receval.errors import RecevalError
+
+    try:
+        res = receval.evaluate(recs, truth, [spec])
+    except RecevalError:
+        return
+    v = res[spec]
+    assert v == v and -1e-12 <= v  # a number, never NaN
+
+
+@st.composite
+def _valid_ids_frames(draw):
+    kind = draw(st.sampled_from(["int", "str", "uint"]))
+    ids = {"int": st.integers(-3, 3), "str": st.sampled_from(["7", "007", "", "é", "a"]),
+           "uint": st.integers(2**64 - 4, 2**64 - 1)}[kind]
+    dtype = pl.UInt64 if kind == "uint" else None
+
+    def side(extra):
+        n = draw(st.integers(1, 8))
+        d = {"user_id": pl.Series(draw(st.lists(ids, min_size=n, max_size=n)), dtype=dtype),
+             "item_id": pl.Series(draw(st.lists(ids, min_size=n, max_size=n)), dtype=dtype)}
+        col = draw(_column(n))
+        d[extra] = col if isinstance(col, pl.Series) else pl.Series(col, strict=False)
+        return pl.DataFrame(d)
+
+    return side("score"), side("rating")
+
+
+@settings(max_examples=300, deadline=None)
+@given(_valid_ids_frames(), st.sampled_from(["ndcg@3", "auc", "map@2", "mrr@2"]), st.sampled_from(["error", "first"]))
+def test_valid_ids_with_arbitrary_values_never_crash(frames, spec, dup):
+    from receval.errors import RecevalError
+
+    recs, truth = frames
+    try:
+        res = receval.evaluate(recs, truth, [spec], dup=dup, tdup=dup, rel=None)
+    except RecevalError:
+        return
+    v = res[spec]
+    assert v == v and -1e-12 <= v <= 1 + 1e-12

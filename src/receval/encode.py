@@ -296,8 +296,13 @@ def encode(
         r_item = np.where(r_item < 0, len(uni_t), r_item)  # every other item: one code no truth row has
         items_exact, dups_checked = False, True
 
-        def item_ids(codes: np.ndarray) -> np.ndarray:
-            raise AssertionError("item ids were not coded exactly: declare needs={'items'}")  # pragma: no cover
+        t_values = uni_t.to_numpy()
+        if t_values.dtype.kind not in "iu":
+            t_values = t_values.astype(object)
+
+        def item_ids(codes: np.ndarray, t_values: np.ndarray = t_values) -> np.ndarray:
+            # truth items decode; the shared code of the other items has no single id
+            return t_values[np.asarray(codes)]
     else:
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
         t_item = _table_codes(ti, uni_items)
