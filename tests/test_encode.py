@@ -218,3 +218,14 @@ def test_valid_ids_with_arbitrary_values_never_crash(frames, spec, dup):
         return
     v = res[spec]
     assert v == v and -1e-12 <= v <= 1 + 1e-12
+
+
+def test_a_truth_read_once_serves_several_runs(tmp_path):
+    from receval.engine import read_truth
+    from receval.io import Columns
+
+    (tmp_path / "truth.csv").write_text("user_id,item_id\n1,007\n")
+    t = read_truth(tmp_path / "truth.csv", Columns())
+    a = receval.evaluate({"user_id": ["1", "1"], "item_id": ["7", "007"], "score": [0.9, 0.1]}, t, ["mrr@2"])
+    b = receval.evaluate({"user_id": ["1"], "item_id": ["007"], "score": [0.5]}, t, ["mrr@2"])
+    assert (a["mrr@2"], b["mrr@2"]) == (0.5, 1.0)

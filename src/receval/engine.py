@@ -91,12 +91,28 @@ def exact_items(resolved: Sequence[Resolved]) -> bool:
     return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc") for r in resolved)
 
 
+@dataclass
+class Truth:
+    """A ground truth read once (a frame, and whether it came from a text file), to evaluate
+    several runs against it without reading or parsing it again."""
+
+    frame: pl.DataFrame
+    text: bool = False
+
+
+def read_truth(truth: Any, cols: Columns) -> Truth:
+    """Read the ground truth once (any frame type or file); pass the result as ``truth``."""
+    if isinstance(truth, Truth):
+        return truth
+    return Truth(read_frame(truth, "ground truth", ids=(cols.user, cols.item)), is_text_path(truth))
+
+
 def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
-    """Read both inputs (any frame type or file) and encode them (:func:`receval.encode.encode`)."""
-    ids = (cols.user, cols.item)
-    rf = read_frame(recs, "recommendations", ids=ids)
-    tf = read_frame(truth, "ground truth", ids=ids)
-    return encode_frames(rf, tf, cols, text=(is_text_path(recs), is_text_path(truth)), exact=exact)
+    """Read both inputs (any frame type or file; ``truth`` may be a :class:`Truth`) and
+    encode them (:func:`receval.encode.encode`)."""
+    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item))
+    t = read_truth(truth, cols)
+    return encode_frames(rf, t.frame, cols, text=(is_text_path(recs), t.text), exact=exact)
 
 
 def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False),
@@ -365,7 +381,7 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 
 __all__ = [
-    "SideInputs", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
+    "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
     "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]
