@@ -253,7 +253,7 @@ def _finish(out, resolved, parts, cols, n, version):
         sig = make_signature(r, __version__, order=order, skipped=skipped)
         if count == 0:
             raise no_user_left(r.spec)
-        if r.metric.name == "f1" and o.get("aggregate") == "means":
+        if row[f"sa{j}"] is not None:  # (precision, recall) pairs: F1 of the means (policy.policy_columns)
             p, rc = (row[f"sa{j}"] or 0.0) / count, (row[f"sb{j}"] or 0.0) / count
             value = f1_of_means(p, rc)
         else:
