@@ -237,3 +237,14 @@ def test_version(capsys):
         main(["--version"])
     assert exc.value.code == 0
     assert capsys.readouterr().out.strip() == f"receval {receval.__version__}"
+
+
+def test_engine_polars_from_the_command_line(capsys):
+    from pathlib import Path
+
+    base = str(Path(__file__).resolve().parents[1] / "src" / "receval" / "data" / "examples")
+    args = ["evaluate", f"{base}/recs.csv", f"{base}/truth.csv", "-m", "ndcg@10", "-m", "map@5", "--format", "json"]
+    code_m, out_m, _ = run(args, capsys)
+    code_p, out_p, _ = run(args + ["--engine", "polars"], capsys)
+    assert code_m == code_p == 0
+    assert json.loads(out_m)["results"] == json.loads(out_p)["results"]

@@ -67,7 +67,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file (with --engine spark: a directory Spark writes)")
     p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
     p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
-    p.add_argument("--engine", choices=["memory", "spark"], default="memory")
+    p.add_argument("--engine", choices=["memory", "polars", "spark"], default="memory")
     add_column_args(p)
     add_context_args(p)
 
