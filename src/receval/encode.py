@@ -252,13 +252,15 @@ def encode(
         t_local = _shifted(tu, lo)
         present = np.zeros(span, dtype=bool)
         present[t_local] = True
-        table = np.cumsum(present) - 1
+        table = np.where(present, np.cumsum(present) - 1, -1)
         if tu.dtype == pl.UInt64:
             user_ids = np.flatnonzero(present).astype(np.uint64) + np.uint64(lo)
         else:
             user_ids = np.flatnonzero(present).astype(np.int64) + lo
         t_user = table[t_local]
-        if len(ru):
+        if len(ru) and lo <= int(ru.min()) and int(ru.max()) < lo + span:  # type: ignore[arg-type]
+            r_user = table[_shifted(ru, lo)]  # every id inside the table: one gather
+        elif len(ru):
             r_local = ru.to_numpy()
             if r_local.dtype == np.uint64:
                 inside = (r_local >= np.uint64(lo)) & (r_local - np.uint64(lo) < np.uint64(span))

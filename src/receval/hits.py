@@ -477,13 +477,19 @@ def _build_grouped(
     hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
     hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
     row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
+    row_pos = None
     if order_rule == "rank":
         row_pos = rank.astype(np.int64)
     elif order_rule == "score" and ties == "optimistic":
         row_pos = _positions(row_user, score, "optimistic")
-    else:
+    elif need_rows:
         row_pos = np.arange(1, n + 1, dtype=np.int64) - np.repeat(gst[:-1], gl)
-    hit_pos = row_pos[hit_row]
+    if row_pos is not None:
+        hit_pos = row_pos[hit_row]
+        max_pos = int(row_pos.max()) if len(row_pos) else 0
+    else:  # positions 1..ℓ: only the hits' are needed
+        hit_pos = hit_row - ustart[hit_user] + 1
+        max_pos = int(gl.max()) if len(gl) else 0
     hit_lo = hit_hi = None
     if ties == "average" and order_rule == "score":
         lo_b, hi_b = _tie_bounds(row_user, score)
@@ -512,7 +518,7 @@ def _build_grouped(
         info=info,
         hit_lo=hit_lo,
         hit_hi=hit_hi,
-        max_pos=int(row_pos.max()) if len(row_pos) else 0,
+        max_pos=max_pos,
         row_user=row_user if need_rows else None,
         row_pos=row_pos if need_rows else None,
         row_score=score if need_rows else None,
