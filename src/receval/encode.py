@@ -423,7 +423,7 @@ def rank_order(
     sbits = 63 - ubits
     key = (user << sbits) | (_desc_key(score) >> np.uint64(64 - sbits)).astype(np.int64)
     perm = _argsort_unique(key)
-    sk = key[perm]
+    sk = pl.Series(key).gather(pl.Series(perm)).to_numpy()
     eq = sk[1:] == sk[:-1]
     if not eq.any():
         return perm
