@@ -1,10 +1,12 @@
 r"""Plain-text rendering of the LaTeX/reST formulas in metric docstrings (for ``receval explain``).
 
 The docstrings keep the exact LaTeX (the generated docs render it); a terminal gets readable
-Unicode instead: fractions as ``(a)/(b)``, sums as ``Σ_{i=1..k}``, Greek letters, relations.
+Unicode instead: fractions as ``a/b`` (parenthesised when a part is not one term), sums as ``Σ_{i=1..k}``, Greek letters, relations.
 
 >>> to_text(r":math:`AP@k = \frac{1}{D} \sum_{i=1}^{k} P@i \cdot w_i`")
-'AP@k = (1)/(D) Σ_{i=1..k} P@i · w_i'
+'AP@k = 1/D Σ_{i=1..k} P@i · w_i'
+>>> to_text(r":math:`\frac{|R \cap L|}{\min(k, |R|)}`, :math:`\frac{1}{\log_2(i+1)}`")
+'(|R ∩ L|)/min(k, |R|), 1/log_2(i+1)'
 >>> to_text(r"``ideal=cut``: :math:`\min(k,|R|)` items, :math:`\alpha \le 1`")
 'ideal=cut: min(k,|R|) items, α ≤ 1'
 """
@@ -24,6 +26,9 @@ _SYMBOLS = {
     r"\qquad": "    ", r"\quad": "  ", r"\;": " ", r"\,": " ", r"\!": "", r"\|": "|", r"\{": "{", r"\}": "}",
     r"\tfrac": r"\frac", r"\dfrac": r"\frac",
 }
+
+
+_WRAPPERS = {r"\mathcal", r"\mathrm", r"\mathbb", r"\text", r"\operatorname", r"\hat", r"\mathbf", r"\textrm"}
 
 
 def _group(text: str, i: int) -> tuple[str, int]:
@@ -53,8 +58,10 @@ def _latex(text: str) -> str:
         if text.startswith(r"\frac", i):
             num, j = _group(text, _skip(text, i + 5))
             den, j = _group(text, _skip(text, j))
-            out.append(f"({_latex(num)})/({_latex(den)})")
+            out.append(f"{_atom(_latex(num))}/{_atom(_latex(den))}")
             i = j
+            if i < len(text) and text[i] not in " ,.;:)}]^_":
+                out.append(" ")
         elif text.startswith(r"\sum", i) or text.startswith(r"\prod", i):
             sym = "Σ" if text.startswith(r"\sum", i) else "Π"
             j = i + (4 if sym == "Σ" else 5)
@@ -74,12 +81,37 @@ def _latex(text: str) -> str:
         elif text[i] == "\\":
             m = re.match(r"\\[A-Za-z]+|\\.", text[i:])
             cmd = m.group(0) if m else "\\"
-            out.append(_SYMBOLS.get(cmd, cmd.lstrip("\\")))
             i += len(cmd)
+            if cmd in _WRAPPERS:  # \mathrm{Nov} -> Nov, \mathcal P -> P
+                arg, i = _group(text, _skip(text, i))
+                out.append(_latex(arg))
+            else:
+                out.append(_SYMBOLS.get(cmd, cmd.lstrip("\\")))
         else:
             out.append(text[i])
             i += 1
     return "".join(out)
+
+
+def _atom(text: str) -> str:
+    """A fraction's part, parenthesised only when it is not one term: ``1/D``, ``(a+b)/2``."""
+    text = text.strip()
+    if re.fullmatch(r"[\w@.|'{}]+", text):  # a symbol, a number, |R|
+        return text
+    call = re.fullmatch(r"(?:min|max|log|ln|exp|cnt|log_\w+)(\(.*\))", text)  # a function call: min(k, |R|), log_2(i+1)
+    if call and _balanced(call.group(1)):
+        return text
+    return f"({text})"
+
+
+def _balanced(text: str) -> bool:
+    """True when ``text`` is one parenthesised group: ``(a)(b)`` is not."""
+    depth = 0
+    for n, c in enumerate(text):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and n < len(text) - 1:
+            return False
+    return depth == 0
 
 
 def _skip(text: str, i: int) -> int:
@@ -93,6 +125,7 @@ def to_text(doc: str) -> str:
     doc = re.sub(r"\.\. math::\s*", "", doc)
     doc = re.sub(r":math:`([^`]*)`", lambda m: _latex(m.group(1)), doc)
     doc = doc.replace("``", "")
+    doc = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", doc)  # reST *emphasis*
     lines = []
     for line in doc.splitlines():
         lines.append(_latex(line) if "\\" in line else line)

@@ -14,6 +14,9 @@ standard default dropped: it is the key of a result and the head of its signatur
 'ndcg(gain=exp2,ideal=uncut)@20'
 >>> str(parse_spec("map(denominator=min_k_r)@20"))   # the default is dropped
 'map@20'
+>>> str(parse_spec("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|"
+...                "tdup:error|empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0"))
+'map(denominator=r,norecs=skip,order=score,rel=4.5)@20'
 """
 
 from __future__ import annotations
@@ -104,6 +107,10 @@ def parse_spec(text: str | Spec) -> Spec:
         return text
     if not isinstance(text, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
+    if "|" in text:  # a signature: its fully explicit spec (every option it records)
+        from .signature import parse_signature
+
+        return parse_signature(text)[0]
     match = _SPEC_RE.match(text.lower())
     if not match:
         raise SpecError(
