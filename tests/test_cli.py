@@ -207,7 +207,7 @@ def test_explain_prints_formula_options_signature(capsys):
     assert code == 0 and err == ""
     assert out.startswith("map(denominator=k)@20  —  MAP@k")
     # the formula in plain text (issue: "prints the exact formula (plain text ...)"); LaTeX in the docs
-    assert "Formula (exact LaTeX in docs/metrics.md):" in out and "AP@k = (1)/(D) Σ_{i=1..k} P@i · w_i" in out
+    assert "Formula (exact LaTeX in docs/metrics.md):" in out and "AP@k = 1/D Σ_{i=1..k} P@i · w_i" in out and ")/(" not in out
     assert "\\frac" not in out and ":math:" not in out
     assert "Resolved options:" in out
     assert "  denominator = k  [spec]" in out
@@ -248,3 +248,26 @@ def test_engine_polars_from_the_command_line(capsys):
     code_p, out_p, _ = run(args + ["--engine", "polars"], capsys)
     assert code_m == code_p == 0
     assert json.loads(out_m)["results"] == json.loads(out_p)["results"]
+
+
+def test_explain_warns_about_the_map_denominator(capsys):
+    code, out, _ = run(["explain", "map@20"], capsys)
+    assert code == 0 and "trec_eval, ranx and RecTools" in out and "map(denominator=r)" in out
+    code, out, _ = run(["explain", "map(denominator=r)@20"], capsys)
+    assert code == 0 and "trec_eval, ranx and RecTools" not in out
+    code, out, _ = run(["explain", "map@20", "--dialect", "trec_eval"], capsys)
+    assert code == 0 and "trec_eval, ranx and RecTools" not in out
+
+
+def test_a_signature_is_a_spec(capsys, tmp_path):
+    sig = ("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|tdup:error|"
+           "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0")
+    code, out, _ = run(["explain", sig], capsys)
+    assert code == 0 and out.startswith("map(denominator=r,norecs=skip,order=score,rel=4.5)@20")
+    # the signature evaluates to the value it signs, in the CLI and in the API
+    spec, dialect, _ = receval.parse_signature(sig)
+    want = receval.evaluate(RECS, TRUTH, [str(spec)], dialect=dialect)
+    got = receval.evaluate(RECS, TRUTH, [sig])
+    assert got.entries[0].value == want.entries[0].value
+    code, out, _ = run(["evaluate", RECS, TRUTH, "-m", sig, "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["results"][0]["value"] == want.entries[0].value

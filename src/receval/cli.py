@@ -142,8 +142,16 @@ def explain(spec: str, dialect: str | None = None) -> str:
                 lines.append(f"  note: {entry.note}")
             if entry.source:
                 lines.append(f"  source: {entry.source}")
+    if m.name == "map" and r.options.get("denominator") == "min_k_r":
+        lines += ["", MAP_DENOMINATOR_WARNING]
     lines += ["", "Signature:", "  " + make_signature(r, __version__)]
     return "\n".join(lines) + "\n"
+
+
+MAP_DENOMINATOR_WARNING = (
+    "Warning: this MAP divides by min(k,|R|) (receval's default); trec_eval, ranx and RecTools\n"
+    "divide by |R|: write map(denominator=r)@k or use --dialect trec_eval / ranx / rectools to match them."
+)
 
 
 def _indent(text: str) -> str:
