@@ -16,10 +16,7 @@ from typing import Any
 from .errors import SpecError
 from .metrics import get_metric
 from .resolve import Resolved
-from .spec import Spec, parse_k
-
-INFO_FIELDS = ("skipped",)
-
+from .spec import INFO_FIELDS, Spec, signature_spec
 
 def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
     metric = get_metric(metric_name)
@@ -56,29 +53,4 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
     >>> str(spec), dialect
     ('map(denominator=r,norecs=skip,order=score,rel=4.5)@20', 'ms_recommenders')
     """
-    parts = [p for p in text.strip().split("|") if p]
-    if not parts:
-        raise SpecError("empty signature")
-    head = parts[0]
-    name, _, k_text = head.partition("@")
-    metric = get_metric(name)
-    by_key = {axis.key: (axis_name, axis) for axis_name, axis in metric.all_axes().items()}
-    options: dict[str, Any] = {}
-    dialect, version = "standard", ""
-    for part in parts[1:]:
-        key, sep, value = part.partition(":")
-        if not sep:
-            raise SpecError(f"signature field '{part}' must be key:value")
-        if key == "dialect":
-            dialect = value
-        elif key == "v":
-            version = value
-        elif key in INFO_FIELDS:
-            continue
-        elif key in by_key:
-            axis_name, axis = by_key[key]
-            options[axis_name] = axis.parse(value)
-        else:
-            raise SpecError(f"signature field '{key}' is not an option of '{metric.name}'")
-    k = parse_k(k_text) if k_text else None
-    return Spec(metric.name, k, tuple(sorted(options.items()))), dialect, version
+    return signature_spec(text)

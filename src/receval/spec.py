@@ -108,9 +108,7 @@ def parse_spec(text: str | Spec) -> Spec:
     if not isinstance(text, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
-        from .signature import parse_signature
-
-        return parse_signature(text)[0]
+        return signature_spec(text)[0]
     match = _SPEC_RE.match(text.lower())
     if not match:
         raise SpecError(
@@ -134,3 +132,38 @@ def parse_spec(text: str | Spec) -> Spec:
     if not metric.needs_k and k is not None and not metric.optional_k:
         raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
     return Spec(metric.name, k, tuple(sorted(options.items())))
+
+
+INFO_FIELDS = ("skipped",)
+
+
+def signature_spec(text: str) -> tuple[Spec, str, str]:
+    """A signature's ``(fully explicit spec, dialect, version)``; :func:`receval.parse_signature`."""
+    parts = [p for p in text.strip().split("|") if p]
+    if not parts:
+        raise SpecError("empty signature")
+    head = parts[0]
+    name, _, k_text = head.partition("@")
+    from .metrics import get_metric
+
+    metric = get_metric(name)
+    by_key = {axis.key: (axis_name, axis) for axis_name, axis in metric.all_axes().items()}
+    options: dict[str, Any] = {}
+    dialect, version = "standard", ""
+    for part in parts[1:]:
+        key, sep, value = part.partition(":")
+        if not sep:
+            raise SpecError(f"signature field '{part}' must be key:value")
+        if key == "dialect":
+            dialect = value
+        elif key == "v":
+            version = value
+        elif key in INFO_FIELDS:
+            continue
+        elif key in by_key:
+            axis_name, axis = by_key[key]
+            options[axis_name] = axis.parse(value)
+        else:
+            raise SpecError(f"signature field '{key}' is not an option of '{metric.name}'")
+    k = parse_k(k_text) if k_text else None
+    return Spec(metric.name, k, tuple(sorted(options.items()))), dialect, version
