@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import SpecError
 from .metrics import get_metric
 from .resolve import Resolved
 from .spec import INFO_FIELDS, Spec, signature_spec
