@@ -59,11 +59,14 @@ def context_kwargs(a: argparse.Namespace) -> dict:
 
 @command("evaluate", "evaluate recommendations against a ground truth")
 def _evaluate(p: argparse.ArgumentParser):
-    p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
-    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
+    p.add_argument("recs", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
+    p.add_argument("truth", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=FORMATS + ("trec",), default="table",
+                   help="output; trec: trec_eval's layout (metric, all, value)")
+    p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
+                   help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
     p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file (with --engine spark: a directory Spark writes)")
     p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
     p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
@@ -74,14 +77,23 @@ def _evaluate(p: argparse.ArgumentParser):
     def run(a: argparse.Namespace) -> int:
         from .api import evaluate
 
+        recs, truth = a.recs, a.truth
+        if a.input_format == "trec":
+            from .trec import read_qrels, read_run
+
+            ids = dict(user_col=a.user_col, item_col=a.item_col)
+            recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **ids)
         res = evaluate(
-            a.recs, a.truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
+            recs, truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
             engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
         )
         if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)
             res.write_per_user(a.per_user)
         if a.format == "json":
             print(res.to_json())
+        elif a.format == "trec":  # trec_eval's summary lines: measure, "all", value
+            for e in res.entries:
+                print(f"{e.metric:<22}\tall\t{e.value:.4f}")
         elif a.format == "table":
             rows = [[e.metric, e.value, e.users] for e in res.entries]
             print(render(["metric", "value", "users"], rows, "table"), end="")

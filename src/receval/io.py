@@ -29,7 +29,8 @@ class Columns:
 
 
 def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Return a polars DataFrame for a frame-like object or a CSV/Parquet path.
+    """Return a polars DataFrame for a frame-like object, a ``{qid: {docid: value}}`` dict
+    (ranx, ir_measures), or a CSV / Parquet / TREC path (:mod:`receval.trec`).
 
     Id columns named in ``ids`` are read from text files as text, so that ``"007"`` and
     ``"7"`` stay two ids (the engine turns canonical integers back into integers).
@@ -50,7 +51,14 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
             raise DataError(f"cannot read the {what} pandas frame: {exc}") from None
     if mod.startswith("pyspark"):
         raise DataError(f"the {what} is a Spark DataFrame: pass engine='spark' (or install receval[spark])")
+    if type(obj).__module__.startswith("ranx"):  # ranx Run / Qrels
+        obj = obj.to_dict()
     if isinstance(obj, dict):
+        from .trec import from_dict, is_dict_of_dicts
+
+        if is_dict_of_dicts(obj):  # ranx / ir_measures / pytrec_eval {qid: {docid: value}}
+            value = "rating" if what == "ground truth" else "score"
+            return from_dict(obj, value, **dict(zip(("user_col", "item_col"), ids)))
         try:
             return pl.DataFrame(obj)
         except Exception as exc:
@@ -63,6 +71,10 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
 def _read_path(path: Path, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
+    from .trec import read_trec, trec_kind
+
+    if trec_kind(path, what):  # .run / .qrels / .trec (also .gz): trec_eval's formats
+        return read_trec(path, what, ids)
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
@@ -72,7 +84,7 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame
             return pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
     except Exception as exc:
         raise DataError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
-    raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
+    raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv, .parquet, .run, .qrels or .trec file")
 
 
 def check_columns(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, str]:
