@@ -226,8 +226,14 @@ def test_metrics_lists_every_metric(capsys, fmt):
     assert code == 0 and err == ""
     for m in all_metrics():
         label = m.name + ("@k" if m.needs_k else "")
-        assert any(line.split("│" if fmt == "table" else "|")[1].strip() == label for line in out.splitlines()
-                   if line.count("│" if fmt == "table" else "|") >= 3), label
+        if fmt == "table":  # one block per metric, readable at 100 columns
+            assert label in out.splitlines(), label
+            for name, axis in m.axes.items():
+                assert any(line.startswith(f"  {name} ") for line in out.splitlines()), (label, name)
+        else:
+            assert any(line.split("|")[1].strip() == label for line in out.splitlines() if line.count("|") >= 3), label
+    if fmt == "table":
+        assert max(len(line) for line in out.splitlines()) <= 100
     for ctx in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs"):
         assert ctx in out
 

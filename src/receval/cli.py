@@ -172,11 +172,16 @@ def _indent(text: str) -> str:
 
 @command("metrics", "list every metric with its options and defaults")
 def _metrics(p: argparse.ArgumentParser):
-    p.add_argument("--format", choices=("table", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "markdown"), default="table",
+                   help="table: one block per metric, at most 100 columns; markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
         from .metrics import all_metrics
+        from .options import CONTEXT_AXES
 
+        if a.format == "table":
+            print(metrics_text(), end="")
+            return 0
         rows = []
         for m in all_metrics():
             opts = "; ".join(
@@ -185,13 +190,47 @@ def _metrics(p: argparse.ArgumentParser):
             )
             rows.append([m.name + ("@k" if m.needs_k else ""), m.summary, opts or "–"])
         print(render(["metric", "summary", "options"], rows, a.format), end="")
-        from .options import CONTEXT_AXES
-
         ctx = [[n, ax.doc, "|".join(ax.values) if ax.values else "number or all", ax.render(ax.default)] for n, ax in CONTEXT_AXES.items()]
         print(render(["context option", "meaning", "values", "default"], ctx, a.format), end="")
         return 0
 
     return run
+
+
+def metrics_text(width: int = 100) -> str:
+    """Every metric as a block (name, summary, one wrapped entry per option), then the context
+    options, in at most ``width`` columns."""
+    import textwrap
+
+    from .metrics import all_metrics
+    from .options import CONTEXT_AXES
+
+    def wrap(text: str, indent: str, first: str | None = None) -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=first if first is not None else indent,
+                             subsequent_indent=indent, break_on_hyphens=False) or [indent.rstrip()]
+
+    def option(name: str, ax, lines: list[str]) -> None:
+        default = ax.render(ax.default)
+        if ax.values:
+            values = " | ".join(v + (" (default)" if v == default else "") for v in ax.values)
+        else:
+            values = f"a number{' or all' if name == 'rel' else ''} (default {default})"
+        lines.extend(wrap(values, " " * 18, f"  {name:<14}  "))
+        lines.extend(wrap(ax.doc, " " * 18))
+
+    lines: list[str] = []
+    for m in all_metrics():
+        lines.append(m.name + ("@k" if m.needs_k else ""))
+        lines.extend(wrap(m.summary.replace("``", ""), "  "))
+        for name, ax in m.axes.items():
+            option(name, ax, lines)
+        lines.append("")
+    lines.append("Context options (every metric reads them; a spec's own option wins):")
+    for name, ax in CONTEXT_AXES.items():
+        option(name, ax, lines)
+    lines.append("")
+    lines.extend(wrap("`receval explain SPEC` prints a metric's exact formula with every resolved option.", ""))
+    return "\n".join(lines) + "\n"
 
 
 @command("dialects", "list the dialects with versions and sources")
