@@ -239,10 +239,19 @@ def test_metrics_lists_every_metric(capsys, fmt):
 
 
 def test_version(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["--version"])
+    assert main(["--version"]) == 0  # the fast path
+    assert capsys.readouterr().out.strip() == f"receval {receval.__version__}"
+    with pytest.raises(SystemExit) as exc:  # argparse's, when other arguments come along
+        main(["--version", "metrics"])
     assert exc.value.code == 0
     assert capsys.readouterr().out.strip() == f"receval {receval.__version__}"
+
+
+def test_import_and_version_load_no_heavy_module():
+    code = ("import sys, receval; from receval.cli import main; main(['--version']); "
+            "print(sorted(m for m in ('polars', 'numpy', 'matplotlib', 'scipy', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
 
 
 def test_engine_polars_from_the_command_line(capsys):

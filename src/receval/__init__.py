@@ -1,16 +1,49 @@
 """receval: offline evaluation of recommender systems in which every number is exactly
 defined, says how it was defined (a signature), and can be computed the way another
-library computes it (a dialect)."""
+library computes it (a dialect).
+
+``import receval`` is cheap: the names below are loaded on first use (PEP 562), so neither
+polars nor numpy is imported until something is evaluated or parsed.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .api import evaluate  # noqa: E402
-from .errors import DataError, RecevalError, SpecError  # noqa: E402
-from .results import Results  # noqa: E402
-from .signature import parse_signature  # noqa: E402
-from .spec import Spec, parse_spec  # noqa: E402
+from .errors import DataError, RecevalError, SpecError  # noqa: E402  (light: the standard library only)
+
+#: public name -> the module that defines it (imported on first access)
+_LAZY = {
+    "evaluate": "api",
+    "Results": "results",
+    "parse_signature": "signature",
+    "Spec": "spec",
+    "parse_spec": "spec",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import evaluate
+    from .results import Results
+    from .signature import parse_signature
+    from .spec import Spec, parse_spec
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'receval' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "__version__",

@@ -280,6 +280,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else list(argv)
+    if args_in == ["--version"]:  # without loading the commands (and polars): ~0.1 s
+        print(f"receval {__version__}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
