@@ -1,0 +1,35 @@
+"""Every script in examples/ runs on the bundled data, and docs/tutorial.md holds their real
+output (regenerate it with ``python examples/render_tutorial.py``)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("render_tutorial", ROOT / "examples" / "render_tutorial.py")
+tutorial = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tutorial)
+
+pytestmark = pytest.mark.xdist_group("examples")
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    return {s.name: tutorial.run(s) for s in tutorial.scripts()}
+
+
+def test_there_are_examples():
+    assert len(tutorial.scripts()) >= 5
+
+
+def test_every_example_runs_and_prints(outputs):
+    for name, out in outputs.items():
+        assert out.strip(), name
+
+
+def test_tutorial_page_is_fresh(outputs):
+    committed = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    assert committed == tutorial.render(outputs), "docs/tutorial.md is stale: run python examples/render_tutorial.py"
