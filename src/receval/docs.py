@@ -17,6 +17,71 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
+def rst_to_markdown(doc: str) -> str:
+    r"""A metric docstring (reST with LaTeX) as Markdown for the docs site: ``.. math::``
+    blocks become ``$$ ... $$`` display math, ``:math:`x``` inline ``$x$``, ``Formula`` /
+    ``-------`` section titles bold paragraphs, doctest lines a ``pycon`` code block and
+    ````literals```` single-backtick code.
+
+    >>> print(rst_to_markdown("Formula\n-------\n.. math:: \\frac{1}{D}\n\nwith :math:`D` and ``k``"))
+    **Formula**
+    <BLANKLINE>
+    $$
+    \frac{1}{D}
+    $$
+    <BLANKLINE>
+    with $D$ and `k`
+    >>> rst_to_markdown("Examples\n--------\n" + chr(62) * 3 + " 1 + 1\n2").splitlines()[2:]
+    ['```pycon', '>>> 1 + 1', '2', '```']
+    """
+    import re
+    import textwrap
+
+    lines = doc.splitlines()
+    out: list[str] = []
+    i = 0
+
+    def inline(text: str) -> str:
+        text = re.sub(r":math:`([^`]*)`", lambda m: f"${m.group(1).strip()}$", text)
+        return re.sub(r"``([^`]+)``", r"`\1`", text)
+
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and re.fullmatch(r"-{3,}|={3,}|~{3,}", nxt.strip()) and len(nxt.strip()) >= len(line.strip()):
+            out += [f"**{line.strip()}**", ""]
+            i += 2
+            continue
+        if line.lstrip().startswith(".. math::"):
+            first = line.split("::", 1)[1].strip()
+            block = [first] if first else []
+            i += 1
+            body = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                body.append(lines[i])
+                i += 1
+            block += textwrap.dedent("\n".join(body)).strip("\n").splitlines() if any(b.strip() for b in body) else []
+            if out and out[-1] != "":
+                out.append("")
+            out += ["$$", *block, "$$", ""]
+            continue
+        if line.lstrip().startswith(">>>"):
+            block = []
+            while i < len(lines) and lines[i].strip():
+                block.append(lines[i].strip() if lines[i].lstrip().startswith(("...", ">>>")) else lines[i])
+                i += 1
+            if out and out[-1] != "":
+                out.append("")
+            out += ["```pycon", *block, "```", ""]
+            continue
+        out.append(inline(line))
+        i += 1
+    while out and out[-1] == "":
+        out.pop()
+    text = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
 def metrics_markdown() -> str:
     out = ["# Metrics", "", "Generated from the registry by `python -m receval.docs docs/`; do not edit by hand.", ""]
     out += ["## Context options (read by every metric unless stated)", ""]
@@ -26,7 +91,7 @@ def metrics_markdown() -> str:
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(vals)} |")
     out.append("")
     for m in all_metrics():
-        out += [f"## `{m.name}`" + ("`@k`" if m.needs_k else ""), "", m.doc, ""]
+        out += [f"## `{m.name}" + ("@k" if m.needs_k else "") + "`", "", rst_to_markdown(m.doc), ""]
         if m.axes:
             out += ["| option | signature key | default | values |", "|---|---|---|---|"]
             for name, ax in m.axes.items():
@@ -59,11 +124,39 @@ def dialects_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def cli_markdown() -> str:
+    """The command line reference: ``receval -h`` and each command's help, at 100 columns."""
+    import os
+
+    from .cli import build_parser
+
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = build_parser()
+        out = ["# Command line", "", "Generated from the argument parser by `python -m receval.docs docs/`.", ""]
+        out += ["```text", parser.format_help().rstrip(), "```", ""]
+        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+        for name, sp in sub.choices.items():  # type: ignore[attr-defined]
+            out += [f"## `receval {name}`", "", "```text", sp.format_help().rstrip(), "```", ""]
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    return "\n".join(out).rstrip() + "\n"
+
+
+GENERATED = {"metrics.md": metrics_markdown, "dialects.md": dialects_markdown, "reference/cli.md": cli_markdown}
+
+
 def write(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     files = []
-    for name, text in (("metrics.md", metrics_markdown()), ("dialects.md", dialects_markdown())):
+    for name, make in GENERATED.items():
+        text = make()
         path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         files.append(path)
     return files

@@ -26,8 +26,11 @@ class Entry:
 
 @dataclass
 class Results:
-    """What :func:`receval.evaluate` returns.
+    """What :func:`receval.evaluate` returns: values by canonical spec, their signatures,
+    per-user values and exports.
 
+    Examples
+    --------
     >>> from receval.examples import WORKED_RECS, WORKED_TRUTH
     >>> from receval import evaluate
     >>> res = evaluate(WORKED_RECS, WORKED_TRUTH, ["ndcg@4", "precision@2"])
