@@ -148,7 +148,7 @@ def end_to_end(d, k, thr, repeat):
     }
     out = {}
     for spec, side in specs.items():
-        med, mn, res = timeit(lambda: receval.evaluate(recs, truth, [spec], rel=thr, **side), repeat)
+        med, mn, res = timeit(lambda spec=spec, side=side: receval.evaluate(recs, truth, [spec], rel=thr, **side), repeat)
         out[spec] = {"median_s": med, "min_s": mn, "value": res[spec]}
     base = out[f"ndcg@{k}"]["median_s"]
     for v in out.values():

@@ -26,7 +26,6 @@ aspect"); the heterogeneous case is recorded as its own violation test.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 import inspect

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import shutil
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -87,7 +87,7 @@ def _specs_for(metric) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _working_specs(ctx_key: tuple, dups: bool) -> tuple[str, ...]:
     """Specs that the in-memory engine evaluates on this data and context (others raise by design)."""
     recs, truth, cats, train, catalog = make_data(dups=dups)

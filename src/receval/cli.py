@@ -15,14 +15,15 @@ from . import __version__
 from .errors import RecevalError
 from .report import FORMATS, render
 
-COMMANDS: dict[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]] = {}
+#: name -> (help, fn): ``fn(parser)`` adds the command's arguments and returns its runner
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]]] = {}
 
 
 def command(name: str, help: str):
     """Register a subcommand: ``fn(parser)`` adds arguments and returns the runner."""
 
     def deco(fn):
-        COMMANDS[name] = (help, fn)  # type: ignore[assignment]
+        COMMANDS[name] = (help, fn)
         return fn
 
     return deco
@@ -269,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
     parser.add_argument("--version", action="version", version=f"receval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_, fn) in COMMANDS.items():  # type: ignore[misc]
+    for name, (help_, fn) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(run=fn(sp))
     return parser

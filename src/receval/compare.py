@@ -244,16 +244,16 @@ def render_comparison(res: Comparison, fmt: str = "table") -> str:
     from .report import render
 
     if fmt == "json":
-        rows = []
+        records = []
         for row in res.frame.iter_rows(named=True):
             d = row["dialect"]
-            rows.append({
+            records.append({
                 "dialect": d, "library": row["library"], "version": row["version"],
                 "values": {m: row[m] for m in res.metrics},
                 "signatures": {m: res.signatures.get((d, m)) for m in res.metrics},
                 "errors": {m: res.errors[(d, m)] for m in res.metrics if (d, m) in res.errors},
             })
-        return json.dumps(rows, indent=2) + "\n"
+        return json.dumps(records, indent=2) + "\n"
     headers = ["dialect", *res.metrics]
     rows: list[list[Any]] = []
     for row in res.frame.iter_rows(named=True):

@@ -126,6 +126,7 @@ def dialects_markdown() -> str:
 
 def cli_markdown() -> str:
     """The command line reference: ``receval -h`` and each command's help, at 100 columns."""
+    import argparse
     import os
 
     from .cli import build_parser
@@ -136,8 +137,8 @@ def cli_markdown() -> str:
         parser = build_parser()
         out = ["# Command line", "", "Generated from the argument parser by `python -m receval.docs docs/`.", ""]
         out += ["```text", parser.format_help().rstrip(), "```", ""]
-        sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-        for name, sp in sub.choices.items():  # type: ignore[attr-defined]
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for name, sp in sub.choices.items():
             out += [f"## `receval {name}`", "", "```text", sp.format_help().rstrip(), "```", ""]
     finally:
         if old is None:

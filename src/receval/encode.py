@@ -21,7 +21,6 @@ into integers when every value on both sides is a canonical decimal integer (``"
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 

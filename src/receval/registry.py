@@ -12,12 +12,12 @@ from __future__ import annotations
 import inspect
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .errors import SpecError, unknown
+from .errors import SpecError
 from .options import CONTEXT_AXES, Axis
 
 #: what an aggregate-free metric function returns: per-user values, shape [U, len(ks)]

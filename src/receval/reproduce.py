@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 
 from . import __version__
 from .cli import command
 from .report import fmt_value, render
-from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS, TITLES
+from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS
 
 #: beyond-accuracy columns added with --beyond (MovieLens genres as categories)
 BEYOND = ["alpha_ndcg@20", "ab_ndcg@20", "entropy@20", "coverage@20"]

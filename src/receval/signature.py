@@ -15,7 +15,7 @@ from typing import Any
 
 from .metrics import get_metric
 from .resolve import Resolved
-from .spec import INFO_FIELDS, Spec, signature_spec
+from .spec import Spec, signature_spec
 
 def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
     metric = get_metric(metric_name)

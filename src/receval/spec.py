@@ -48,11 +48,11 @@ class Spec:
     def opts(self) -> dict[str, Any]:
         return dict(self.options)
 
-    def with_options(self, **updates: Any) -> "Spec":
+    def with_options(self, **updates: Any) -> Spec:
         merged = self.opts | updates
         return Spec(self.name, self.k, tuple(sorted(merged.items())))
 
-    def with_k(self, k: int | None) -> "Spec":
+    def with_k(self, k: int | None) -> Spec:
         return Spec(self.name, k, self.options)
 
     def __str__(self) -> str:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, SpecError
+from ..errors import DataError
 from ..io import Columns
 from ..resolve import UNSET
 

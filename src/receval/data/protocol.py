@@ -19,7 +19,7 @@ metric implementations on one fixed set of recommendations:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 import numpy as np
@@ -175,7 +175,7 @@ def prepare_study(
         else float(test_fraction),
         "cutoff_unix": cutoff_unix,
         "cutoff_iso": None if cutoff_unix is None
-        else datetime.fromtimestamp(cutoff_unix, tz=timezone.utc).isoformat(),
+        else datetime.fromtimestamp(cutoff_unix, tz=UTC).isoformat(),
         "seed": int(seed) if split == "random" else None,
         "n_last": int(n_last) if split == "leave_last_out" else None,
         "n_interactions": n,
@@ -336,6 +336,7 @@ def recommend(
         if decimals is not None:
             scores = np.round(scores, decimals)
         seen = np.zeros(scores.shape, dtype=bool)
+        assert seen_rows is not None and seen_cols is not None  # set with item_ids, in the first batch
         sel = (seen_rows >= lo) & (seen_rows < lo + batch.size)
         seen[seen_rows[sel] - lo, seen_cols[sel]] = True
 
@@ -345,13 +346,13 @@ def recommend(
         if top is not None:
             keep &= rank <= top
         r, c = np.nonzero(keep)
-        col = order[r, c]
+        cj = order[r, c]
         parts.append(
             pl.DataFrame(
                 {
                     "user_id": batch[r],
-                    "item_id": item_ids[col],
-                    "score": scores[r, col],
+                    "item_id": item_ids[cj],
+                    "score": scores[r, cj],
                     "rank": rank[r, c].astype(np.int64),
                 },
                 schema=empty.schema,

@@ -13,7 +13,7 @@ never 2 because of binary floating point.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -93,7 +93,7 @@ def to_unix_seconds(t: int | float | str | datetime) -> int:
             raise ValueError(f"cutoff {t!r} is not ISO 8601; pass e.g. '2016-03-18T08:26:11Z' or Unix seconds") from None
     if isinstance(t, datetime):
         if t.tzinfo is None:
-            t = t.replace(tzinfo=timezone.utc)
+            t = t.replace(tzinfo=UTC)
         ts = t.timestamp()
         if not float(ts).is_integer():
             raise ValueError(f"cutoff {t!r} has sub-second precision; timestamps are whole seconds")

@@ -399,7 +399,7 @@ def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
         n_dead = R - int(np.count_nonzero(alive))
         keep = alive if 4 * n_dead > R else None
 
-        def _shrink(A):
+        def _shrink(A, sel=sel, keep=keep):
             B = A[:-1].copy()
             np.copyto(B, A[1:], where=sel)
             return B if keep is None else B[:, keep]
