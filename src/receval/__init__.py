@@ -9,12 +9,14 @@ __version__ = "0.1.0"
 from .api import evaluate  # noqa: E402
 from .errors import DataError, RecevalError, SpecError  # noqa: E402
 from .results import Results  # noqa: E402
+from .sampled import sampled_evaluate  # noqa: E402
 from .signature import parse_signature  # noqa: E402
 from .spec import Spec, parse_spec  # noqa: E402
 
 __all__ = [
     "__version__",
     "evaluate",
+    "sampled_evaluate",
     "Results",
     "Spec",
     "parse_spec",
