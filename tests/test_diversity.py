@@ -320,7 +320,7 @@ def test_novelty_vs_reference(seed, unknown):
 
 
 @SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), distance=st.sampled_from(["jaccard", "cosine"]), chunk=st.sampled_from([1, 7, 10_000]))
+@given(seed=st.integers(0, 2**32 - 1), distance=st.sampled_from(["jaccard", "cosine", "hamming"]), chunk=st.sampled_from([1, 7, 10_000]))
 def test_ild_vs_reference(seed, distance, chunk):
     n, C = 30, 5
     items = _lists(seed, n=n)
@@ -335,6 +335,9 @@ def test_ild_vs_reference(seed, distance, chunk):
         ds = []
         for a, b in itertools.combinations(r, 2):
             xa, xb = asp[a].astype(float), asp[b].astype(float)
+            if distance == "hamming":  # a distance, not 1 − a similarity
+                ds.append(float(np.sum(asp[a] != asp[b])))
+                continue
             if distance == "jaccard":
                 un = np.logical_or(asp[a], asp[b]).sum()
                 sim = np.logical_and(asp[a], asp[b]).sum() / un if un else 0.0

@@ -36,6 +36,9 @@ SIDE = {
     "categories": {"item_id": [10, 20, 30, 40, 50, 60, 70], "category": ["a", "b", "a", "c", "b", "a", "c"]},
     "train": {"user_id": [1, 2, 5, 5, 5], "item_id": [10, 10, 20, 30, 70]},
     "catalog": [10, 20, 30, 40, 50, 60, 70, 80],
+    "baseline": {"user_id": [1, 1, 2, 3], "item_id": [20, 80, 10, 30], "score": [2.0, 1.0, 1.0, 1.0]},
+    "item_groups": {"item_id": [10, 20, 30, 40, 50, 60, 70, 80], "group": ["p", "q", "p", "q", "p", "q", "p", "q"]},
+    "user_groups": {"user_id": [1, 2, 3, 4], "group": ["x", "y", "x", "y"]},
 }
 
 NUMERIC_TRIALS = {"rel": [3.0], "base": [math.e, 10.0], "t": [1.0]}

@@ -19,6 +19,7 @@ _LAZY = {
     "evaluate": "api",
     "Results": "results",
     "parse_signature": "signature",
+    "sampled_evaluate": "sampled",
     "Spec": "spec",
     "parse_spec": "spec",
 }
@@ -26,6 +27,7 @@ _LAZY = {
 if TYPE_CHECKING:  # pragma: no cover
     from .api import evaluate
     from .results import Results
+    from .sampled import sampled_evaluate
     from .signature import parse_signature
     from .spec import Spec, parse_spec
 
@@ -48,6 +50,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "__version__",
     "evaluate",
+    "sampled_evaluate",
     "Results",
     "Spec",
     "parse_spec",

@@ -33,6 +33,9 @@ def evaluate(
     train: Any = None,
     catalog: Any = None,
     engine: str | None = None,
+    baseline: Any = None,
+    item_groups: Any = None,
+    user_groups: Any = None,
 ) -> Results:
     """Evaluate recommendations against a ground truth.
 
@@ -55,6 +58,11 @@ def evaluate(
     categories, train, catalog
         Side inputs of the beyond-accuracy metrics: item categories (``item_id``,
         ``category``), train interactions (``user_id``, ``item_id``) and the item catalogue.
+    baseline, item_groups, user_groups
+        Side inputs of the metrics that compare with a second run (``baseline``: recommendations
+        in the layout of ``recs``; ``unexpectedness``, ``intersection``) or over groups
+        (``item_groups``: ``item_id``, ``group``; ``user_groups``: ``user_id``, ``group``);
+        read by the in-memory engine.
 
     Returns
     -------
@@ -84,7 +92,8 @@ def evaluate(
         raise SpecError(f"unknown engine {engine!r}; use 'memory' (default), 'polars' or 'spark'")
     resolved = plan(metrics, dialect, overrides)
     enc = encode_inputs(recs, truth, cols, exact=exact_items(resolved))
-    return evaluate_encoded(enc, resolved, SideInputs(categories, train, catalog, cols))
+    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
+    return evaluate_encoded(enc, resolved, side)
 
 
 __all__ = ["evaluate"]

@@ -71,6 +71,8 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file (with --engine spark: a directory Spark writes)")
     p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
     p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
+    p.add_argument("--baseline", metavar="FILE", help="a second run (user_id, item_id, score/rank) for unexpectedness, intersection")
+    p.add_argument("--catalog", metavar="FILE", help="the item catalogue (item_id)")
     p.add_argument("--engine", choices=["memory", "polars", "spark"], default="memory")
     add_column_args(p)
     add_context_args(p)
@@ -86,6 +88,7 @@ def _evaluate(p: argparse.ArgumentParser):
             recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **ids)
         res = evaluate(
             recs, truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
+            **({"baseline": a.baseline} if a.baseline else {}), **({"catalog": a.catalog} if a.catalog else {}),
             engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
         )
         if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)

@@ -100,6 +100,9 @@ def metrics_markdown() -> str:
             out.append("")
         ctx = ", ".join(f"`{c}`" for c in m.context) or "none"
         out += [f"Context options read: {ctx}.", ""]
+    from . import sampled
+
+    out += ["## Sampled-negative evaluation (`receval.sampled.sampled_evaluate`)", "", sampled.__doc__.strip(), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -73,7 +73,14 @@ def id_series(s: pl.Series, what: str, name: str) -> pl.Series:
     if dtype.is_integer():
         if dtype == pl.UInt64:
             return s
-        return s.cast(pl.Int64)
+        for target in (pl.Int64, pl.UInt64):  # Int128 (or wider) ids that fit 64 bits
+            cast = s.cast(target, strict=False)
+            if not cast.null_count():
+                return cast
+        raise DataError(
+            f"{what} column '{name}' holds ids wider than 64 bits (both signs beyond int64 or beyond uint64);"
+            " read them as strings"
+        )
     if _is_text(dtype):
         s = s.cast(pl.String)
         return s

@@ -42,6 +42,9 @@ class SideInputs:
     train: Any = None
     catalog: Any = None
     cols: Columns = field(default_factory=Columns)
+    baseline: Any = None  # a second run (unexpectedness, intersection)
+    item_groups: Any = None  # item_id, group (reo, rsp)
+    user_groups: Any = None  # user_id, group (mad)
 
 
 def dialect_of(dialect: Any):

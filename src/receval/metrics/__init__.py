@@ -7,6 +7,11 @@ from . import ranking  # noqa: F401
 from . import rating  # noqa: F401
 from . import auc  # noqa: F401
 from . import beyond  # noqa: F401
+from . import ir  # noqa: F401
+from . import popularity  # noqa: F401
+from . import listquality  # noqa: F401
+from . import serendipity  # noqa: F401
+from . import fairness  # noqa: F401
 
 
 def get_metric(name: str) -> Metric:

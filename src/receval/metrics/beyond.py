@@ -193,7 +193,8 @@ def _read_train(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
 def _read_catalog(obj: Any, cols: Any) -> np.ndarray:
     item_col = cols.item if cols is not None else "item_id"
     if isinstance(obj, (list, tuple, np.ndarray)):
-        return np.asarray(obj)
+        arr = np.asarray(obj)
+        return arr.astype(object) if arr.dtype.kind in "US" else arr  # string ids as the other inputs hold them
     from ..io import columns_of, read_frame
 
     return columns_of(read_frame(obj, "catalog"), "catalog", {"item": item_col}, {})["item"]
@@ -457,7 +458,8 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 ILD_DIST = Axis(
     "distance", "dist", "jaccard", "distance between two items' category sets",
-    {"jaccard": "1 − |A∩B| / |A∪B|", "cosine": "1 − cosine of the binary category vectors"},
+    {"jaccard": "1 − |A∩B| / |A∪B|", "cosine": "1 − cosine of the binary category vectors",
+     "hamming": "|A △ B|, the categories (binary features) the two items differ in (RecTools PairwiseHammingDistanceCalculator over one-hot features)"},
 )
 
 
@@ -469,8 +471,10 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     -------
     .. math:: \mathrm{ILD}(L_k) = \frac{2}{\ell_k(\ell_k-1)} \sum_{i<j \in L_k} d(i, j)
 
-    with *d* the Jaccard (default) or cosine distance of the items' category sets; lists of
-    fewer than two items score 0.
+    with *d* the Jaccard (default) or cosine distance of the items' category sets, or the
+    Hamming distance :math:`|A \triangle B|` of their binary category (feature) vectors
+    (``distance=hamming``, RecTools IntraListDiversity with a Hamming calculator over one-hot
+    item features; unnormalised). Lists of fewer than two items score 0.
 
     Examples
     --------
@@ -480,6 +484,8 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> truth = {"user_id": [1], "item_id": [1]}
     >>> round(evaluate(recs, truth, ["ild@3"], categories=cats)["ild@3"], 6)   # (1/2 + 1 + 1) / 3
     0.833333
+    >>> evaluate(recs, truth, ["ild(distance=hamming)@3"], categories=cats)["ild(distance=hamming)@3"]   # (1 + 3 + 2) / 3
+    2.0
     """
     s = _space(h)
     s.need("categories", "ild")

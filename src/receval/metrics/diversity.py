@@ -464,6 +464,23 @@ def intra_list_diversity(items, aspects, *, distance: str = "jaccard", chunk_siz
             sim = np.zeros_like(inter)
             np.divide(inter, union, out=sim, where=union > 0)
             simsum[s:s + chunk_size] = sim[:, iu[0], iu[1]].sum(axis=1)
+    elif distance == "hamming":  # |x_i XOR x_j| = deg_i + deg_j − 2·|x_i ∧ x_j|, a distance sum
+        dense = np.zeros((a.shape[0] and indptr.shape[0] - 1, C), dtype=np.float32)
+        rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+        dense[rows, indices] = 1.0
+        distsum = np.zeros(U)
+        iu = np.triu_indices(K, 1)
+        for s in range(0, U, chunk_size):
+            blk = a[s:s + chunk_size]
+            v = blk >= 0
+            X = dense[np.where(v, blk, 0)] * v[:, :, None]
+            inter = np.matmul(X, X.transpose(0, 2, 1)).astype(np.float64)
+            d = np.where(v, deg_all[np.where(v, blk, 0)], 0.0)
+            dist = (d[:, :, None] + d[:, None, :] - 2.0 * inter) * (v[:, :, None] & v[:, None, :])  # padding pairs add 0
+            distsum[s:s + chunk_size] = dist[:, iu[0], iu[1]].sum(axis=1)
+        ok = npairs > 0
+        out[ok] = distsum[ok] / npairs[ok]
+        return out
     else:
         raise ValueError(f"unknown distance {distance!r}")
     ok = npairs > 0

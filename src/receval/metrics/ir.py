@@ -1,0 +1,296 @@
+r"""IR measures users bring from trec_eval, ranx, LensKit and Cornac: R-precision, Bpref, RBP, ERR, NCRR.
+
+Notation as in :mod:`receval.metrics.ranking`: :math:`R` the relevant truth items of a user,
+:math:`rel_i \in \{0, 1\}` whether position *i* is a hit, :math:`H_k` the hits in the top
+*k*, :math:`\ell_k` the length of the top-k list. Metrics whose cut-off is optional
+(``bpref``, ``rbp``, ``err``, ``ncrr``) read the whole list when no ``@k`` is written.
+
+Worked example shared by the doctests (:func:`receval.examples.worked`): user 1 is recommended
+items 10, 20, 30, 40 and likes 20 (rating 5), 40 (rating 4) and 50 (rating 3), so |R| = 3
+and the hits sit at positions 2 and 4.
+
+None of these metrics defines a tie-averaged value: ``ties=average`` is refused by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DataError, SpecError
+from ..hits import Hits
+from ..options import Axis, ties_average_error
+from ..registry import register
+
+
+def _refuse_average(name: str):
+    def check(o: dict, *_: object) -> None:
+        if o.get("ties") == "average":
+            raise ties_average_error(name)
+
+    return check
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    out = np.zeros(num.shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _cut(k: int) -> float:
+    """The cut-off as a bound on positions (0 = no cut-off: the whole list)."""
+    return np.inf if k == 0 else k
+
+
+def _sum_hits(h: Hits, ks: list[int], weights: np.ndarray) -> np.ndarray:
+    """``[U, len(ks)]``: Σ weights over the hits at positions <= k, in (user, position) order."""
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = h.hit_pos <= _cut(k)
+        out[:, j] = np.bincount(h.hit_user[keep], weights=weights[keep], minlength=h.n_users)
+    return out
+
+
+# ---- R-precision ---------------------------------------------------------------------------
+
+
+@register("rprecision", needs_k=False, family="classification", check_hook=_refuse_average("rprecision"))
+def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""R-precision: precision at the user's own number of relevant items (trec_eval Rprec, ranx r-precision).
+
+    Formula
+    -------
+    .. math:: \mathrm{RPrec} = \frac{H_{|R|}}{|R|}
+
+    the hits among the first :math:`|R|` recommendations over :math:`|R|` (0 when |R| = 0);
+    a list shorter than |R| is not padded. It equals recall@|R| and precision@|R|.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("rprecision")          # one hit (position 2) in the first |R| = 3 positions, / 3
+    0.333333
+    """
+    inside = (h.hit_pos <= h.n_rel[h.hit_user]).astype(np.float64)
+    hr = np.bincount(h.hit_user, weights=inside, minlength=h.n_users)
+    return np.repeat(_safe_div(hr, h.n_rel)[:, None], len(ks), axis=1)
+
+
+# ---- Bpref ---------------------------------------------------------------------------------
+
+
+@register("bpref", needs_k=False, optional_k=True, needs={"rows"}, family="ranking", check_hook=_refuse_average("bpref"))
+def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Bpref: binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{bpref} = \frac{1}{|R|} \sum_{r \in R \cap L_k}
+            \Bigl(1 - \frac{\min(n_r, |R|)}{\min(|R|, N)}\Bigr), \qquad
+        \text{the term is } 1 \text{ when } n_r = 0
+
+    :math:`N` the judged non-relevant items of the user (truth rows below the ``rel``
+    threshold), :math:`n_r` the judged non-relevant items ranked above the relevant item *r*
+    (strictly smaller position). Unjudged recommended items (not in the truth) are ignored.
+    Without ``@k`` the whole list is read; 0 when |R| = 0. ranx 0.3.21 divides by
+    :math:`\min(|R|, N)` even when N = 0 (giving NaN); trec_eval and receval score such a
+    term 1.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("bpref", rel=4)   # R = {20, 40}, both listed; 50 (rating 3) is judged non-relevant, not listed
+    1.0
+    >>> worked("bpref")          # every truth row is relevant: N = 0, each hit counts 1: 2 / 3
+    0.666667
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [50, 20, 40], "score": [3.0, 2.0, 1.0]}
+    >>> worked("bpref", recs=recs, rel=4)   # 50 (non-relevant) above both hits: (2·(1 − 1/1)) / 2
+    0.0
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [20, 50, 40], "score": [3.0, 2.0, 1.0]}
+    >>> worked("bpref", recs=recs, rel=4)   # 20 counts 1, 40 has 50 above: (1 + (1 − 1/1)) / 2
+    0.5
+    """
+    order = np.lexsort((h.row_pos, h.row_user))
+    ru, rp, rt = h.row_user[order], h.row_pos[order], h.row_truth[order]
+    judged = rt >= 0
+    relevant = judged & h.truth_rel[np.maximum(rt, 0)]
+    nonrel = judged & ~relevant
+    n_nonrel = (h.n_truth - h.n_rel).astype(np.float64)
+    R = h.n_rel.astype(np.float64)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = rp <= _cut(k)
+        u, p, rl, nr = ru[keep], rp[keep], relevant[keep], nonrel[keep]
+        # non-relevant items at strictly smaller positions of the same user: a cumulative count
+        # by position (positions can repeat with ties=optimistic)
+        width = int(p.max()) + 2 if len(p) else 1
+        key = u * width + p
+        nr_key = np.sort(key[nr])
+        above = np.searchsorted(nr_key, key, side="left") - np.searchsorted(nr_key, u * width, side="left")
+        Ru, Nu = R[u], n_nonrel[u]
+        den = np.minimum(Ru, Nu)
+        term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, Ru), den), 1.0)
+        out[:, j] = _safe_div(np.bincount(u[rl], weights=term[rl], minlength=h.n_users), R)
+    return out
+
+
+# ---- RBP -----------------------------------------------------------------------------------
+
+RBP_P = Axis("persistence", "p", 0.8, "p: the probability that the user goes on to the next position (Moffat & Zobel 2008: 0.5, 0.8, 0.95; LensKit: 0.85)", numeric=True)
+RBP_NORM = Axis(
+    "normalize", "norm", "no", "what the rank-biased sum is compared with",
+    {
+        "no": "(1 − p) Σ rel_i p^(i−1): an infinite perfect list scores 1 (Moffat & Zobel, ranx, LensKit's default)",
+        "listed": "Σ rel_i p^(i−1) / Σ_{i ≤ min(|R|, ℓ_k)} p^(i−1): the best achievable with this list length (LensKit normalize=True)",
+        "cut": "Σ rel_i p^(i−1) / Σ_{i ≤ min(|R|, k)} p^(i−1): the best achievable in k positions (|R| terms without a cut-off)",
+    },
+)
+RBP_GAIN = Axis(
+    "gain", "gain", "binary", "what a hit at position i contributes",
+    {"binary": "1 (the standard)", "rating": "its truth rating, unscaled (ranx with graded qrels)"},
+)
+
+
+def _rbp_check(o: dict, *_: object) -> None:
+    if o.get("ties") == "average":
+        raise ties_average_error("rbp")
+    if not 0 < o["persistence"] < 1:
+        raise SpecError(f"rbp: persistence must lie strictly between 0 and 1, got {o['persistence']}")
+    if o["gain"] == "rating" and o["normalize"] != "no":
+        raise SpecError("rbp: normalize=listed/cut is defined for gain=binary only; drop one of the two")
+
+
+@register("rbp", axes=[RBP_P, RBP_NORM, RBP_GAIN], needs_k=False, optional_k=True, family="ranking", check_hook=_rbp_check)
+def rbp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""RBP: rank-biased precision (Moffat & Zobel, TOIS 2008) with persistence *p*.
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{RBP} = (1 - p) \sum_{i \le k} g_i\, p^{i-1}, \qquad
+        \mathrm{RBP}_{norm} = \frac{\sum_{i \le k} rel_i\, p^{i-1}}{\sum_{i=1}^{m} p^{i-1}},\quad
+        m = \min(|R|, \ell_k) \;|\; \min(|R|, k)
+
+    :math:`g_i = rel_i` (``gain=binary``) or the truth rating of a hit (``gain=rating``);
+    ``normalize=listed`` (LensKit ``normalize=True``) uses :math:`m = \min(|R|, \ell_k)`,
+    ``normalize=cut`` :math:`m = \min(|R|, k)`. Without ``@k`` the whole list is read.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("rbp(persistence=0.5)@4")                   # (1 − 0.5)(0.5 + 0.125)
+    0.3125
+    >>> worked("rbp(persistence=0.5,normalize=cut)@4")     # (0.5 + 0.125) / (1 + 0.5 + 0.25)
+    0.357143
+    >>> worked("rbp(persistence=0.5,gain=rating)@4")       # 0.5·(5·0.5 + 4·0.125)
+    1.5
+    """
+    p = float(o["persistence"])
+    g = h.hit_rating if o["gain"] == "rating" else np.ones(len(h.hit_pos))
+    s = _sum_hits(h, ks, g * p ** (h.hit_pos.astype(np.float64) - 1.0))
+    if o["normalize"] == "no":
+        return (1.0 - p) * s
+    R = h.n_rel.astype(np.float64)[:, None]
+    k = np.array([_cut(k) for k in ks], dtype=np.float64)[None, :]
+    m = np.minimum(R, k) if o["normalize"] == "cut" else np.minimum(R, np.minimum(h.length.astype(np.float64)[:, None], k))
+    ideal = (1.0 - p**m) / (1.0 - p)  # Σ_{i=1}^{m} p^(i−1)
+    return _safe_div(s, ideal)
+
+
+# ---- ERR -----------------------------------------------------------------------------------
+
+ERR_GRADE = Axis(
+    "grade", "grade", "binary", "the grade g of a hit",
+    {"binary": "g = 1 with g_max = 1: every hit stops the user with probability 1/2", "rating": "g = its truth rating, with `gmax` the top grade"},
+)
+ERR_GMAX = Axis("gmax", "gmax", None, "g_max, the top grade of grade=rating (e.g. 5 for 1-5 stars); required with grade=rating", numeric=True)
+
+
+def _err_check(o: dict, *_: object) -> None:
+    if o.get("ties") == "average":
+        raise ties_average_error("err")
+    if o["grade"] == "rating" and o["gmax"] is None:
+        raise SpecError("err(grade=rating) needs the top grade: write err(grade=rating,gmax=5)")
+    if o["grade"] == "binary" and o["gmax"] is not None:
+        raise SpecError("err: gmax applies to grade=rating only; drop gmax or add grade=rating")
+
+
+@register("err", axes=[ERR_GRADE, ERR_GMAX], needs_k=False, optional_k=True, family="ranking", check_hook=_err_check)
+def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""ERR: expected reciprocal rank (Chapelle et al., CIKM 2009), the cascade model.
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{ERR}@k = \sum_{r \le k} \frac{1}{r}\, \mathcal{R}_r \prod_{i < r} (1 - \mathcal{R}_i),
+        \qquad \mathcal{R}_i = \frac{2^{g_i} - 1}{2^{g_{max}}}
+
+    :math:`\mathcal{R}_i = 0` at a non-relevant position. ``grade=binary``: :math:`g = 1`,
+    :math:`g_{max} = 1`, so every hit has :math:`\mathcal{R} = 1/2`; ``grade=rating``: *g* is
+    the hit's truth rating and ``gmax`` must be given (a hit graded outside [0, g_max] is an
+    error). Without ``@k`` the whole list is read.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("err@4")                       # 1/2 · 1/2 + 1/4 · 1/2 · (1 − 1/2)
+    0.3125
+    >>> worked("err(grade=rating,gmax=5)@4")  # 1/2 · 31/32 + 1/4 · 15/32 · 1/32
+    0.488037
+    """
+    if o["grade"] == "binary":
+        stop = np.full(len(h.hit_pos), 0.5)
+    else:
+        gmax = float(o["gmax"])
+        g = h.hit_rating
+        if len(g) and (g.min() < 0 or g.max() > gmax):
+            bad = g[(g < 0) | (g > gmax)][0]
+            raise DataError(f"err: a hit has grade {bad:g} outside [0, gmax={gmax:g}]; pass a larger gmax or rescale the ratings")
+        stop = (np.exp2(g) - 1.0) / np.exp2(gmax)
+    # the probability of reaching each hit: the product of (1 − R) over the user's earlier hits,
+    # multiplied in position order (a loop over hit ranks, not users)
+    hu = h.hit_user
+    idx = np.arange(len(hu))
+    first = np.r_[True, hu[1:] != hu[:-1]] if len(hu) else np.zeros(0, dtype=bool)
+    start = np.maximum.accumulate(np.where(first, idx, 0)) if len(hu) else idx
+    rank = idx - start  # 0-based rank among the user's hits
+    reach = np.ones(len(hu))
+    for r in range(1, int(rank.max()) + 1 if len(rank) else 0):
+        at = np.flatnonzero(rank == r)
+        reach[at] = reach[at - 1] * (1.0 - stop[at - 1])
+    return _sum_hits(h, ks, reach * stop / h.hit_pos.astype(np.float64))
+
+
+# ---- NCRR ----------------------------------------------------------------------------------
+
+
+@register("ncrr", needs_k=False, optional_k=True, family="ranking", check_hook=_refuse_average("ncrr"))
+def ncrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""NCRR: normalised cumulative reciprocal rank (Cornac NCRR): Σ 1/i over the hits, over its ideal.
+
+    Formula
+    -------
+    .. math:: \mathrm{NCRR}@k = \frac{\sum_{i \le k} rel_i / i}{\sum_{j=1}^{\min(k, |R|)} 1/j}
+
+    0 when |R| = 0. Without ``@k`` the whole list is read and the ideal has :math:`\min(\ell, |R|)`
+    terms (Cornac ranks every item, so its truncated list has k items).
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("ncrr@4")      # (1/2 + 1/4) / (1 + 1/2 + 1/3)
+    0.409091
+    """
+    s = _sum_hits(h, ks, 1.0 / h.hit_pos.astype(np.float64))
+    R = h.n_rel.astype(np.float64)[:, None]
+    out = np.empty_like(s)
+    for j, k in enumerate(ks):
+        m = np.minimum(R[:, 0], k if k else h.length.astype(np.float64)).astype(np.int64)
+        top = int(m.max()) if len(m) else 0
+        harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, top + 1))]
+        out[:, j] = _safe_div(s[:, j], harmonic[m])
+    return out

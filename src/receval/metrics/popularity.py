@@ -1,0 +1,579 @@
+r"""Popularity bias and novelty: ARP, APLT, ACLT, PopREO, PopRSP, EPC, EFD, Surprisal, Unexpectedness.
+
+Item popularity :math:`\phi(i)` is read from the ``train`` side input (``user_id``, ``item_id``):
+``count=rows`` counts its rows (RecTools, RecBole), ``count=users`` its distinct users
+(Elliot). :math:`|U_{tr}|` is the number of distinct train users. The catalogue *I* is
+``catalog`` if given, else the train items (see :mod:`receval.metrics.beyond`).
+
+**The long-tail split** (``split`` and ``cut``) divides the catalogue into a short head *H*
+and a long tail :math:`\Gamma = I \setminus H`:
+
+* ``split=interactions`` (Elliot, Abdollahpouri et al. 2019): items by decreasing
+  popularity (ties by item id), the head is the shortest prefix holding at least
+  ``cut`` (default 0.8) of all train interactions of the catalogue;
+* ``split=items`` (RecBole ``tail_ratio`` ≤ 1): the tail is the ``max(⌊cut·|I|⌋, 1)`` least
+  popular items (ties by item id; default ``cut`` 0.1);
+* ``split=count`` (RecBole ``tail_ratio`` > 1): the tail is the items with
+  :math:`\phi(i) \le` ``cut`` (no default).
+
+Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, SpecError
+from ..hits import Hits
+from ..options import Axis
+from ..registry import register
+from .beyond import _encoder, _space
+
+# ---- shared pieces ---------------------------------------------------------------------------
+
+COUNT = Axis(
+    "count", "count", "rows", "what the popularity φ(i) of an item counts in the train interactions",
+    {"rows": "its train rows (RecTools AvgRecPopularity, RecBole AveragePopularity)", "users": "its distinct train users (Elliot)"},
+)
+SPLIT = Axis(
+    "split", "split", "interactions", "how the catalogue is split into short head and long tail",
+    {
+        "interactions": "the head is the most popular items (ties by item id) holding at least `cut` of the train interactions (Elliot pop_ratio, default 0.8)",
+        "items": "the tail is the max(⌊cut·|I|⌋, 1) least popular items, ties by item id (RecBole tail_ratio ≤ 1, default 0.1)",
+        "count": "the tail is the items with φ(i) ≤ cut (RecBole tail_ratio > 1)",
+    },
+)
+CUT = Axis("cut", "cut", None, "the parameter of `split`: head share of interactions (0.8), tail share of items (0.1), or a popularity count", numeric=True)
+LIST_DEN = Axis(
+    "denominator", "den", "length", "what a per-user sum over the list is divided by",
+    {"length": "ℓ_k, the user's list length (RecTools, Elliot)", "k": "the cut-off k (RecBole, RePlay)"},
+)
+
+
+def _split_hook(o: dict, *_: object) -> dict:
+    if o.get("cut") is None and "split" in o:
+        if o["split"] == "count":
+            raise SpecError("split=count needs the popularity bound: write cut=N (items with φ(i) ≤ N are the tail)")
+        o = dict(o, cut={"interactions": 0.8, "items": 0.1}[o["split"]])
+    if "split" in o and o["split"] != "count" and not 0 < o["cut"] <= 1:
+        raise SpecError(f"split={o['split']} needs 0 < cut ≤ 1, got {o['cut']}")
+    return o
+
+
+def _popularity(h: Hits, count: str, metric: str) -> np.ndarray:
+    """φ over the item codes of the shared space (0 for items outside train)."""
+    s = _space(h)
+    s.need("train", metric)
+    key = ("popularity", count)
+    if key not in h._dense:
+        if count == "users":
+            h._dense[key] = s.popularity
+        else:
+            h._dense[key] = np.bincount(_encoder(s.universe)(s.train[1]), minlength=s.n_items).astype(np.float64)
+    return h._dense[key]
+
+
+def _tail(h: Hits, o: dict, metric: str) -> np.ndarray:
+    """Boolean over item codes (plus a False padding slot): whether the item is in the long tail Γ."""
+    s = _space(h)
+    pop = _popularity(h, o["count"], metric)
+    key = ("tail", o["count"], o["split"], o["cut"])
+    if key in h._dense:
+        return h._dense[key]
+    cat = np.flatnonzero(s.to_catalog[:-1] >= 0)  # catalogue items in code (= id) order
+    tail = np.zeros(s.n_items + 1, dtype=bool)
+    p = pop[cat]
+    if o["split"] == "interactions":
+        order = cat[np.lexsort((cat, -p))]
+        cum = np.cumsum(pop[order])
+        j = int(np.searchsorted(cum, o["cut"] * cum[-1], side="left")) if len(cum) else 0
+        tail[order[j + 1:]] = True
+    elif o["split"] == "items":
+        order = cat[np.lexsort((cat, p))]
+        n = max(int(len(cat) * o["cut"]), 1)
+        tail[order[:n]] = True
+    else:
+        tail[cat[p <= o["cut"]]] = True
+    h._dense[key] = tail
+    return tail
+
+
+def _lists(h: Hits, k: int, metric: str) -> np.ndarray:
+    """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else a one-line error)."""
+    s = _space(h)
+    s.catalog_lists(h, k, metric)  # the check
+    return s.lists(h, k)[0]
+
+
+def _den(items: np.ndarray, k: int, o: dict) -> np.ndarray:
+    return np.full(items.shape[0], float(k)) if o["denominator"] == "k" else (items >= 0).sum(axis=1).astype(np.float64)
+
+
+def _safe(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(np.broadcast(num, den).shape)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def _per_k(ks: list[int], fn) -> np.ndarray:
+    return np.stack([fn(k) for k in ks], axis=1)
+
+
+# ---- ARP -----------------------------------------------------------------------------------
+
+ARP_SCALE = Axis(
+    "scale", "scale", "count", "the unit of φ(i)",
+    {"count": "φ(i) itself", "share": "φ(i) / Σ_j φ(j), its share of the train interactions (RecTools normalize=True, count=rows)"},
+)
+
+
+@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity")
+def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
+
+    Formula
+    -------
+    .. math:: \mathrm{ARP}@k = \frac{1}{D} \sum_{i \in L_k} \phi(i), \qquad D = \ell_k \;|\; k
+
+    :math:`\phi(i)` counts train rows (``count=rows``) or distinct train users
+    (``count=users``); items absent from train have :math:`\phi = 0`; ``scale=share`` divides
+    by :math:`\sum_j \phi(j)`. 0 for an empty list (the ``norecs`` policy applies).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 1, 1], "item_id": [10, 10, 10, 20, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [10]}
+    >>> evaluate(recs, truth, ["arp@2"], train=train)["arp@2"]               # (3 + 2) / 2
+    2.5
+    >>> evaluate(recs, truth, ["arp(count=users)@2"], train=train)["arp(count=users)@2"]   # (3 + 1) / 2
+    2.0
+    """
+    pop = np.r_[_popularity(h, o["count"], "arp"), 0.0]
+    if o["scale"] == "share":
+        pop = pop / pop.sum()
+
+    def one(k: int) -> np.ndarray:
+        items = _space(h).lists(h, k)[0]
+        return _safe(pop[items].sum(axis=1), _den(items, k, o))
+
+    return _per_k(ks, one)
+
+
+# ---- APLT / ACLT ---------------------------------------------------------------------------
+
+
+@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
+
+    Formula
+    -------
+    .. math:: \mathrm{APLT}@k = \frac{|L_k \cap \Gamma|}{D}, \qquad D = \ell_k \;|\; k
+
+    Γ by ``split`` and ``cut`` (module docs). Elliot APLT: ``split=interactions,count=users``;
+    RecBole TailPercentage: ``split=items`` (or ``count``), ``count=rows``, ``denominator=k``.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}   # φ: 10 → 4, 20 → 1
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [10]}
+    >>> evaluate(recs, truth, ["aplt@2"], train=train)["aplt@2"]   # head {10} holds 4/5 ≥ 0.8: tail {20}, 1/2
+    0.5
+    """
+    tail = _tail(h, o, "aplt")
+
+    def one(k: int) -> np.ndarray:
+        items = _lists(h, k, "aplt")
+        return _safe(tail[items].sum(axis=1).astype(np.float64), _den(items, k, o))
+
+    return _per_k(ks, one)
+
+
+@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
+
+    Formula
+    -------
+    .. math:: \mathrm{ACLT}@k = |L_k \cap \Gamma|
+
+    Γ by ``split`` and ``cut`` (module docs); Elliot ACLT: ``split=interactions,count=users``.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [10]}
+    >>> evaluate(recs, truth, ["aclt(split=count,cut=1)@2"], train=train)["aclt(split=count,cut=1)@2"]   # 20 has φ = 1 ≤ 1
+    1.0
+    """
+    tail = _tail(h, o, "aclt")
+    return _per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
+
+
+# ---- PopREO / PopRSP -----------------------------------------------------------------------
+
+
+def _group_partial(h: Hits, ks: list[int], o: dict, metric: str) -> dict:
+    """Sufficient statistics of one batch of users: per k the numerators and denominators of
+    (P_H, P_Γ); sums over disjoint batches (the split depends on the whole side inputs only)."""
+    s = _space(h)
+    tail = _tail(h, o, metric)
+    um = h.length > 0 if o["users"] == "listed" else np.ones(h.n_users, dtype=bool)
+    nums, dens = [], []
+    for k in ks:
+        items = _lists(h, k, metric)
+        valid = items >= 0
+        in_tail = tail[items] & valid
+        in_head = ~tail[items] & valid
+        if metric == "popreo":
+            t_user = np.repeat(np.arange(h.n_users), np.diff(s.t_offsets))
+            t_items = s.t_items[s.t_rel & um[t_user]]
+            t_items = t_items[s.to_catalog[t_items] >= 0]  # relevant items outside the catalogue belong to no group
+            den = np.array([(~tail[t_items]).sum(), tail[t_items].sum()], dtype=np.float64)
+            _, rel, _ = s.lists(h, k)
+            num = np.array([(in_head & rel).sum(), (in_tail & rel).sum()], dtype=np.float64)
+        else:
+            # Σ_u |g \ I_u^train| over the averaged users
+            cat = np.flatnonzero(s.to_catalog[:-1] >= 0)
+            n_head, n_tail = float((~tail[cat]).sum()), float(tail[cat].sum())
+            tu, ti = s.train
+            codes = _encoder(s.universe)(ti)
+            uidx = np.searchsorted(h.user_ids, tu)
+            known = (uidx < h.n_users) & (h.user_ids[np.minimum(uidx, h.n_users - 1)] == tu) & (s.to_catalog[codes] >= 0)
+            known &= um[np.minimum(uidx, h.n_users - 1)]
+            pairs = np.unique(np.stack([uidx[known], codes[known]], axis=1), axis=0) if known.any() else np.zeros((0, 2), dtype=np.int64)
+            seen_tail = float(tail[pairs[:, 1]].sum())
+            seen_head = float(len(pairs)) - seen_tail
+            n_u = float(um.sum())
+            den = np.array([n_u * n_head - seen_head, n_u * n_tail - seen_tail])
+            num = np.array([in_head.sum(), in_tail.sum()], dtype=np.float64)
+        nums.append(num)
+        dens.append(den)
+    return {"num": np.array(nums), "den": np.array(dens)}
+
+
+def _ratio_combine(parts: list[dict], metric: str, names: Any = None) -> np.ndarray:
+    """std/mean (population) over groups of Σ num / Σ den, one value per k."""
+    num = sum(p["num"] for p in parts)
+    den = sum(p["den"] for p in parts)
+    if (den == 0).any():
+        j = np.flatnonzero((den == 0).any(axis=0))[0]
+        which = (names[j] if names is not None else ("short head", "long tail")[j])
+        raise DataError(f"{metric}: the group '{which}' is empty for these users (it divides by it); choose other groups or another split/cut")
+    p = num / den
+    m = p.mean(axis=1)
+    return np.where(m == 0, 0.0, p.std(axis=1) / np.where(m == 0, 1.0, m))
+
+
+GROUP_USERS = Axis(
+    "users", "users", "truth", "whose lists and truth enter the group sums",
+    {"truth": "every truth user (Zhu et al. 2020)", "listed": "the truth users with a recommendation list (Elliot iterates its recommendation lists)"},
+)
+
+
+def _popreo_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _group_partial(h, ks, o, "popreo")
+
+
+def _popreo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    return _ratio_combine(parts, "popreo")
+
+
+def _poprsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    return _group_partial(h, ks, o, "poprsp")
+
+
+def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    return _ratio_combine(parts, "poprsp")
+
+
+@register("popreo", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine)
+def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
+
+    Formula
+    -------
+    .. math::
+
+        P_g = \frac{\sum_u |L^u_k \cap R_u \cap g|}{\sum_u |R_u \cap g|}, \quad g \in \{H, \Gamma\},
+        \qquad \mathrm{PopREO}@k = \frac{\operatorname{std}(P_H, P_\Gamma)}{\operatorname{mean}(P_H, P_\Gamma)} = \frac{|P_H - P_\Gamma|}{P_H + P_\Gamma}
+
+    over the truth users (``users=truth``) or those with a recommendation list
+    (``users=listed``, Elliot); :math:`R_u` their relevant items; population standard
+    deviation; 0 is equal opportunity. The split by ``split``/``cut`` (module docs).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 30], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1], "item_id": [10, 20]}
+    >>> # head {10}: P_H = 1/1; tail {20}: P_Γ = 0/1 → |1 − 0| / (1 + 0)
+    >>> evaluate(recs, truth, ["popreo@2"], train=train, catalog=[10, 20, 30])["popreo@2"]
+    1.0
+    """
+    return _popreo_combine([_popreo_partial(h, ks, o)], ks, o)
+
+
+@register("poprsp", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine)
+def poprsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
+
+    Formula
+    -------
+    .. math::
+
+        P_g = \frac{\sum_u |L^u_k \cap g|}{\sum_u |g \setminus I^{tr}_u|}, \quad g \in \{H, \Gamma\},
+        \qquad \mathrm{PopRSP}@k = \frac{\operatorname{std}(P_H, P_\Gamma)}{\operatorname{mean}(P_H, P_\Gamma)}
+
+    over the truth users (``users=truth``) or those with a recommendation list
+    (``users=listed``, Elliot); :math:`I^{tr}_u` the user's train items (population standard
+    deviation; 0 is parity).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [5, 5], "item_id": [10, 30], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [5], "item_id": [30]}
+    >>> # user 5 has no train items: head {10}: P_H = 1/1, tail {20, 30}: P_Γ = 1/2 → (1/4) / (3/4)
+    >>> round(evaluate(recs, truth, ["poprsp@2"], train=train, catalog=[10, 20, 30])["poprsp@2"], 6)
+    0.333333
+    """
+    return _poprsp_combine([_poprsp_partial(h, ks, o)], ks, o)
+
+
+# ---- EPC / EFD -----------------------------------------------------------------------------
+
+DISCOUNT = Axis(
+    "discount", "disc", "log", "the rank discount disc(i)",
+    {"log": "1 / log2(i + 1) (Vargas & Castells 2011 with the nDCG discount)", "none": "1 at every position"},
+)
+RELEVANCE = Axis(
+    "relevance", "relv", "hits", "which recommended items contribute",
+    {"hits": "only the user's relevant items (relevance-aware, Vargas & Castells' rel(i, u))", "any": "every recommended item (relevance-unaware)"},
+)
+
+
+def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
+    s = _space(h)
+    pop = _popularity(h, "users", metric)
+    n = float(s.n_train_users)
+    if metric == "epc":
+        nov = 1.0 - pop / n
+    else:
+        nov = -np.log2(np.maximum(pop, 1.0) / n)  # items unseen in train count as seen by one user
+    nov = np.r_[nov, 0.0]
+
+    def one(k: int) -> np.ndarray:
+        items, rel, _ = s.lists(h, k)
+        pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
+        disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
+        valid = items >= 0
+        w = np.where(valid, disc[None, :], 0.0)
+        use = rel if o["relevance"] == "hits" else valid
+        return _safe((w * use * nov[items]).sum(axis=1), w.sum(axis=1))
+
+    return _per_k(ks, one)
+
+
+@register("epc", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity")
+def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""EPC@k: expected popularity complement (Vargas & Castells, RecSys 2011).
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{EPC}@k = \frac{\sum_{i=1}^{\ell_k} \mathrm{disc}(i)\, r_i \,\bigl(1 - \phi(L_i)/|U_{tr}|\bigr)}{\sum_{i=1}^{\ell_k} \mathrm{disc}(i)}
+
+    :math:`\phi` the distinct train users of the item, :math:`r_i = rel_i` (``relevance=hits``)
+    or 1 (``relevance=any``), disc by ``discount``. 0 for an empty list. Elliot is not installed
+    here: its EPC is not verified against this form.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [20]}
+    >>> # hit at 2: (1/log2 3)(1 − 1/4) / (1 + 1/log2 3)
+    >>> round(evaluate(recs, truth, ["epc@2"], train=train)["epc@2"], 6)
+    0.29014
+    >>> evaluate(recs, truth, ["epc(discount=none,relevance=any)@2"], train=train)["epc(discount=none,relevance=any)@2"]  # (0 + 3/4)/2
+    0.375
+    """
+    return _expected(h, ks, o, "epc")
+
+
+@register("efd", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity")
+def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""EFD@k: expected free discovery (Vargas & Castells, RecSys 2011), the discounted mean self-information.
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{EFD}@k = \frac{\sum_{i=1}^{\ell_k} \mathrm{disc}(i)\, r_i \,\bigl(-\log_2 \max(\phi(L_i), 1)/|U_{tr}|\bigr)}{\sum_{i=1}^{\ell_k} \mathrm{disc}(i)}
+
+    as EPC with the self-information :math:`-\log_2 \phi/|U_{tr}|` (items unseen in train count
+    as seen by one user). Elliot is not installed here: its EFD is not verified against this form.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [20]}
+    >>> evaluate(recs, truth, ["efd(discount=none,relevance=any)@2"], train=train)["efd(discount=none,relevance=any)@2"]  # (0 + 2)/2
+    1.0
+    """
+    return _expected(h, ks, o, "efd")
+
+
+# ---- Surprisal (RePlay) ----------------------------------------------------------------------
+
+
+@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity")
+def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
+
+    Formula
+    -------
+    .. math::
+
+        \mathrm{Surprisal}@k = \frac{1}{D}\sum_{i \in L_k} \frac{\log_2 (|U_{tr}| / \phi(i))}{\log_2 |U_{tr}|},
+        \qquad D = k \;|\; \ell_k
+
+    :math:`\phi` the distinct train users; an item unseen in train weighs 1. RePlay divides by
+    k (``denominator=k``). Needs at least two train users.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    >>> recs = {"user_id": [1, 1], "item_id": [20, 30], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [20]}
+    >>> evaluate(recs, truth, ["surprisal(denominator=k)@4"], train=train)["surprisal(denominator=k)@4"]  # (log2 4 / log2 4 + 1) / 4
+    0.5
+    """
+    s = _space(h)
+    pop = _popularity(h, "users", "surprisal")
+    n = float(s.n_train_users)
+    if n < 2:
+        raise DataError("surprisal needs at least two train users (it divides by log2 |U_train|)")
+    w = np.where(pop > 0, np.log2(n / np.maximum(pop, 1.0)) / np.log2(n), 1.0)
+    w = np.r_[w, 0.0]
+
+    def one(k: int) -> np.ndarray:
+        items = s.lists(h, k)[0]
+        return _safe(w[items].sum(axis=1), _den(items, k, o))
+
+    return _per_k(ks, one)
+
+
+# ---- comparisons with a baseline run ---------------------------------------------------------
+
+
+def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
+    """The baseline's top-k item codes per truth user [U, k] (−1 pad, −2 for items outside the space).
+
+    The baseline is ordered by its rank column if it has one, else by score descending (ties in
+    input order), else in row order; its repeated (user, item) rows keep the first."""
+    s = _space(h)
+    side = getattr(h, "side", None)
+    if side is None or getattr(side, "baseline", None) is None:
+        raise DataError(f"{metric} compares with a second run: pass baseline= or --baseline FILE (recommendations with user_id, item_id and a score or rank)")
+    key = ("baseline",)
+    if key not in h._dense:
+        from ..io import columns_of, read_frame
+
+        cols = side.cols
+        b = columns_of(read_frame(side.baseline, "baseline"), "baseline", {"user": cols.user, "item": cols.item},
+                       {"score": cols.score, "rank": cols.rank})
+        if len(b["item"]) and (b["item"].dtype == object) != (s.universe.dtype == object):
+            raise DataError("item ids of the baseline and the recommendations differ in type; cast them alike")
+        if "rank" in b:
+            sort_key = b["rank"].astype(np.float64)
+        elif "score" in b:
+            sort_key = -b["score"].astype(np.float64)
+        else:
+            sort_key = np.arange(len(b["user"]), dtype=np.float64)
+        uidx = np.searchsorted(h.user_ids, b["user"])
+        ok = (uidx < h.n_users)
+        ok[ok] = h.user_ids[uidx[ok]] == b["user"][ok]
+        uidx, item, sort_key = uidx[ok], b["item"][ok], sort_key[ok]
+        order = np.lexsort((sort_key, uidx))  # stable: ties keep input order
+        uidx, item = uidx[order], item[order]
+        if len(item):
+            code = np.minimum(np.searchsorted(s.universe, item), len(s.universe) - 1)
+            code = np.where(s.universe[code] == item, code, -2)
+        else:
+            code = np.zeros(0, dtype=np.int64)
+        # drop repeated (user, item) rows, keeping the first
+        pair = uidx.astype(np.int64) * (len(s.universe) + 2) + (code + 2)
+        _, first = np.unique(pair, return_index=True)
+        keep = np.zeros(len(pair), dtype=bool)
+        keep[first] = True
+        keep |= code == -2  # items outside the space cannot repeat a recommended item
+        uidx, code = uidx[keep], code[keep]
+        start = np.r_[0, np.cumsum(np.bincount(uidx, minlength=h.n_users))]
+        pos = np.arange(len(uidx)) - start[uidx]
+        h._dense[key] = (uidx, code, pos, np.bincount(uidx, minlength=h.n_users))
+    uidx, code, pos, _ = h._dense[key]
+    k = min(k, int(pos.max()) + 1 if len(pos) else 1)  # no wider than the longest baseline list
+    out = np.full((h.n_users, k), -1, dtype=np.int64)
+    sel = pos < k
+    out[uidx[sel], pos[sel]] = code[sel]
+    return out
+
+
+def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """|L ∩ B| per row: the list positions whose item is among the baseline's, by (row, item) keys."""
+    width = int(max(items.max(initial=-1), base.max(initial=-1))) + 1
+    rows_i, rows_b = np.nonzero(items >= 0), np.nonzero(base >= 0)
+    key_i = rows_i[0].astype(np.int64) * width + items[rows_i]
+    key_b = rows_b[0].astype(np.int64) * width + base[rows_b]
+    found = key_i[np.isin(key_i, key_b)]
+    return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
+
+
+@register("unexpectedness", needs={"rows", "items"}, family="popularity")
+def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
+
+    Formula
+    -------
+    .. math:: \mathrm{Unexp}@k = 1 - \frac{|L_k \cap B_k|}{k}
+
+    :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
+    A user without recommendations or without baseline recommendations scores 0 (RePlay).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> base = {"user_id": [1, 1], "item_id": [20, 30], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [10]}
+    >>> evaluate(recs, truth, ["unexpectedness@2"], baseline=base)["unexpectedness@2"]   # 1 − 1/2
+    0.5
+    """
+    s = _space(h)
+
+    def one(k: int) -> np.ndarray:
+        items = s.lists(h, k)[0]
+        base = _baseline_lists(h, k, "unexpectedness")
+        has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
+        return np.where(has, 1.0 - _overlap(items, base) / k, 0.0)
+
+    return _per_k(ks, one)

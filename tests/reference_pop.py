@@ -1,0 +1,207 @@
+"""A slow per-user reference for the popularity metrics (receval/metrics/popularity.py) and the
+list-quality metrics (receval/metrics/listquality.py).
+
+Plain Python over each truth user's ranked list from ``reference.prepare``; written from the
+docstrings (formulas and the long-tail split of the module docs); nothing imports receval.
+``train`` is a column dict (user_id, item_id); the catalogue is ``catalog`` or the train items.
+"""
+
+from __future__ import annotations
+
+import math
+
+from reference import CONTEXT_DEFAULTS, RefError, prepare
+
+POP_DEFAULTS = {
+    "arp": {"count": "rows", "denominator": "length", "scale": "count"},
+    "aplt": {"count": "rows", "split": "interactions", "cut": None, "denominator": "length"},
+    "aclt": {"count": "rows", "split": "interactions", "cut": None},
+    "popreo": {"count": "rows", "split": "interactions", "cut": None, "users": "truth"},
+    "poprsp": {"count": "rows", "split": "interactions", "cut": None, "users": "truth"},
+    "epc": {"discount": "log", "relevance": "hits"},
+    "efd": {"discount": "log", "relevance": "hits"},
+    "surprisal": {"denominator": "length"},
+    "unexpectedness": {},
+}
+GLOBAL = {"popreo", "poprsp"}
+
+
+def popularity(train: dict, count: str) -> dict:
+    pop: dict = {}
+    if count == "rows":
+        for i in train["item_id"]:
+            pop[i] = pop.get(i, 0) + 1
+    else:
+        seen = set(zip(train["user_id"], train["item_id"]))
+        for _, i in seen:
+            pop[i] = pop.get(i, 0) + 1
+    return pop
+
+
+def long_tail(catalog: list, pop: dict, split: str, cut: float) -> set:
+    items = sorted(catalog)
+    if split == "interactions":
+        order = sorted(items, key=lambda i: (-pop.get(i, 0), i))
+        total = sum(pop.get(i, 0) for i in items)
+        head, acc = [], 0
+        for i in order:
+            head.append(i)
+            acc += pop.get(i, 0)
+            if acc >= cut * total:
+                break
+        return set(items) - set(head)
+    if split == "items":
+        order = sorted(items, key=lambda i: (pop.get(i, 0), i))
+        return set(order[: max(int(len(items) * cut), 1)])
+    return {i for i in items if pop.get(i, 0) <= cut}
+
+
+def _baseline(baseline: dict | None, user) -> list:
+    if baseline is None:
+        return []
+    rows = [j for j in range(len(baseline["user_id"])) if baseline["user_id"][j] == user]
+    if "rank" in baseline:
+        rows.sort(key=lambda j: baseline["rank"][j])
+    elif "score" in baseline:
+        rows.sort(key=lambda j: -baseline["score"][j])
+    out = []
+    for j in rows:
+        if baseline["item_id"][j] not in out:
+            out.append(baseline["item_id"][j])
+    return out
+
+
+def per_user_pop(metric, k, o, user, ctx) -> float:
+    items = [i for pos, i in user["ranked"] if pos <= k]
+    hit_positions = {pos for pos, _ in user["hits"]}
+    ell = len(items)
+    den = k if o.get("denominator") == "k" else ell
+    pop, n_users = ctx["pop"], ctx["n_train_users"]
+    if metric == "arp":
+        total = sum(pop.get(i, 0) for i in items)
+        if o["scale"] == "share":
+            total /= sum(pop.values())
+        return 0.0 if den == 0 else total / den
+    if metric == "aplt":
+        return 0.0 if den == 0 else sum(1 for i in items if i in ctx["tail"]) / den
+    if metric == "aclt":
+        return float(sum(1 for i in items if i in ctx["tail"]))
+    if metric in ("epc", "efd"):
+        upop = ctx["upop"]
+        num = norm = 0.0
+        for pos, i in user["ranked"]:
+            if pos > k:
+                continue
+            d = 1.0 / math.log2(pos + 1) if o["discount"] == "log" else 1.0
+            norm += d
+            if o["relevance"] == "hits" and pos not in hit_positions:
+                continue
+            p = upop.get(i, 0)
+            nov = 1.0 - p / n_users if metric == "epc" else -math.log2(max(p, 1) / n_users)
+            num += d * nov
+        return 0.0 if norm == 0 else num / norm
+    if metric == "surprisal":
+        upop = ctx["upop"]
+        w = sum((math.log2(n_users / upop[i]) / math.log2(n_users)) if upop.get(i, 0) > 0 else 1.0 for i in items)
+        return 0.0 if den == 0 else w / den
+    if metric == "unexpectedness":
+        base = ctx["baseline_of"](user["id"])[:k]
+        if not items or not base:
+            return 0.0
+        return 1.0 - len(set(items) & set(base)) / k
+    raise KeyError(metric)
+
+
+def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, baseline=None):
+    """``(per_user, mean)`` for a per-user metric, ``(None, value)`` for popreo/poprsp."""
+    options = options or {}
+    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
+    o = {**POP_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    if o.get("cut") is None and "split" in o:
+        o["cut"] = {"interactions": 0.8, "items": 0.1}[o["split"]]
+    users = prepare(recs, truth, ctx)
+    cat = sorted(set(catalog) if catalog is not None else set(train["item_id"]))
+    pop = popularity(train, o.get("count", "users"))
+    side = {
+        "pop": pop, "upop": popularity(train, "users"), "n_train_users": len(set(train["user_id"])),
+        "tail": long_tail(cat, pop, o["split"], o["cut"]) if "split" in o else set(),
+        "baseline_of": lambda u: _baseline(baseline, u),
+    }
+    if metric in ("aplt", "aclt", "popreo", "poprsp"):
+        for u, data in users.items():
+            for pos, i in data["ranked"]:
+                if pos <= k and i not in cat:
+                    raise RefError("recommended item outside the catalogue")
+    if metric == "surprisal" and side["n_train_users"] < 2:
+        raise RefError("one train user")
+    if metric in GLOBAL:
+        tail = side["tail"]
+        head = set(cat) - tail
+        num = {"H": 0, "T": 0}
+        den = {"H": 0, "T": 0}
+        train_items = {}
+        for u, i in zip(train["user_id"], train["item_id"]):
+            train_items.setdefault(u, set()).add(i)
+        for u, data in users.items():
+            if o["users"] == "listed" and data["length"] == 0:
+                continue
+            top = [(pos, i) for pos, i in data["ranked"] if pos <= k]
+            hit_pos = {pos for pos, _ in data["hits"]}
+            if metric == "popreo":
+                rel_items = {i for pos, i in data["ranked"] if pos in hit_pos}
+                # R_u: the relevant truth items of u (from the truth rows)
+                R = user_relevant(truth, u, ctx)
+                for g, grp in (("H", head), ("T", tail)):
+                    num[g] += sum(1 for pos, i in top if pos in hit_pos and i in grp)
+                    den[g] += sum(1 for i in R if i in grp)
+                del rel_items
+            else:
+                for g, grp in (("H", head), ("T", tail)):
+                    num[g] += sum(1 for _, i in top if i in grp)
+                    den[g] += len(grp - train_items.get(u, set()))
+        if den["H"] == 0 or den["T"] == 0:
+            raise RefError("empty group")
+        p = [num["H"] / den["H"], num["T"] / den["T"]]
+        mean = sum(p) / 2
+        std = math.sqrt(sum((x - mean) ** 2 for x in p) / 2)
+        return None, (0.0 if sum(p) == 0 else std / mean)
+    for data in users.values():
+        if len(data["rel"]) == 0 and ctx["empty"] == "error":
+            raise RefError("user without relevant items")
+        if len(data["rel"]) and data["length"] == 0 and ctx["norecs"] == "error":
+            raise RefError("user without recommendations")
+    per_user = {}
+    for u, data in users.items():
+        data = dict(data, id=u)
+        no_rel = len(data["rel"]) == 0
+        if no_rel and ctx["empty"] == "skip":
+            per_user[u] = None
+        elif no_rel:
+            per_user[u] = 0.0
+        elif data["length"] == 0 and ctx["norecs"] == "skip":
+            per_user[u] = None
+        elif data["length"] == 0:
+            per_user[u] = 0.0
+        else:
+            per_user[u] = per_user_pop(metric, k, o, data, side)
+    included = [v for v in per_user.values() if v is not None]
+    if not included:
+        raise RefError("no user left")
+    return per_user, sum(included) / len(included)
+
+
+def user_relevant(truth, u, ctx) -> list:
+    """The relevant truth items of u, one per kept row (tdup=keep counts repeats)."""
+    has_rating = "rating" in truth
+    out, seen = [], set()
+    for j in range(len(truth["user_id"])):
+        if truth["user_id"][j] != u:
+            continue
+        i = truth["item_id"][j]
+        if i in seen and ctx["tdup"] == "first":
+            continue
+        seen.add(i)
+        r = float(truth["rating"][j]) if has_rating else 1.0
+        if ctx["rel"] is None or r >= ctx["rel"]:
+            out.append(i)
+    return out
