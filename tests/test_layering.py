@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("the form", ["encode", "hits", "policy"]),
     ("formulas", ["metrics.*", "metrics"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
-    ("results", ["results"]),
+    ("results", ["results", "comparison"]),
     ("engine", ["engine"]),
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs"]),
     ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",

@@ -1,0 +1,93 @@
+"""The comparison of several runs: the data every table and figure renders.
+
+:mod:`receval.stats` fills a :class:`Comparison` from per-user values aligned across runs
+(:func:`receval.stats.compare`); :mod:`receval.tables` and :mod:`receval.figures` render it.
+Nothing here computes: these are the containers both sides agree on.
+
+Keys: a *run* is the name the user gave (``"ease"``), a *metric* the canonical spec string
+(``"ndcg@10"``; the same metric at several k appears as ``"ndcg@5"``, ``"ndcg@10"``, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval ``[low, high]`` at ``level`` (e.g. 0.95) by ``method``
+    (``"percentile"``, ``"bca"``, ``"t"``, ``"poisson-percentile"``...)."""
+
+    low: float
+    high: float
+    method: str
+    level: float
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """One paired comparison of run ``a`` against run ``b`` on ``metric`` over the same users.
+
+    ``diff`` is mean(a − b) over the users; ``p`` the raw p-value of ``test``; ``p_adjusted``
+    the p-value after ``correction`` across the table's family (``"none"``: equal to ``p``);
+    ``effect`` the effect size named by ``effect_name`` (e.g. ``"cohen_dz"``, mean difference
+    over the standard deviation of the differences); ``wins``/``ties``/``losses`` count users
+    with a − b > 0, = 0, < 0."""
+
+    metric: str
+    a: str
+    b: str
+    diff: float
+    p: float
+    p_adjusted: float
+    test: str
+    correction: str
+    effect: float
+    effect_name: str
+    wins: int
+    ties: int
+    losses: int
+    ci: Interval | None = None
+
+
+@dataclass
+class Comparison:
+    """Runs x metrics with intervals and paired tests.
+
+    ``values[(run, metric)]`` the mean over the declared user set, ``intervals[(run, metric)]``
+    its CI (absent when not asked for), ``pairs`` the paired tests (against ``baseline`` when
+    given, else all pairs), ``higher_is_better[metric]`` the direction (False for errors such
+    as RMSE), ``signatures[metric]`` the metric's value signature extended with the statistics'
+    keys (test, correction, resamples, seed, CI method and level, user set), ``users`` the
+    number of users every run was evaluated on, ``per_user[run]`` the per-user values
+    (``user_id`` plus one column per metric; None on Spark)."""
+
+    runs: list[str]
+    metrics: list[str]
+    values: dict[tuple[str, str], float]
+    higher_is_better: dict[str, bool]
+    signatures: dict[str, str]
+    users: int
+    intervals: dict[tuple[str, str], Interval] = field(default_factory=dict)
+    pairs: list[PairTest] = field(default_factory=list)
+    baseline: str | None = None
+    per_user: dict[str, Any] | None = None
+
+    def pair(self, metric: str, a: str, b: str) -> PairTest:
+        """The test of ``a`` against ``b`` on ``metric`` (either order as stored)."""
+        for t in self.pairs:
+            if t.metric == metric and {t.a, t.b} == {a, b}:
+                return t
+        raise KeyError(f"no paired test of {a} and {b} on {metric}")
+
+    def best(self, metric: str) -> list[str]:
+        """The run(s) with the best value on ``metric`` (several when tied)."""
+        vals = {r: self.values[(r, metric)] for r in self.runs if (r, metric) in self.values}
+        if not vals:
+            return []
+        top = (max if self.higher_is_better.get(metric, True) else min)(vals.values())
+        return [r for r, v in vals.items() if v == top]
+
+
+__all__ = ["Interval", "PairTest", "Comparison"]
