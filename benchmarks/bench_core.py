@@ -10,7 +10,7 @@ int64 keys. Each (size, frame) configuration runs in its own subprocess, which r
 data from Parquet; its peak memory is the process's VmHWM, reset just before the runs
 (``/proc/self/clear_refs``) so it measures the evaluation and not data generation.
 
-    python benchmarks/bench_core.py                 # quick: 100k × 10 and 100k × 100
+    python benchmarks/bench_core.py                 # quick: 100k × 10 and 100k × 100, both shapes
     python benchmarks/bench_core.py --sizes all     # + 1M × 10 and 1M × 100
     python benchmarks/bench_core.py --sizes 1Mx100 --repeat 3
     python benchmarks/bench_core.py --profile 1Mx100   # cProfile of one evaluate call
@@ -81,16 +81,43 @@ def make_data(n_users: int, k: int, seed: int = 0):
     return recs, truth
 
 
-def data_dir(size: str, seed: int = 0) -> Path:
-    """Write (once) and return the Parquet directory of one size."""
+#: the input shapes: what users bring (string ids, rows in any order, scores only) and the
+#: convenient one (integer ids, rows grouped by user and ranked)
+SHAPES = ("realistic", "sorted-int")
+
+
+def realistic(recs, truth, seed: int):
+    """The same data as users bring it: string ids (``u0001000``, ``i5251``), the rows of both
+    sides shuffled with ``seed``, scores only (no rank column)."""
     import polars as pl
 
-    d = DATA / f"{size}-s{seed}"
+    def strings(df: pl.DataFrame) -> pl.DataFrame:
+        return df.with_columns(
+            ("u" + pl.col("user_id").cast(pl.String).str.zfill(7)).alias("user_id"),
+            ("i" + pl.col("item_id").cast(pl.String)).alias("item_id"),
+        )
+
+    r = strings(pl.DataFrame(recs)).sample(fraction=1.0, shuffle=True, seed=seed)
+    t = strings(pl.DataFrame(truth)).sample(fraction=1.0, shuffle=True, seed=seed + 1)
+    return r, t
+
+
+def data_dir(size: str, seed: int = 0, shape: str = "sorted-int") -> Path:
+    """Write (once) and return the Parquet directory of one size and shape."""
+    import polars as pl
+
+    d = DATA / (f"{size}-s{seed}" if shape == "sorted-int" else f"{size}-s{seed}-{shape}")
     if (d / "truth.parquet").exists():
         return d
     d.mkdir(parents=True, exist_ok=True)
     U, k = SIZES[size]
     recs, truth = make_data(U, k, seed)
+    if shape == "realistic":
+        r, t = realistic(recs, truth, seed)
+        r.write_parquet(d / "recs.parquet", statistics=False)
+        t.write_parquet(d / "truth.parquet", statistics=False)
+        (d / "params.json").write_text(json.dumps({"k": [10, 20, 100], "threshold": None, "shape": shape}))
+        return d
     # int64 rank (1-based) for peers that want one
     pl.DataFrame(recs).with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("user_id").alias("rank")
@@ -119,16 +146,16 @@ def _reset_peak() -> bool:
         return False
 
 
-def child(size: str, frame: str, repeat: int, seed: int) -> dict:
+def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int") -> dict:
     import polars as pl
 
     import receval
 
-    d = data_dir(size, seed)
+    d = data_dir(size, seed, shape)
     recs = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
     truth = pl.read_parquet(d / "truth.parquet")
     input_bytes = int(recs.estimated_size() + truth.estimated_size())
-    out: dict = {"size": size, "frame": frame, "rec_rows": recs.height, "truth_rows": truth.height, "input_bytes": input_bytes}
+    out: dict = {"size": size, "frame": frame, "shape": shape, "rec_rows": recs.height, "truth_rows": truth.height, "input_bytes": input_bytes}
     if frame in ("lazy", "spark"):
         del recs, truth
         return _child_backend(size, frame, repeat, d, out)
@@ -137,6 +164,8 @@ def child(size: str, frame: str, repeat: int, seed: int) -> dict:
         input_bytes = int(recs.memory_usage(deep=True).sum() + truth.memory_usage(deep=True).sum())
         out["input_bytes"] = input_bytes
     if frame == "sort":
+        if shape != "sorted-int":
+            raise SystemExit("the np.sort floor is measured on the sorted-int shape")
         key = (recs["user_id"].to_numpy() * N_ITEMS + recs["item_id"].to_numpy()).astype(np.int64)
         times = []
         for _ in range(repeat):
@@ -200,11 +229,11 @@ def _child_backend(size: str, frame: str, repeat: int, d: Path, out: dict) -> di
     return out
 
 
-def run_child(size: str, frame: str, repeat: int, seed: int, timeout: float = 1800) -> dict:
-    cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed)]
+def run_child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", timeout: float = 1800) -> dict:
+    cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed), "--shape", shape]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if p.returncode != 0:
-        return {"size": size, "frame": frame, "error": p.stderr.strip().splitlines()[-1:] or ["failed"]}
+        return {"size": size, "frame": frame, "shape": shape, "error": p.stderr.strip().splitlines()[-1:] or ["failed"]}
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -248,10 +277,49 @@ def _gb(x):
     return "–" if x is None else f"{x / 2**30:.2f} GB"
 
 
-def table(rows: list[dict]) -> str:
-    by = {}
+def _f(r: dict) -> str:
+    if "error" in r:
+        return str(r["error"][0])[:60]
+    return f"{r['median_s']:.3f} s" if "median_s" in r else "–"
+
+
+def _shape(r: dict) -> str:
+    return r.get("shape", "sorted-int")
+
+
+def headline(rows: list[dict]) -> str:
+    """Realistic shape first, the sorted-int shape beside it, and their ratio."""
+    by: dict = {}
     for r in rows:
-        by.setdefault(r["size"], {})[r["frame"]] = r
+        by.setdefault(r["size"], {})[(_shape(r), r["frame"])] = r
+    lines = [
+        "| users × k | rows | realistic (polars) | realistic (pandas) | sorted-int (polars) | realistic / sorted-int | "
+        "peak / input (realistic, polars) | values equal across shapes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size, d in by.items():
+        rp, rd, sp = d.get(("realistic", "polars"), {}), d.get(("realistic", "pandas"), {}), d.get(("sorted-int", "polars"), {})
+        if not rp and not rd:
+            continue
+        ratio = f"{rp['median_s'] / sp['median_s']:.2f}×" if "median_s" in rp and "median_s" in sp else "–"
+        same = "–"
+        if rp.get("values") and sp.get("values"):
+            diff = max(abs(rp["values"][m] - sp["values"][m]) for m in sp["values"])
+            same = "yes (bit for bit)" if diff == 0 else f"max |Δ| {diff:.1e}"
+        peak = rp.get("peak_over_input")
+        lines.append(
+            f"| {size.replace('x', ' × ')} | {rp.get('rec_rows', sp.get('rec_rows', 0)):,} | {_f(rp)} | {_f(rd)} | {_f(sp)} | {ratio} | "
+            f"{'–' if peak is None else format(peak, '.2f') + '×'} | {same} |"
+        )
+    return "\n".join(lines)
+
+
+def table(rows: list[dict]) -> str:
+    """The sorted-int shape in detail (floor, frames, memory, the Polars and Spark backends)."""
+    by: dict = {}
+    for r in rows:
+        if _shape(r) == "sorted-int":
+            by.setdefault(r["size"], {})[r["frame"]] = r
     lines = [
         "| users × k | rows | np.sort floor | receval (polars) | receval (pandas) | input frames (polars) | peak RSS (polars) | peak / input | peak RSS (pandas) | Polars backend (lazy, batches) | Spark backend (local[2]) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -259,12 +327,11 @@ def table(rows: list[dict]) -> str:
     for size, d in by.items():
         s, pol, pan = d.get("sort", {}), d.get("polars", {}), d.get("pandas", {})
         lz, sp = d.get("lazy", {}), d.get("spark", {})
-        f = lambda r: r.get("error", ["–"])[0] if "error" in r else (f"{r['median_s']:.3f} s" if "median_s" in r else "–")
         lines.append(
-            f"| {size.replace('x', ' × ')} | {pol.get('rec_rows', s.get('rec_rows', 0)):,} | {f(s)} | {f(pol)} | {f(pan)} | "
+            f"| {size.replace('x', ' × ')} | {pol.get('rec_rows', s.get('rec_rows', 0)):,} | {_f(s)} | {_f(pol)} | {_f(pan)} | "
             f"{_gb(pol.get('input_bytes'))} | {_gb(pol.get('peak_rss_bytes'))} | "
             f"{pol.get('peak_over_input') and format(pol['peak_over_input'], '.2f')}× | {_gb(pan.get('peak_rss_bytes'))} | "
-            f"{f(lz)}{', ' + _gb(lz.get('peak_rss_bytes')) if lz.get('peak_rss_bytes') else ''} | {f(sp)} |"
+            f"{_f(lz)}{', ' + _gb(lz.get('peak_rss_bytes')) if lz.get('peak_rss_bytes') else ''} | {_f(sp)} |"
         )
     return "\n".join(lines)
 
@@ -277,8 +344,12 @@ def write_results_md(rows: list[dict], mach: dict) -> None:
         f"{start}\n## Core metrics end-to-end (`benchmarks/bench_core.py`)\n\n"
         f"18 values in one `receval.evaluate` call (precision, recall, hitrate, mrr, map, ndcg at 10, 20, 100), "
         f"from a frame to the Results; median of the timed runs after one warm-up; peak RSS is the "
-        f"subprocess's high-water mark during the runs (input frames included). Floor: one `np.sort` "
-        f"of the (user, item) int64 keys.\n\n{table(rows)}\n\n"
+        f"subprocess's high-water mark during the runs (input frames included).\n\n"
+        f"**What users bring** (the headline): string ids (`u0001000`, `i5251`), the rows of both files "
+        f"shuffled with a seed, scores only (no rank column), read from Parquet into a polars or pandas "
+        f"frame. **The convenient shape** beside it: the same data with integer ids, rows grouped by user "
+        f"and ranked. The values of the two shapes are compared.\n\n{headline(rows)}\n\n"
+        f"The sorted-int shape in detail (floor: one `np.sort` of the (user, item) int64 keys):\n\n{table(rows)}\n\n"
         f"Machine: {mach['cpu']}, {mach['cores']} cores, {mach['memory_gb']} GB (shared and noisy: "
         f"ratios under 1.5× are ties). Python {mach['python']}, numpy {mach['numpy']}, polars {mach['polars']}, "
         f"pandas {mach['pandas']}, receval {mach['receval']}.\n{end}"
@@ -315,12 +386,14 @@ def main(argv=None) -> None:
     ap.add_argument("--frames", default="polars,pandas", help="polars,pandas[,lazy][,spark]: lazy = Polars backend, spark = Spark backend")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="realistic,sorted-int (string ids shuffled / int ids sorted)")
+    ap.add_argument("--shape", default="sorted-int", help=argparse.SUPPRESS)
     ap.add_argument("--child", nargs=2, metavar=("SIZE", "FRAME"))
     ap.add_argument("--profile", metavar="SIZE")
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args(argv)
     if a.child:
-        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed)))
+        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed, a.shape)))
         return
     if a.profile:
         profile(a.profile, a.seed)
@@ -328,23 +401,27 @@ def main(argv=None) -> None:
     sizes = {"quick": ["100kx10", "100kx100"], "all": list(SIZES)}.get(a.sizes, a.sizes.split(","))
     frames = a.frames.split(",")
     rows = []
+    shapes = a.shapes.split(",")
     for size in sizes:
-        data_dir(size, a.seed)
-        for frame in ["sort", *frames]:
-            r = run_child(size, frame, a.repeat, a.seed)
-            rows.append(r)
-            print(json.dumps({k: v for k, v in r.items() if k != "values"}), flush=True)
+        for shape in shapes:
+            data_dir(size, a.seed, shape)
+            own = ["sort", *frames] if shape == "sorted-int" else [f for f in frames if f in ("polars", "pandas")]
+            for frame in own:
+                r = run_child(size, frame, a.repeat, a.seed, shape)
+                rows.append(r)
+                print(json.dumps({k: v for k, v in r.items() if k != "values"}), flush=True)
         pv = [r.get("values") for r in rows if r["size"] == size and r.get("values")]
         if len(pv) > 1 and any(v != pv[0] for v in pv[1:]):
-            print(f"WARNING: values differ between frames at {size}", flush=True)
+            print(f"WARNING: values differ between frames or shapes at {size}", flush=True)
     mach = machine()
+    print(headline(rows))
     print(table(rows))
     if not a.no_write:
         OUT.mkdir(parents=True, exist_ok=True)
         old = json.loads((OUT / "core.json").read_text()) if (OUT / "core.json").exists() else {}
-        merged = {(r["size"], r["frame"]): r for r in old.get("runs", [])}
-        merged.update({(r["size"], r["frame"]): r for r in rows})
-        allrows = sorted(merged.values(), key=lambda r: (list(SIZES).index(r["size"]) if r["size"] in SIZES else 99, r["frame"]))
+        merged = {(r["size"], _shape(r), r["frame"]): r for r in old.get("runs", [])}
+        merged.update({(r["size"], _shape(r), r["frame"]): r for r in rows})
+        allrows = sorted(merged.values(), key=lambda r: (list(SIZES).index(r["size"]) if r["size"] in SIZES else 99, SHAPES.index(_shape(r)), r["frame"]))
         (OUT / "core.json").write_text(json.dumps({"machine": mach, "metrics": METRICS, "runs": allrows}, indent=1, default=str))
         write_results_md(allrows, mach)
 

@@ -207,9 +207,10 @@ def _shifted(s: pl.Series, lo: int) -> np.ndarray:
 
 def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
     """Position of each key in ``table`` (unique values), -1 where absent, by a native hash join
-    (unordered, then put back in row order by the row index: faster than an order-keeping join)."""
+    that keeps the rows' order (measured faster, on polars 2.1, than an unordered join put back
+    by row index)."""
     t = pl.DataFrame({"k": table, "c": pl.int_range(0, len(table), dtype=pl.Int64, eager=True)})
-    j = pl.DataFrame({"k": keys}).with_row_index("r").join(t, on="k", how="left").sort("r")
+    j = pl.DataFrame({"k": keys}).join(t, on="k", how="left", maintain_order="left")
     return j.get_column("c").fill_null(-1).to_numpy()
 
 
@@ -358,17 +359,23 @@ def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
 
 def _desc_key(score: np.ndarray) -> np.ndarray:
     """uint64 keys whose ascending order is the descending order of the (finite) scores."""
-    bits = (score.astype(np.float64) + 0.0).view(np.uint64)  # + 0.0 folds -0.0 into 0.0
+    bits = np.add(score, 0.0, dtype=np.float64).view(np.uint64)  # a fresh copy; + 0.0 folds -0.0 into 0.0
     # ascending order of floats: negative -> ~bits, else bits | sign; descending is its
-    # complement: negative -> bits, else the low 63 bits flipped
-    sign = (bits.view(np.int64) >> 63).view(np.uint64)  # all ones for negative scores
-    return bits ^ ((~sign) >> np.uint64(1))
+    # complement: negative -> bits, else the low 63 bits flipped. mask = (sign - 1) >> 1:
+    # 0 for negative scores, 0x7FF..F otherwise (in place: two temporaries fewer)
+    mask = bits >> np.uint64(63)
+    mask -= np.uint64(1)
+    mask >>= np.uint64(1)
+    bits ^= mask
+    return bits
 
 
-def gather(columns: dict[str, np.ndarray], perm: np.ndarray) -> dict[str, np.ndarray]:
-    """``{name: column[perm]}`` with Polars' multi-threaded gather (about 2x numpy's on 10M rows)."""
+def gather(columns: dict[str, np.ndarray], perm: np.ndarray, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """``{name: column[perm]}`` with Polars' multi-threaded gather (about 2x numpy's on 10M rows);
+    columns in ``known`` are already in that order."""
     idx = pl.Series(perm, dtype=pl.Int64)
-    return {k: pl.Series(v).gather(idx).to_numpy() for k, v in columns.items()}
+    known = known or {}
+    return {k: known[k] if k in known else pl.Series(v).gather(idx).to_numpy() for k, v in columns.items()}
 
 
 def _argsort_unique(key: np.ndarray) -> np.ndarray:
@@ -382,9 +389,11 @@ def rank_order(
     order_rule: str,
     ties: str,
     item: np.ndarray | None = None,
+    sorted_user: list[np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """The permutation that groups rows by user code and ranks them (best first), or None
-    when the rows already are in that order.
+    when the rows already are in that order. When the sorted keys are at hand and
+    ``sorted_user`` is a list, ``user[perm]`` is appended to it (read from the keys: no gather).
 
     One sort of a packed int64 key ``user << b | part`` where *part* is the row index
     (``order=input``), the rank (``order=rank``) or the leading bits of an order-preserving
@@ -427,9 +436,15 @@ def rank_order(
                 return None
     ubits = max(1, int(user.max()).bit_length())
     sbits = 63 - ubits
-    key = (user << sbits) | (_desc_key(score) >> np.uint64(64 - sbits)).astype(np.int64)
+    part = _desc_key(score)
+    part >>= np.uint64(64 - sbits)
+    key = user << sbits
+    key |= part.view(np.int64)
+    del part
     perm = _argsort_unique(key)
     sk = pl.Series(key).gather(pl.Series(perm)).to_numpy()
+    if sorted_user is not None:
+        sorted_user.append(sk >> sbits)
     eq = sk[1:] == sk[:-1]
     if not eq.any():
         return perm

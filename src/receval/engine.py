@@ -160,9 +160,10 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
         raise DataError("order='rank' needs a rank column in the recommendations; name it with rank_col=")
     if rule == "rank" and len(r["rank"]) and int(r["rank"].min()) < 1:
         raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
-    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, opts.get("ties", "input"), r["item"])
+    sorted_user: list[np.ndarray] = []
+    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, opts.get("ties", "input"), r["item"], sorted_user)
     if perm is not None:
-        r = gather(r, perm)
+        r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
