@@ -13,7 +13,7 @@ Guards: a wall-clock timeout per peer run (``--timeout``, default 300 s) and a m
 (the parent polls the child's RSS and kills its process group past ``--mem-gb``, default 12).
 Peers whose env is absent are reported as skipped.
 
-    python benchmarks/bench_peers.py                      # 100k × 10 and 100k × 100
+    python benchmarks/bench_peers.py                      # 100k × 10 and 100k × 100, both shapes
     python benchmarks/bench_peers.py --sizes 1Mx10,1Mx100 --peers rectools,recbole
 
 Writes ``benchmarks/out/peers.json`` and the peers section of ``benchmarks/RESULTS.md``.
@@ -78,9 +78,9 @@ from importlib.metadata import version
 if not hasattr(np, "float"):
     np.float = float  # RecBole 1.2.1 uses the alias removed in numpy 1.24
 from recbole.evaluator.metrics import Hit, MRR, NDCG, Precision, Recall, MAP
-r = pd.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "rank"]); t = pd.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
+r = pd.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "score"]); t = pd.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
 t0 = T()
-r = r.sort_values(["user_id", "rank"], kind="stable")
+r = r.sort_values(["user_id", "score"], ascending=[True, False], kind="stable")
 m = r.merge(t.assign(_hit=True), on=["user_id", "item_id"], how="left")
 users = r["user_id"].unique()
 pos_index = m["_hit"].fillna(False).to_numpy(bool).reshape(len(users), K)
@@ -94,16 +94,18 @@ for name, cls, two in [("hitrate", Hit, False), ("mrr", MRR, False), ("precision
     res = met.metric_info(pos_index, pos_len) if two else met.metric_info(pos_index)
     vals[name] = res[:, K - 1].mean()
 t2 = T()
-done("recbole", version("recbole"), t1 - t0, t2 - t1, vals, ["prep = pandas merge into pos_index [U, k]"])
+done("recbole", version("recbole"), t1 - t0, t2 - t1, vals, ["prep = pandas sort by (user, score) and merge into pos_index [U, k]"])
 '''},
     "rectools": {"env": "np1", "dialect": "rectools", "code": r'''
 import pandas as pd
 from importlib.metadata import version
 from rectools.metrics import Precision, Recall, HitRate, MRR, MAP, NDCG, calc_metrics
-r = pd.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "rank"]); t = pd.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
+r = pd.read_parquet(D + "/recs.parquet", columns=["user_id", "item_id", "score"]); t = pd.read_parquet(D + "/truth.parquet", columns=["user_id", "item_id"])
 ms = {"precision": Precision(K), "recall": Recall(K), "hitrate": HitRate(K), "mrr": MRR(K), "map": MAP(K), "ndcg": NDCG(K)}
-t0 = T(); vals = calc_metrics(ms, r, t); t1 = T()
-done("rectools", version("rectools"), 0.0, t1 - t0, vals)
+t0 = T()
+r["rank"] = r.groupby("user_id")["score"].rank(method="first", ascending=False).astype("int64")  # RecTools reads ranks
+t1 = T(); vals = calc_metrics(ms, r.drop(columns="score"), t); t2 = T()
+done("rectools", version("rectools"), t1 - t0, t2 - t1, vals, ["prep = ranks from scores (pandas groupby rank)"])
 '''},
     "pytrec_eval": {"env": "np2", "dialect": "trec_eval", "code": r'''
 import pandas as pd, numpy as np, pytrec_eval
@@ -198,7 +200,8 @@ def _children(pid: int) -> list[int]:
 def run_peer(name: str, data: Path, k: int, timeout: float, mem_bytes: int) -> dict:
     spec = PEERS[name]
     py = _python(spec["env"])
-    base = {"peer": name, "env": spec["env"], "size": data.name.split("-")[0], "k": k}
+    base = {"peer": name, "env": spec["env"], "size": data.name.split("-")[0], "k": k,
+            "shape": "realistic" if data.name.endswith("-realistic") else "sorted-int"}
     if py is None:
         return {**base, "status": f"skipped: env {spec['env']} absent under {ENVS}"}
     if spec.get("requires"):
@@ -255,12 +258,11 @@ def check_values(row: dict, data: Path, k: int) -> None:
         return
     import polars as pl
 
-    cols = ["user_id", "item_id", "score"] + (["rank"] if dialect in ("rectools",) else [])
-    recs = _cached_frame(data / "recs.parquet", tuple(cols))
+    recs = _cached_frame(data / "recs.parquet", ("user_id", "item_id", "score"))
     truth = _cached_frame(data / "truth.parquet", ("user_id", "item_id"))
     specs = [f"{m}@{k}" for m in METRICS]
-    try:
-        res = evaluate(recs, truth, specs, dialect=dialect)
+    try:  # every peer here ranks by score (or by ranks computed from it): no ties in these data
+        res = evaluate(recs, truth, specs, dialect=dialect, order="score")
     except Exception as exc:  # a dialect that refuses the data says so
         row["check"] = f"receval[{dialect}] raised {type(exc).__name__}: {exc}"
         return
@@ -285,7 +287,19 @@ def _cached_frame(path: Path, cols: tuple):
     return _FRAMES[key]
 
 
-def table(rows: list[dict]) -> str:
+def _shape(r: dict) -> str:
+    return r.get("shape", "sorted-int")
+
+
+def _total(r: dict) -> float | None:
+    """End-to-end seconds: building the peer's own input plus the metric call."""
+    if r is None or r.get("status") != "ok":
+        return None
+    return float(r.get("compute_s") or 0.0) + float(r.get("prepare_s") or 0.0)
+
+
+def table(rows: list[dict], shape: str) -> str:
+    rows = [r for r in rows if _shape(r) == shape]
     sizes = list(dict.fromkeys(r["size"] for r in rows))
     peers = list(dict.fromkeys(r["peer"] for r in rows))
     by = {(r["size"], r["peer"]): r for r in rows}
@@ -310,6 +324,17 @@ def table(rows: list[dict]) -> str:
                     c += f", {r['check']}"
                 cells.append(c)
         lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    cells = []
+    for s in sizes:
+        mine = _total(by.get((s, "receval")))
+        others = {p: _total(by.get((s, p))) for p in peers if p != "receval"}
+        others = {p: t for p, t in others.items() if t is not None}
+        if mine and others:
+            p = min(others, key=others.__getitem__)
+            cells.append(f"{others[p] / mine:.1f}× ({p}, {others[p]:.1f} s end to end)")
+        else:
+            cells.append("–")
+    lines.append("| **fastest peer / receval** | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -318,14 +343,21 @@ def write_results_md(rows: list[dict]) -> None:
     text = path.read_text() if path.exists() else "# Benchmark results\n"
     start, end = "<!-- peers:start -->", "<!-- peers:end -->"
     versions = sorted({f"{r['library']} {r['version']}" for r in rows if r.get("status") == "ok"})
+    parts = []
+    for shape, title in (("realistic", "What users bring: string ids, rows shuffled, scores only"),
+                         ("sorted-int", "The convenient shape: integer ids, rows grouped by user and ranked")):
+        if any(_shape(r) == shape for r in rows):
+            parts.append(f"### {title}\n\n{table(rows, shape)}")
     section = (
         f"{start}\n## Peers (`benchmarks/bench_peers.py`)\n\n"
         "Six metrics (precision, recall, hitrate, MRR, MAP, NDCG) at k = the list length, the same "
-        "Parquet data, each peer in its own env. Cell: metric time (+ time to build the peer's own "
-        "input from the frames), peak RSS of the peer process, and Δ = max |peer − receval| over "
-        "the six means with receval under the peer's dialect. receval's time is `evaluate()` "
-        "end-to-end from a polars frame. Killed runs hit the timeout or the memory guard.\n\n"
-        f"{table(rows)}\n\nVersions: {', '.join(versions)}.\n{end}"
+        "Parquet data, each peer in its own env from its native input (ranks computed from the scores "
+        "where a peer reads ranks). Cell: metric time (+ time to build the peer's own input from the "
+        "frames), peak RSS of the peer process, and Δ = max |peer − receval| over the six means with "
+        "receval under the peer's dialect. receval's time is `evaluate()` end-to-end from a polars "
+        "frame. The last row divides the fastest peer's end-to-end time (input + metrics) by receval's. "
+        "Killed runs hit the timeout or the memory guard.\n\n"
+        + "\n\n".join(parts) + f"\n\nVersions: {', '.join(versions)}.\n{end}"
     )
     if start in text and end in text:
         text = text[: text.index(start)] + section + text[text.index(end) + len(end):]
@@ -337,7 +369,7 @@ def write_results_md(rows: list[dict]) -> None:
 def main(argv=None) -> None:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent / "src"))
-    from bench_core import SIZES, data_dir
+    from bench_core import SHAPES, SIZES, data_dir
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100kx10,100kx100")
@@ -345,25 +377,29 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--mem-gb", type=float, default=12)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="realistic,sorted-int")
     ap.add_argument("--no-check", action="store_true")
     a = ap.parse_args(argv)
     sizes = list(SIZES) if a.sizes == "all" else a.sizes.split(",")
     OUT.mkdir(parents=True, exist_ok=True)
     old = json.loads((OUT / "peers.json").read_text()) if (OUT / "peers.json").exists() else {"runs": []}
-    merged = {(r["size"], r["peer"]): r for r in old["runs"]}
-    for size in sizes:
-        d = data_dir(size, a.seed)
-        k = SIZES[size][1]
-        for peer in a.peers.split(","):
-            row = run_peer(peer, d, k, a.timeout, int(a.mem_gb * 2**30))
-            if not a.no_check:
-                check_values(row, d, k)
-            merged[(row["size"], row["peer"])] = row
-            print(json.dumps({x: y for x, y in row.items() if x not in ("values", "receval_values", "diffs")}), flush=True)
-            rows = sorted(merged.values(), key=lambda r: (list(SIZES).index(r["size"]), list(PEERS).index(r["peer"])))
-            (OUT / "peers.json").write_text(json.dumps({"runs": rows}, indent=1))
-            write_results_md(rows)
-    print(table(rows))
+    merged = {(r["size"], _shape(r), r["peer"]): r for r in old["runs"]}
+    rows: list[dict] = list(merged.values())
+    for shape in a.shapes.split(","):
+        for size in sizes:
+            d = data_dir(size, a.seed, shape)
+            k = SIZES[size][1]
+            for peer in a.peers.split(","):
+                row = run_peer(peer, d, k, a.timeout, int(a.mem_gb * 2**30))
+                if not a.no_check:
+                    check_values(row, d, k)
+                merged[(row["size"], _shape(row), row["peer"])] = row
+                print(json.dumps({x: y for x, y in row.items() if x not in ("values", "receval_values", "diffs")}), flush=True)
+                rows = sorted(merged.values(), key=lambda r: (SHAPES.index(_shape(r)), list(SIZES).index(r["size"]), list(PEERS).index(r["peer"])))
+                (OUT / "peers.json").write_text(json.dumps({"runs": rows}, indent=1))
+                write_results_md(rows)
+    for shape in a.shapes.split(","):
+        print(table(rows, shape))
 
 
 if __name__ == "__main__":
