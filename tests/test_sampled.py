@@ -38,14 +38,41 @@ def test_protocol_reproduced_independently():
         cand = [j for j, c in enumerate(catalog) if c not in pos and c not in ex]
         for p in pos:
             sp = S[u][catalog.index(p)]
-            neg = rng.choice(np.array(cand), size=5, replace=False)
-            want_s.append(1 + sum(1 for j in neg if S[u][j] >= sp))       # pessimistic: ties rank above
-            want_f.append(1 + sum(1 for j in cand if S[u][j] >= sp))
+            above = sum(1 for j in cand if S[u][j] >= sp)                  # pessimistic: ties rank above
+            want_s.append(1 + int(rng.hypergeometric(above, len(cand) - above, 5)))  # one scalar draw per instance
+            want_f.append(1 + above)
     assert res.per_instance["sampled_rank"].tolist() == want_s
     assert res.per_instance["full_rank"].tolist() == want_f
     assert res[("hitrate@3", "uncorrected")] == pytest.approx(sum(r <= 3 for r in want_s) / len(want_s))
     assert res[("hitrate@3", "full")] == pytest.approx(sum(r <= 3 for r in want_f) / len(want_f))
     assert res.instances == 12
+
+
+def test_the_hypergeometric_draw_is_the_law_of_sampling_negatives():
+    """Drawing n of the C candidates without replacement and counting those above the positive
+    (the textbook protocol, simulated) has the law the protocol draws from directly."""
+    C, A, n, trials = 30, 9, 6, 20_000
+    rng = np.random.default_rng(7)
+    sim = (rng.random((trials, C)).argsort(axis=1)[:, :n] < A).sum(axis=1)  # the first A candidates are "above"
+    from scipy.stats import hypergeom
+
+    freq = np.bincount(sim, minlength=n + 1) / trials
+    assert np.abs(freq - hypergeom.pmf(np.arange(n + 1), C, A, n)).max() < 0.015
+
+
+def test_strings_and_shuffled_rows_give_the_same_values():
+    S, truth, catalog = _data(2)
+    frame = {"user_id": [], "item_id": [], "score": []}
+    for u, row in S.items():
+        for c, v in zip(catalog, row):
+            frame["user_id"].append(f"u{u}"); frame["item_id"].append(f"i{c}"); frame["score"].append(float(v))
+    order = np.random.default_rng(1).permutation(len(frame["score"]))
+    shuffled = {k: [v[j] for j in order] for k, v in frame.items()}
+    t2 = {"user_id": [f"u{u}" for u in truth["user_id"]], "item_id": [f"i{i}" for i in truth["item_id"]]}
+    a = sampled_evaluate(lambda u: S[u], truth, ["ndcg@5"], catalog=catalog, n=6, seed=3)
+    b = sampled_evaluate(shuffled, t2, ["ndcg@5"], catalog=[f"i{c}" for c in catalog], n=6, seed=3)
+    # string ids sort differently ("u1" < "u10"...; "i100" < "i101"): same users here, same item order
+    assert a.values == b.values
 
 
 def test_every_negative_sampled_gives_the_full_value():
@@ -136,3 +163,11 @@ def test_refusals():
         sampled_evaluate({"user_id": [1], "item_id": [100], "score": [1.0]}, truth, ["hitrate@3"], catalog=catalog, n=5)
     with pytest.raises(DataError, match="catalogue"):
         sampled_evaluate(lambda u: S[u], truth, ["hitrate@3"], catalog=catalog[:5], n=2)
+
+
+@pytest.mark.parametrize(("N", "n"), [(5, 4), (30, 6), (200, 100), (1000, 3)])
+def test_rank_distribution_equals_scipy_hypergeom(N, n):
+    from scipy.stats import hypergeom
+
+    R, r = np.arange(1, N + 1)[:, None], np.arange(1, n + 2)[None, :]
+    assert np.allclose(rank_distribution(N, n), hypergeom.pmf(r - 1, N - 1, R - 1, n), rtol=1e-9, atol=1e-15)

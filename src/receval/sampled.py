@@ -15,14 +15,18 @@ the negatives' scores, the full value needs all of them). Either
 * a frame (any input :func:`receval.evaluate` reads) with ``user_id``, ``item_id``, ``score``
   holding every (truth user, catalogue item) pair; a missing pair is an error.
 
-**The protocol** (exactly reproducible from the seed): every relevant truth row (user *u*,
-item *i*) is one instance; users are taken in sorted id order, their positives in sorted item
-order. The candidates of *u* are the catalogue items (sorted) that are neither relevant to *u*
-nor in ``exclude`` for *u* (e.g. the train items); with ``rng = numpy.random.default_rng(seed)``
-each instance draws ``rng.choice(candidates, size=n, replace=False)``. The sampled rank of
-the positive is :math:`r = 1 + |\{j : s_j > s_i\}| (+ |\{j : s_j = s_i\}|` with
-``ties=pessimistic``), over the *n* sampled negatives; its full rank *R* is the same count over
-all candidates. Values are means over instances (leave-one-out: one per user).
+**The protocol** (exactly reproducible from the seed): every distinct relevant truth pair
+(user *u*, item *i*) is one instance; instances are taken with users in sorted id order and
+their positives in sorted item order. The candidates of *u* are the catalogue items that are
+neither relevant to *u* nor in ``exclude`` for *u* (e.g. the train items), *C* of them; *A*
+of those score above the positive (:math:`s_j > s_i`, or :math:`s_j \ge s_i` with
+``ties=pessimistic``). The full rank is :math:`R = 1 + A`. The sampled rank is
+:math:`r = 1 + X` where *X*, the number of the *n* negatives drawn uniformly without
+replacement from the candidates that score above the positive, is drawn from its exact law,
+the hypergeometric distribution :math:`X \sim \mathrm{Hyp}(A, C - A, n)`, with
+``numpy.random.default_rng(seed).hypergeometric(A, C - A, n)`` over the instances in order
+(one vectorised call: the negatives' identities are never needed, so nothing loops over users).
+Values are means over instances (leave-one-out: one per user).
 
 **Metrics** of a rank *r* (one positive): ``hitrate@k`` :math:`\mathbb{1}[r \le k]` (= recall@k),
 ``ndcg@k`` :math:`\mathbb{1}[r \le k] / \log_2(r + 1)`, ``mrr`` :math:`1/r` (``mrr@k`` cut).
@@ -99,13 +103,22 @@ def _above(x: np.ndarray, s: float, ties: str) -> int:
 
 
 def rank_distribution(N: int, n: int) -> np.ndarray:
-    """``P[R-1, r-1] = P(sampled rank r | full rank R)`` for ``R = 1..N`` and ``r = 1..n+1``."""
-    from scipy.stats import hypergeom
+    """``P[R-1, r-1] = P(sampled rank r | full rank R)`` for ``R = 1..N`` and ``r = 1..n+1``:
+    the hypergeometric pmf of r − 1 successes in n draws from N − 1 items of which R − 1 are
+    "above", from log-gamma values (equal to ``scipy.stats.hypergeom.pmf``, much faster)."""
+    from scipy.special import gammaln
 
-    R = np.arange(1, N + 1)[:, None]
-    r = np.arange(1, n + 2)[None, :]
-    # r − 1 successes in n draws from N − 1 items of which R − 1 are "above"
-    return hypergeom.pmf(r - 1, N - 1, R - 1, n)
+    def lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        ok = (b >= 0) & (b <= a)
+        out = np.full(np.broadcast(a, b).shape, -np.inf)
+        aa, bb = np.broadcast_arrays(a, b)
+        out[ok] = gammaln(aa[ok] + 1) - gammaln(bb[ok] + 1) - gammaln(aa[ok] - bb[ok] + 1)
+        return out
+
+    R = np.arange(1, N + 1, dtype=np.float64)[:, None]
+    r = np.arange(1, n + 2, dtype=np.float64)[None, :]
+    logp = lncomb(R - 1, r - 1) + lncomb(N - R, n - r + 1) - lncomb(np.array(N - 1.0), np.array(float(n)))
+    return np.exp(logp)
 
 
 def bv_correction(metric: Callable[[np.ndarray], np.ndarray], N: int, n: int, gamma: float) -> np.ndarray:
@@ -117,33 +130,63 @@ def bv_correction(metric: Callable[[np.ndarray], np.ndarray], N: int, n: int, ga
     return np.linalg.lstsq(A, (P.T * d) @ M, rcond=None)[0]
 
 
-def _score_table(scores: Any, users: np.ndarray, catalog: np.ndarray) -> Callable[[Any], np.ndarray]:
-    if callable(scores):
-        def get(u: Any) -> np.ndarray:
-            s = np.asarray(scores(u), dtype=np.float64)
-            if s.shape != (len(catalog),):
-                raise DataError(f"the score source returned {s.shape} scores for user {u!r}; it must return one per catalogue item ({len(catalog)})")
-            if not np.all(np.isfinite(s)):
-                raise DataError(f"the score source returned NaN or infinite scores for user {u!r}")
-            return s
-        return get
-    from .io import columns_of, read_frame
+def _codes(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Position of each value in the sorted unique ``table``, -1 where absent (vectorised)."""
+    if len(table) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(table, values), len(table) - 1)
+    return np.where(table[pos] == values, pos, -1).astype(np.int64)
 
-    c = columns_of(read_frame(scores, "scores"), "scores", {"user": "user_id", "item": "item_id", "score": "score"}, {})
-    order = np.lexsort((c["item"], c["user"]))
-    su, si, ss = c["user"][order], c["item"][order], c["score"][order].astype(np.float64)
 
-    def lookup(u: Any) -> np.ndarray:
-        lo, hi = np.searchsorted(su, u, "left"), np.searchsorted(su, u, "right")
-        items, vals = si[lo:hi], ss[lo:hi]
-        pos = np.searchsorted(items, catalog)
-        pos = np.minimum(pos, max(len(items) - 1, 0))
-        ok = (len(items) > 0) & (items[pos] == catalog) if len(items) else np.zeros(len(catalog), dtype=bool)
-        if not np.all(ok):
-            missing = catalog[~ok][0]
-            raise DataError(f"the scores miss (user {u!r}, item {missing!r}); sampled evaluation needs a score for every catalogue item of every truth user")
-        return vals[pos]
-    return lookup
+def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray) -> np.ndarray:
+    """Scores ``[len(users), len(catalog)]``: every truth user's score of every catalogue item."""
+    if callable(scores):  # the user's own per-user function: one call per user is its contract
+        S = np.empty((len(users), len(catalog)), dtype=np.float64)
+        for j, u in enumerate(users.tolist()):
+            row = np.asarray(scores(u), dtype=np.float64)
+            if row.shape != (len(catalog),):
+                raise DataError(f"the score source returned {row.shape} scores for user {u!r}; it must return one per catalogue item ({len(catalog)})")
+            S[j] = row
+    else:
+        from .io import columns_of, read_frame
+
+        c = columns_of(read_frame(scores, "scores"), "scores", {"user": "user_id", "item": "item_id", "score": "score"}, {})
+        uc, ic = _codes(c["user"], users), _codes(c["item"], catalog)
+        keep = (uc >= 0) & (ic >= 0)
+        flat = uc[keep] * len(catalog) + ic[keep]
+        flat_s = np.full(len(users) * len(catalog), np.nan)
+        seen = np.zeros(len(flat_s), dtype=np.int64)
+        np.add.at(seen, flat, 1)
+        if (seen > 1).any():
+            f = int(np.flatnonzero(seen > 1)[0])
+            raise DataError(f"the scores repeat (user {users[f // len(catalog)]!r}, item {catalog[f % len(catalog)]!r}); keep one score per pair")
+        flat_s[flat] = c["score"][keep].astype(np.float64)
+        if (seen == 0).any():
+            f = int(np.flatnonzero(seen == 0)[0])
+            raise DataError(
+                f"the scores miss (user {users[f // len(catalog)]!r}, item {catalog[f % len(catalog)]!r}); "
+                "sampled evaluation needs a score for every catalogue item of every truth user"
+            )
+        S = flat_s.reshape(len(users), len(catalog))
+    if not np.all(np.isfinite(S)):
+        u = users[int(np.flatnonzero(~np.isfinite(S).all(axis=1))[0])]
+        raise DataError(f"the score source returned NaN or infinite scores for user {u!r}")
+    return S
+
+
+def _candidates_above(S: np.ndarray, never: np.ndarray, inst_u: np.ndarray, inst_i: np.ndarray, pessimistic: bool) -> np.ndarray:
+    """For every instance (user row u, positive column i): how many candidates of u (columns
+    not in ``never[u]``) score above ``S[u, i]`` (or equal, with ``pessimistic``). Vectorised
+    comparisons of the instances' rows, in chunks of at most 2^24 cells."""
+    out = np.empty(len(inst_u), dtype=np.int64)
+    step = max(1, (1 << 24) // max(S.shape[1], 1))
+    for lo in range(0, len(inst_u), step):
+        u, i = inst_u[lo:lo + step], inst_i[lo:lo + step]
+        rows, sp = S[u], S[u, i][:, None]
+        hit = (rows >= sp) if pessimistic else (rows > sp)
+        hit &= ~never[u]
+        out[lo:lo + step] = hit.sum(axis=1)
+    return out
 
 
 def sampled_evaluate(
@@ -198,35 +241,37 @@ def sampled_evaluate(
     if rel is not None and "rating" not in t:
         raise DataError("a relevance threshold needs a rating column in the ground truth")
     tu, ti = t["user"][relevant], t["item"][relevant]
-    excl: dict = {}
+    if len(tu) == 0:
+        raise DataError("no relevant truth row: nothing to evaluate")
+    users = np.unique(tu)
+    # the instances: unique (user, positive) pairs, users in sorted id order, items in sorted order
+    pu, pi = _codes(tu, users), _codes(ti, cat)
+    if (pi < 0).any():
+        bad = np.flatnonzero(pi < 0)[0]
+        raise DataError(f"positive (user {tu[bad]!r}, item {ti[bad]!r}) is not in the catalogue; pass a catalog that holds every truth item")
+    inst = np.unique(pu * len(cat) + pi)
+    inst_u, inst_i = inst // len(cat), inst % len(cat)
+    # items that are never negatives of a user: the positives and the excluded items
+    nc = inst
     if exclude is not None:
         ex = columns_of(read_frame(exclude, "exclude"), "exclude", {"user": "user_id", "item": "item_id"}, {})
-        for u, i in zip(ex["user"].tolist(), ex["item"].tolist()):
-            excl.setdefault(u, set()).add(i)
-    users = np.unique(tu)
-    get = _score_table(scores, users, cat)
-    index = {v: j for j, v in enumerate(cat.tolist())}
+        eu, ei = _codes(ex["user"], users), _codes(ex["item"], cat)
+        ok = (eu >= 0) & (ei >= 0)
+        nc = np.unique(np.r_[inst, eu[ok] * len(cat) + ei[ok]])
+    never = np.zeros((len(users), len(cat)), dtype=bool)  # never a negative: positives, excluded items
+    never.ravel()[nc] = True
+    S = _score_matrix(scores, users, cat)
+    above = _candidates_above(S, never, inst_u, inst_i, ties == "pessimistic")
+    cand = len(cat) - never.sum(axis=1)[inst_u]
+    short = cand < n
+    if short.any():
+        j = int(np.flatnonzero(short)[0])
+        raise DataError(f"user {users[inst_u[j]]!r} has {int(cand[j])} candidate negatives, fewer than n={n}; lower n or enlarge the catalogue")
     rng = np.random.default_rng(seed)
-    sampled, full, sizes = [], [], []
-    for u in users.tolist():
-        pos = np.unique(ti[tu == u])
-        s = get(u)
-        pos_set = set(pos.tolist())
-        outside = [p for p in pos.tolist() if p not in index]
-        if outside:
-            raise DataError(f"positive (user {u!r}, item {outside[0]!r}) is not in the catalogue; pass a catalog that holds every truth item")
-        cand = np.array([index[c] for c in cat.tolist() if c not in pos_set and c not in excl.get(u, ())], dtype=np.int64)
-        if len(cand) < n:
-            raise DataError(f"user {u!r} has {len(cand)} candidate negatives, fewer than n={n}; lower n or enlarge the catalogue")
-        for p in pos.tolist():
-            sp = s[index[p]]
-            neg = rng.choice(cand, size=n, replace=False)
-            sampled.append(1 + _above(s[neg], sp, ties))
-            full.append(1 + _above(s[cand], sp, ties))
-            sizes.append(len(cand) + 1)
-    if not sampled:
-        raise DataError("no relevant truth row: nothing to evaluate")
-    r_s, r_f, N = np.array(sampled, dtype=np.float64), np.array(full, dtype=np.float64), np.array(sizes)
+    # the number of the n sampled negatives (drawn without replacement) that rank above the
+    # positive follows the hypergeometric law exactly: drawn directly, no negative's identity needed
+    r_s = 1.0 + rng.hypergeometric(above, cand - above, n).astype(np.float64)
+    r_f, N = 1.0 + above.astype(np.float64), cand + 1
     values: dict[tuple[str, str], float] = {}
     sigs: dict[tuple[str, str], str] = {}
     base = f"protocol:sampled|n:{n}|seed:{seed}|ties:{ties}|exclude:{'given' if exclude is not None else 'none'}|rel:{'all' if rel is None else format(rel, 'g')}"
