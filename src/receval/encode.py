@@ -373,13 +373,15 @@ def _desc_key(score: np.ndarray) -> np.ndarray:
 def gather(columns: dict[str, np.ndarray], perm: np.ndarray, known: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """``{name: column[perm]}`` with Polars' multi-threaded gather (about 2x numpy's on 10M rows);
     columns in ``known`` are already in that order."""
-    idx = pl.Series(perm, dtype=pl.Int64)
+    idx = pl.Series(perm) if perm.dtype.kind == "u" else pl.Series(perm, dtype=pl.Int64)
     known = known or {}
     return {k: known[k] if k in known else pl.Series(v).gather(idx).to_numpy() for k, v in columns.items()}
 
 
 def _argsort_unique(key: np.ndarray) -> np.ndarray:
-    return pl.Series(key, dtype=pl.Int64).arg_sort().to_numpy().astype(np.int64, copy=False)
+    """The sorting permutation of distinct int64 keys, in Polars' index type (uint32 below 2^32
+    rows: half the memory of int64 indices, and Polars gathers with it without a cast)."""
+    return pl.Series(key, dtype=pl.Int64).arg_sort().to_numpy(writable=True)
 
 
 def rank_order(
@@ -442,10 +444,13 @@ def rank_order(
     key |= part.view(np.int64)
     del part
     perm = _argsort_unique(key)
-    sk = pl.Series(key).gather(pl.Series(perm)).to_numpy()
-    if sorted_user is not None:
-        sorted_user.append(sk >> sbits)
+    sk = pl.Series(key).gather(pl.Series(perm)).to_numpy(writable=True)
+    del key
     eq = sk[1:] == sk[:-1]
+    if sorted_user is not None:
+        sk >>= sbits  # in place: the sorted user codes
+        sorted_user.append(sk)
+    del sk
     if not eq.any():
         return perm
     # exact order inside each run of equal keys
