@@ -68,7 +68,10 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="output; trec: trec_eval's layout (metric, all, value)")
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
                    help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
-    p.add_argument("--per-user", metavar="FILE", help="write per-user values to this CSV/Parquet file (with --engine spark: a directory Spark writes)")
+    p.add_argument("--per-user", metavar="FILE",
+                   help="write per-user values to this .csv/.tsv/.parquet/.json file (with --engine spark: a directory Spark writes); "
+                        "an existing file is kept unless --force")
+    p.add_argument("--force", action="store_true", help="replace an existing --per-user output (never an input)")
     p.add_argument("--categories", metavar="FILE", help="item categories (item_id, category) or MovieLens movies.csv")
     p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id) for popularity-based metrics")
     p.add_argument("--baseline", metavar="FILE", help="a second run (user_id, item_id, score/rank) for unexpectedness, intersection")
@@ -81,6 +84,8 @@ def _evaluate(p: argparse.ArgumentParser):
         from .api import evaluate
 
         recs, truth = a.recs, a.truth
+        if a.per_user:  # before any work: the output must be new (or --force), never an input, of a known format
+            _check_per_user(a)
         if a.input_format == "trec":
             from .trec import read_qrels, read_run
 
@@ -92,7 +97,7 @@ def _evaluate(p: argparse.ArgumentParser):
             engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
         )
         if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)
-            res.write_per_user(a.per_user)
+            res.write_per_user(a.per_user, overwrite=a.force)
         if a.format == "json":
             print(res.to_json())
         elif a.format == "trec":  # trec_eval's summary lines: measure, "all", value
@@ -109,6 +114,17 @@ def _evaluate(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+def _check_per_user(a: argparse.Namespace) -> None:
+    from .outputs import check_new_file, not_an_input, per_user_format, spark_mode
+
+    per_user_format(a.per_user)
+    not_an_input(a.per_user, [a.recs, a.truth, a.categories, a.train, a.baseline, a.catalog], "--per-user output")
+    if a.engine == "spark":
+        spark_mode(a.per_user, a.force)
+    else:
+        check_new_file(a.per_user, a.force, "--per-user file", "--force")
 
 
 @command("explain", "print a metric's exact formula, resolved options and signature")

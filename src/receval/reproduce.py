@@ -37,12 +37,19 @@ class Reproduction:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, dict[str, str]] = field(default_factory=dict)  # dialect -> spec -> why it has no value
 
-    def cells(self) -> list[list[Any]]:
-        """Rows as shown: the value, "–" where the library lacks the metric, "error" where it refused the data."""
+    def cells(self, missing: str | None = None) -> list[list[Any]]:
+        """Rows as shown: the value, ``missing`` (None: "–") where the library does not offer
+        the metric, "error" where it refused the data (:data:`LEGEND`)."""
         return [
-            [d] + ["error" if c in self.errors.get(d, {}) else self.table[d].get(c) for c in self.columns]
+            [d] + ["error" if c in self.errors.get(d, {}) else _or(self.table[d].get(c), missing) for c in self.columns]
             for d in self.table
         ]
+
+    def not_offered(self) -> dict[str, list[str]]:
+        """dialect -> the metrics it does not offer (no value and no error)."""
+        out = {d: [c for c in self.columns if self.table[d].get(c) is None and c not in self.errors.get(d, {})]
+               for d in self.table}
+        return {d: cs for d, cs in out.items() if cs}
 
     def rows(self, dialects: list[str] | None = None) -> list[list[Any]]:
         return [[d] + [self.table[d].get(c) for c in self.columns] for d in (dialects or list(self.table))]
@@ -72,6 +79,14 @@ def run(
     with step("loading ratings"):
         ratings = load_bundled() if data is None else load_movielens(data)
         study = prepare_study(ratings, threshold=threshold, test_fraction=test_fraction)
+    if study.test.height == 0:
+        from .errors import DataError
+
+        top = ratings["rating"].max() if ratings.height else None
+        raise DataError(
+            f"no test users are left: no test rating is >= the threshold {threshold:g} (the highest rating is {top}) "
+            "among users and items seen in train; lower --threshold or raise --test-fraction"
+        )
     timings["load_and_split_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -115,6 +130,39 @@ def run(
     return Reproduction(table, signatures, protocol, columns, timings, errors)
 
 
+#: what the placeholder cells mean, printed under every table and written beside every file
+LEGEND = (
+    "legend: '–' (CSV: 'not offered') = the library does not offer this metric; "
+    "'error' = the library offers it but refused this data (reasons listed under the table and in table.json)"
+)
+
+#: below this many test users the printed table carries a caveat
+SMALL_SAMPLE = 100
+
+#: the files of a report folder (the only names receval writes there)
+REPORT_FILES = ("table.csv", "table.md", "table.tex", "table.json", "protocol.json", "signatures.txt", "spread.png")
+
+
+def _or(v: Any, missing: str | None) -> Any:
+    return missing if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def check_report_dir(out: Path, overwrite: bool = False) -> None:
+    """Refuse a report folder that is a file, or that already holds a report (unless
+    ``overwrite``: then only receval's own file names are replaced; nothing else is touched)."""
+    from .errors import DataError
+
+    if out.exists() and not out.is_dir():
+        raise DataError(f"the report folder '{out}' is a file; choose another --out")
+    if out.is_dir() and not overwrite:
+        present = [n for n in REPORT_FILES if (out / n).exists()]
+        if present:
+            raise DataError(
+                f"the report folder '{out}' already holds a report ({', '.join(present)}); "
+                "choose another --out, or pass --force to replace those files (nothing else is touched)"
+            )
+
+
 class _Null:
     def __enter__(self):
         return self
@@ -132,20 +180,32 @@ def published_rows(columns: list[str]) -> list[list[Any]]:
     return rows
 
 
-def write_report(rep: Reproduction, out: Path) -> list[Path]:
-    """Write the report folder; return the files written."""
+def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[Path]:
+    """Write the report folder (:data:`REPORT_FILES`); return the files written.
+
+    A folder that already holds a report is refused unless ``overwrite``; only receval's own
+    file names are ever written, nothing is deleted."""
+    out = Path(out)
+    check_report_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
     headers = ["dialect", *rep.columns]
-    rows = rep.rows()
     files = []
     for fmt, name in (("csv", "table.csv"), ("markdown", "table.md"), ("latex", "table.tex")):
         path = out / name
-        path.write_text(render(headers, rows, fmt), encoding="utf-8")
+        text = render(headers, rep.cells("not offered" if fmt == "csv" else None), fmt)
+        if fmt == "markdown":
+            text += "\n" + LEGEND + "\n" + "".join(f"\n- error: {d} {c}: {why}" for d, e in rep.errors.items() for c, why in e.items())
+        elif fmt == "latex":
+            text += "% " + LEGEND + "\n"
+        path.write_text(text, encoding="utf-8")
         files.append(path)
     table_json = {
         "dialects": {d: {c: _num(v) for c, v in vals.items()} for d, vals in rep.table.items()},
         "signatures": rep.signatures,
         "errors": rep.errors,
+        "not_offered": rep.not_offered(),
+        "legend": {"null with an entry in errors": "the library offers the metric but refused this data",
+                   "null with an entry in not_offered": "the library does not offer the metric"},
         "protocol": rep.protocol,
         "study": {
             "source": "Darel13712/compare_metrics res.csv / res_auc.csv (MovieLens-20M)",
@@ -215,7 +275,8 @@ def _cli(p: argparse.ArgumentParser):
     p.add_argument("--model", choices=["ease", "popularity"], default="ease")
     p.add_argument("--lambda", dest="lambda_", type=float, default=0.5, help="EASE regularisation (the study's code: 0.5)")
     p.add_argument("--beyond", action="store_true", help="add α-nDCG, αβ-nDCG, entropy and coverage columns (MovieLens genres)")
-    p.add_argument("--out", default="receval-report", help="report folder")
+    p.add_argument("--out", default="receval-report", help="report folder (an existing report in it is kept unless --force)")
+    p.add_argument("--force", action="store_true", help="replace the report files in --out (nothing else there is touched)")
 
     def go(a: argparse.Namespace) -> int:
         from rich.console import Console
@@ -226,6 +287,7 @@ def _cli(p: argparse.ArgumentParser):
         parse_k(a.k)
         if not 0 < a.test_fraction < 1:
             raise RecevalError(f"`test-fraction` must be between 0 and 1, got {a.test_fraction}")
+        check_report_dir(Path(a.out), a.force)  # before the work: a report is never overwritten unasked
         console = Console(stderr=True)
         t0 = time.perf_counter()
 
@@ -239,14 +301,19 @@ def _cli(p: argparse.ArgumentParser):
             if isinstance(exc, RecevalError):
                 raise
             raise RecevalError(str(exc)) from None
-        files = write_report(rep, Path(a.out))
+        files = write_report(rep, Path(a.out), overwrite=a.force)
         total = time.perf_counter() - t0
         st = rep.protocol
         print(render(["dialect", *rep.columns], rep.cells(), "table",
                      title=f"This data: {rep.protocol['data']} — {st.get('n_test_users')} test users, k = {a.k}"), end="")
+        print(LEGEND)
         for d, errs in rep.errors.items():
             for c, why in errs.items():
                 print(f"error: {d} {c}: {why}")
+        n_users = st.get("n_test_users") or 0
+        if n_users < SMALL_SAMPLE:
+            print(f"caveat: only {n_users} test users (fewer than {SMALL_SAMPLE}): the values and the differences "
+                  "between dialects are noisy on so small a sample; use more data (--data) for conclusions")
         print(render(["dialect", *COLUMNS], published_rows(COLUMNS), "table",
                      title="The study (MovieLens-20M, companion repository res.csv)"), end="")
         print(f"protocol: {json.dumps({k: st[k] for k in st if k.startswith('n_') or k in ('split_time', 'threshold')}, default=str)}")
@@ -256,4 +323,4 @@ def _cli(p: argparse.ArgumentParser):
     return go
 
 
-__all__ = ["run", "write_report", "published_rows", "Reproduction", "fmt_value"]
+__all__ = ["run", "write_report", "check_report_dir", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]

@@ -97,17 +97,27 @@ class Results:
                 cols[e.metric] = pl.Series(e.metric, e.per_user, nan_to_null=True)
         return pl.DataFrame(cols)
 
-    def write_per_user(self, path: str) -> None:
-        """Write the per-user values to ``path`` (Parquet if it ends in .parquet/.pq, else CSV).
-        On Spark, Spark writes them (a directory of part files); nothing is collected."""
+    def write_per_user(self, path: str, overwrite: bool = False) -> None:
+        """Write the per-user values to ``path`` in the format its extension names: .csv,
+        .tsv, .parquet/.pq or .json (rows as objects); any other extension is refused.
+
+        An existing file is replaced only with ``overwrite=True``. On Spark, Spark writes them
+        (a directory of part files; nothing is collected), and an existing directory is
+        replaced only with ``overwrite=True`` and only when it is an earlier Spark output."""
+        from .outputs import check_new_file, per_user_format, spark_mode
+
+        fmt = per_user_format(path)
         if self.spark_per_user is not None:
-            self.spark_writer(self.spark_per_user, path)
+            self.spark_writer(self.spark_per_user, str(path), fmt, spark_mode(path, overwrite))
             return
+        check_new_file(path, overwrite, "per-user file")
         frame = self.per_user()
-        if str(path).lower().endswith((".parquet", ".pq")):
+        if fmt == "parquet":
             frame.write_parquet(path)
+        elif fmt == "json":
+            frame.write_json(path)
         else:
-            frame.write_csv(path)
+            frame.write_csv(path, separator="\t" if fmt == "tsv" else ",")
 
     def to_dict(self) -> dict[str, Any]:
         return {

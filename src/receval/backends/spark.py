@@ -419,14 +419,18 @@ class _Job:
         return pa.RecordBatch.from_pydict(arrays)
 
 
-def write_per_user(per_user: Any, path: str) -> None:
-    """Have Spark write the per-user DataFrame to ``path``: Parquet if it ends in .parquet/.pq,
-    else CSV with a header; a directory of part files, overwritten; nothing reaches the driver."""
-    writer = per_user.write.mode("overwrite")
-    if str(path).lower().endswith((".parquet", ".pq")):
+def write_per_user(per_user: Any, path: str, fmt: str = "csv", mode: str = "errorifexists") -> None:
+    """Have Spark write the per-user DataFrame to ``path`` in ``fmt`` (csv, tsv, parquet, json:
+    :func:`receval.outputs.per_user_format`), a directory of part files; ``mode`` from
+    :func:`receval.outputs.spark_mode` (never replaces what Spark did not write). Nothing
+    reaches the driver."""
+    writer = per_user.write.mode(mode)
+    if fmt == "parquet":
         writer.parquet(str(path))
+    elif fmt == "json":
+        writer.json(str(path))
     else:
-        writer.option("header", True).csv(str(path))
+        writer.option("header", True).option("sep", "\t" if fmt == "tsv" else ",").csv(str(path))
 
 
 def local_session(partitions: int = 4):
