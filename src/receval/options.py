@@ -38,7 +38,18 @@ class Axis:
         """Validate and normalise a raw value (a string from a spec, or a Python value)."""
         if self.numeric:
             return _parse_number(self.name, raw)
-        text = str(raw).strip().lower()
+        if isinstance(raw, bool):  # True/False: yes/no where the option has them
+            if ("yes" if raw else "no") in self.values:
+                return "yes" if raw else "no"
+            raise SpecError(
+                f"option `{self.name}` takes a name, got {raw!r}; choose one of: {', '.join(repr(v) for v in self.values)}"
+            )
+        if not isinstance(raw, str):  # ties=3, order=None: validated as the strings they would be written as
+            raise SpecError(
+                f"option `{self.name}` takes a name, got {type(raw).__name__} {raw!r}"
+                f"; choose one of: {', '.join(repr(v) for v in self.values)}"
+            )
+        text = raw.strip().lower()
         if text in ("true", "yes"):
             text = "yes" if "yes" in self.values else text
         if text in ("false", "no"):
@@ -71,8 +82,13 @@ def _parse_number(name: str, raw: Any) -> Any:
             value = float(text)
         except ValueError:
             raise SpecError(f"`{name}` must be a number, got '{raw}'") from None
+    elif isinstance(raw, bool) or not isinstance(raw, (int, float)) and not hasattr(raw, "__float__"):
+        raise SpecError(f"`{name}` must be a number, got {type(raw).__name__} {raw!r}")
     else:
-        value = float(raw)
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise SpecError(f"`{name}` must be a number, got {type(raw).__name__} {raw!r}") from None
     if not math.isfinite(value):
         raise SpecError(f"`{name}` must be a finite number, got {raw!r}")
     return value

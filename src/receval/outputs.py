@@ -11,7 +11,7 @@
 >>> per_user_format("out.txt")
 Traceback (most recent call last):
 ...
-receval.errors.DataError: cannot tell the format of the per-user file 'out.txt' from its extension: use .csv, .tsv, .parquet, .pq or .json
+receval.errors.DataError: cannot tell the format of the per-user file 'out.txt' from its extension: use .csv, .tsv, .parquet, .pq, .json
 """
 
 from __future__ import annotations

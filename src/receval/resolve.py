@@ -52,11 +52,11 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     base: dict[str, Any] = dict(dialect_opts)
     for name, axis in metric.all_axes().items():
         if overrides and name in overrides and overrides[name] is not _UNSET:
-            base[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
+            base[name] = axis.parse(overrides[name])
         if name in spec.opts:
             values[name] = spec.opts[name]
         elif overrides and name in overrides and overrides[name] is not _UNSET:
-            values[name] = axis.parse(overrides[name]) if isinstance(overrides[name], str) else overrides[name]
+            values[name] = axis.parse(overrides[name])
         elif name in dialect_opts:
             values[name] = dialect_opts[name]
         else:

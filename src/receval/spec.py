@@ -104,7 +104,7 @@ def parse_k(raw: Any) -> int:
 def parse_spec(text: str | Spec) -> Spec:
     """Parse a metric string into a validated :class:`Spec` (see the module grammar)."""
     if isinstance(text, Spec):
-        return text
+        return _checked(text)
     if not isinstance(text, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
@@ -127,6 +127,31 @@ def parse_spec(text: str | Spec) -> Spec:
                 raise SpecError(f"option `{key}` is given twice in '{text}'")
             options[key] = metric.axis(key).parse(value)
     k = parse_k(match["k"]) if match["k"] is not None else None
+    if metric.needs_k and k is None:
+        raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
+    if not metric.needs_k and k is not None and not metric.optional_k:
+        raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
+    return Spec(metric.name, k, tuple(sorted(options.items())))
+
+
+def _checked(spec: Spec) -> Spec:
+    """A :class:`Spec` built in Python, validated as its string would be (so its canonical
+    form and signature parse back)."""
+    from .metrics import get_metric
+
+    if not isinstance(spec.name, str):
+        raise SpecError(f"a metric name must be a string like 'ndcg', got {spec.name!r}")
+    metric = get_metric(spec.name)
+    options: dict[str, Any] = {}
+    try:
+        pairs = [(str(key), value) for key, value in spec.options]
+    except (TypeError, ValueError):
+        raise SpecError(f"Spec options must be (name, value) pairs, got {spec.options!r}") from None
+    for key, value in pairs:
+        if key in options:
+            raise SpecError(f"option `{key}` is given twice in {spec!r}")
+        options[key] = metric.axis(key).parse(value)
+    k = parse_k(spec.k) if spec.k is not None else None
     if metric.needs_k and k is None:
         raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
     if not metric.needs_k and k is not None and not metric.optional_k:

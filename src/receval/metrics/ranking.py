@@ -508,6 +508,13 @@ IDEAL = Axis(
         "none": "no normalisation: the value is DCG@k (OpenRec tf2's NDCG)",
     },
 )
+NEG = Axis(
+    "neg", "neg", "error", "a negative graded gain (a relevant rating below 0 with gain=linear/exp2, below t − 1 with gain=shifted)",
+    {
+        "error": "refuse the input: with negative gains the ideal DCG is no longer a maximum and NDCG can exceed 1",
+        "zero": "count a negative gain as 0 (LensKit's choice)",
+    },
+)
 BASE = Axis(
     "base", "base", 2.0, "the logarithm base of the discount 1/log_b(i+1)", numeric=True,
 )
@@ -518,10 +525,24 @@ def _gain(values: np.ndarray, o: dict) -> np.ndarray:
     if g == "binary":
         return np.ones_like(values)
     if g == "linear":
-        return values.astype(np.float64)
-    if g == "exp2":
-        return np.exp2(values) - 1.0
-    return np.exp2(values - o["t"] + 1.0) - 1.0
+        out = values.astype(np.float64)
+    elif g == "exp2":
+        out = np.exp2(values) - 1.0
+    else:
+        out = np.exp2(values - o["t"] + 1.0) - 1.0
+    negative = out < 0
+    if negative.any():
+        if o.get("neg") == "zero":
+            return np.where(negative, 0.0, out)
+        from ..errors import DataError
+
+        worst = float(values[negative].min())
+        raise DataError(
+            f"{int(negative.sum())} relevant truth rows have a negative gain under gain={g} (lowest rating {worst:g}): "
+            "the ideal DCG would be a minimum and NDCG could exceed 1; pass neg=zero to count them as 0 "
+            "(e.g. 'ndcg(gain=linear,neg=zero)@10'), or a relevance threshold rel >= 0"
+        )
+    return out
 
 
 def _discount(width: int, base: float) -> np.ndarray:
@@ -577,7 +598,7 @@ def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
         keep = h.hit_pos <= width
         w[keep] = (1.0 if o["gain"] == "binary" else (0.0 + gains[keep])) * disc
         return _per_k(h, ks, w)
-    dense = h.dense(width, gains, key=f"gain:{o['gain']}:{o.get('t')}") if o["gain"] != "binary" else h.dense(width)
+    dense = h.dense(width, gains, key=f"gain:{o['gain']}:{o.get('t')}:{o.get('neg')}") if o["gain"] != "binary" else h.dense(width)
     return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, h.cols(ks, width)]
 
 
@@ -646,10 +667,12 @@ def _resolve_t(o: dict) -> dict:
         o = dict(o, t=o.get("rel") if o.get("rel") is not None else 0.0)
     if o["gain"] != "shifted":
         o = dict(o, t=None)
+    if o["gain"] == "binary":  # every gain is 1: no gain is negative, `neg` is not read
+        o = dict(o, neg=None)
     return o
 
 
-@register("ndcg", axes=[GAIN, IDEAL, BASE, GAIN_T], resolve_hook=_resolve_t, check_hook=_check_ndcg)
+@register("ndcg", axes=[GAIN, IDEAL, BASE, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg)
 def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
 
@@ -667,6 +690,11 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
+
+    A graded gain below 0 (a relevant rating below 0 with ``linear`` or ``exp2``, below
+    :math:`t-1` with ``shifted``) is refused by default (``neg=error``): the ideal list would
+    no longer be the best one and NDCG could exceed 1. ``neg=zero`` counts it as 0 in DCG and
+    IDCG alike (LensKit's choice): :math:`g^{+}(r) = \max(0, g(r))`.
 
     With ``ties=average`` (the expectation over the orderings of the tie groups, as
     scikit-learn's ``ndcg_score``) a hit whose tie group spans positions *lo..hi* contributes
@@ -688,6 +716,12 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.386853
     >>> worked("ndcg(ideal=none)@4")   # DCG itself
     1.061606
+    >>> from receval import evaluate    # ratings −1, 3, 1 ranked in that order, every row relevant
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 3], "score": [3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rating": [-1.0, 3.0, 1.0]}
+    >>> res = evaluate(recs, truth, "ndcg(gain=linear,neg=zero)@3", rel="all")
+    >>> round(res["ndcg(gain=linear,neg=zero)@3"], 6)   # (0 + 3/log2 3 + 1/log2 4) / (3 + 1/log2 3 + 0)
+    0.659002
     >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
     >>> tied("ndcg(ties=average)@4")  # ((1/log2 3 + 1/log2 4)/2 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)
     0.467468
@@ -696,7 +730,7 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
 
 
-@register("dcg", axes=[GAIN, BASE, GAIN_T], resolve_hook=_resolve_t)
+@register("dcg", axes=[GAIN, BASE, GAIN_T, NEG], resolve_hook=_resolve_t)
 def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""DCG@k: discounted cumulative gain of the top k, not normalised.
 
@@ -704,7 +738,8 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     -------
     .. math:: DCG@k = \sum_{i=1}^{k} \frac{g(r_i)}{\log_b(i+1)}
 
-    with the gains of NDCG and the log base *b* (default 2; here it matters).
+    with the gains of NDCG and the log base *b* (default 2; here it matters). A negative
+    graded gain is refused (``neg=error``) or counted as 0 (``neg=zero``), as in NDCG.
 
     With ``ties=average`` (the expectation over the orderings of the tie groups, as
     scikit-learn's ``ndcg_score``) a hit whose tie group spans positions *lo..hi* contributes
