@@ -36,6 +36,7 @@ def evaluate(
     baseline: Any = None,
     item_groups: Any = None,
     user_groups: Any = None,
+    sep: str | None = None,
 ) -> Results:
     """Evaluate recommendations against a ground truth.
 
@@ -63,6 +64,11 @@ def evaluate(
         in the layout of ``recs``; ``unexpectedness``, ``intersection``) or over groups
         (``item_groups``: ``item_id``, ``group``; ``user_groups``: ``user_id``, ``group``);
         read by the in-memory engine.
+    sep
+        The field separator of text-file inputs: one character (``";"``) or a name (``"tab"``,
+        ``"semicolon"``, ``"pipe"``), used for every text input whose header holds it (the
+        others keep their default). Default: ``","`` for .csv/.txt, tab for .tsv; a header
+        plainly split by another separator is refused with the fix.
 
     Returns
     -------
@@ -70,7 +76,9 @@ def evaluate(
         Values by canonical spec, per-user values, signatures and exports. Inputs are never
         modified.
     """
-    cols = Columns(user_col, item_col, score_col, rank_col, rating_col)
+    from .io import parse_sep
+
+    cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     overrides = {"rel": rel, "order": order, "ties": ties, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
     if engine == "spark" or type(recs).__module__.startswith("pyspark"):
         from .backends.spark import evaluate_spark

@@ -77,6 +77,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--baseline", metavar="FILE", help="a second run (user_id, item_id, score/rank) for unexpectedness, intersection")
     p.add_argument("--catalog", metavar="FILE", help="the item catalogue (item_id)")
     p.add_argument("--engine", choices=["memory", "polars", "spark"], default="memory")
+    p.add_argument("--sep", help="field separator of text inputs: one character (';') or tab, semicolon, pipe (default: ',' for .csv/.txt, tab for .tsv)")
     add_column_args(p)
     add_context_args(p)
 
@@ -95,6 +96,7 @@ def _evaluate(p: argparse.ArgumentParser):
             recs, truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
             **({"baseline": a.baseline} if a.baseline else {}), **({"catalog": a.catalog} if a.catalog else {}),
             engine=None if a.engine == "memory" else a.engine, **column_kwargs(a), **context_kwargs(a),
+            **({"sep": a.sep} if a.sep else {}),
         )
         if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)
             res.write_per_user(a.per_user, overwrite=a.force)

@@ -85,7 +85,7 @@ def is_text_path(obj: Any) -> bool:
     if not isinstance(obj, (str, os.PathLike)):
         return False
     name = str(obj).lower()
-    return name.endswith((".csv", ".csv.gz", ".tsv", ".txt"))
+    return name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz"))
 
 
 def exact_items(resolved: Sequence[Resolved]) -> bool:
@@ -107,13 +107,13 @@ def read_truth(truth: Any, cols: Columns) -> Truth:
     """Read the ground truth once (any frame type or file); pass the result as ``truth``."""
     if isinstance(truth, Truth):
         return truth
-    return Truth(read_frame(truth, "ground truth", ids=(cols.user, cols.item)), is_text_path(truth))
+    return Truth(read_frame(truth, "ground truth", ids=(cols.user, cols.item), sep=cols.sep), is_text_path(truth))
 
 
 def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
     """Read both inputs (any frame type or file; ``truth`` may be a :class:`Truth`) and
     encode them (:func:`receval.encode.encode`)."""
-    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item))
+    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item), sep=cols.sep)
     t = read_truth(truth, cols)
     return encode_frames(rf, t.frame, cols, text=(is_text_path(recs), t.text), exact=exact)
 

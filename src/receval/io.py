@@ -26,21 +26,45 @@ class Columns:
     score: str = "score"
     rank: str = "rank"
     rating: str = "rating"
+    #: the field separator of text files (None: ',' for .csv/.txt, tab for .tsv, checked against the header)
+    sep: str | None = None
 
 
-def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
+#: names a separator may be given by (``--sep tab``)
+SEP_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
+
+
+def parse_sep(sep: Any) -> str | None:
+    """Validate a field separator: one character, or a name (tab, comma, semicolon, pipe, space).
+
+    >>> parse_sep("tab"), parse_sep(";"), parse_sep(None)
+    ('\t', ';', None)
+    """
+    if sep is None:
+        return None
+    if not isinstance(sep, str):
+        raise DataError(f"`sep` must be one character such as ';' or a name (tab, comma, semicolon, pipe), got {sep!r}")
+    sep = SEP_NAMES.get(sep.lower(), sep)
+    if len(sep) != 1 or sep in ('"', "\n", "\r"):
+        raise DataError(f"`sep` must be one character such as ';' or a name (tab, comma, semicolon, pipe), got {sep!r}")
+    return sep
+
+
+def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame:
     """Return a polars DataFrame for a frame-like object, a ``{qid: {docid: value}}`` dict
     (ranx, ir_measures), or a CSV / Parquet / TREC path (:mod:`receval.trec`).
 
     Id columns named in ``ids`` are read from text files as text, so that ``"007"`` and
     ``"7"`` stay two ids (the engine turns canonical integers back into integers).
+    ``sep`` is the field separator of a text file (:func:`parse_sep`); without it a header
+    that is plainly split by another separator (';', tab, '|') is refused with the fix.
     """
     if isinstance(obj, pl.LazyFrame):
         return obj.collect()
     if isinstance(obj, pl.DataFrame):
         return obj
     if isinstance(obj, (str, os.PathLike)):
-        return _read_path(Path(obj), what, ids)
+        return _read_path(Path(obj), what, ids, parse_sep(sep))
     mod = type(obj).__module__
     if mod.startswith("pyarrow"):
         return pl.from_arrow(obj)  # type: ignore[return-value]
@@ -68,23 +92,77 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
     )
 
 
-def _read_path(path: Path, what: str, ids: tuple[str, ...] = ()) -> pl.DataFrame:
+def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame:
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet"))
+        if not parts:
+            raise DataError(f"the {what} path {path} is a directory; name a file (.csv, .tsv, .parquet, .run, .qrels, .trec) "
+                            "or a directory of .parquet part files")
+        try:
+            return pl.read_parquet(parts)
+        except Exception as exc:
+            raise DataError(f"cannot read the {what} part files in {path}: {str(exc).splitlines()[0]}") from None
     from .trec import read_trec, trec_kind
 
     if trec_kind(path, what):  # .run / .qrels / .trec (also .gz): trec_eval's formats
         return read_trec(path, what, ids)
+    if path.stat().st_size == 0:
+        raise DataError(f"the {what} file {path} is empty (no header, no rows); check that it was written completely")
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
             return pl.read_parquet(path)
-        if suffix in (".csv", ".csv.gz", ".tsv", ".txt"):
-            sep = "\t" if suffix in (".tsv",) else ","
-            return pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
+        if suffix in (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz"):
+            default = "\t" if suffix.startswith(".tsv") else ","
+            if sep is None or sep not in _header(path):  # a given sep reads the files whose header holds it
+                sep = default
+                _check_header(path, sep, what)
+            frame = pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
+        else:
+            frame = None
+    except DataError:
+        raise
     except Exception as exc:
         raise DataError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
-    raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv, .parquet, .run, .qrels or .trec file")
+    if frame is None:
+        raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv, .parquet, .run, .qrels or .trec file")
+    if frame.height == 0:
+        raise DataError(f"the {what} file {path} has a header ({', '.join(frame.columns)}) but no rows: nothing to evaluate; "
+                        "check that the file was written completely")
+    return frame
+
+
+def _header(path: Path) -> str:
+    """The first line of a text file (gzip too), without a BOM or line end; "" if unreadable."""
+    import gzip
+
+    try:
+        opener = gzip.open if path.suffix.lower() == ".gz" else open
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            return str(fh.readline()).lstrip("\ufeff").rstrip("\r\n")
+    except OSError:
+        return ""
+
+
+_SEP_SHOWN = {"\t": "tab", ";": ";", "|": "|", ",": ","}
+
+
+def _check_header(path: Path, sep: str, what: str) -> None:
+    """Refuse a header that holds no ``sep`` but another common separator: the columns would
+    otherwise be one column named 'a;b;c' and the error would speak of a missing column."""
+    header = _header(path)
+    if sep in header:
+        return
+    for other in ("\t", ";", "|"):
+        if other != sep and other in header:
+            shown = _SEP_SHOWN[other]
+            flag = "--sep tab / sep='\\t'" if other == "\t" else f"--sep '{other}' / sep='{other}'"
+            raise DataError(
+                f"the {what} file {path} looks {shown}-separated (header: {header[:60]!r}), not '{_SEP_SHOWN[sep]}'-separated; "
+                f"pass {flag}" + (", or name it .tsv" if other == "\t" else "")
+            )
 
 
 def check_columns(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, str]:

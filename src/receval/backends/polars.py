@@ -32,12 +32,12 @@ BATCH_ROWS = 20_000_000
 _SEED = 0x5EC
 
 
-def _lazy(obj: Any, what: str, ids: tuple[str, ...] = ()) -> pl.LazyFrame:
+def _lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.LazyFrame:
     if isinstance(obj, pl.LazyFrame):
         return obj
     if isinstance(obj, (str,)) and obj.lower().endswith((".parquet", ".pq")):
         return pl.scan_parquet(obj)
-    return read_frame(obj, what, ids=ids).lazy()
+    return read_frame(obj, what, ids=ids, sep=sep).lazy()
 
 
 def evaluate_polars(
@@ -63,7 +63,7 @@ def evaluate_polars(
     resolved = plan(metrics, dialect, overrides)
     side = SideInputs(categories, train, catalog, cols)
     ids = (cols.user, cols.item)
-    lrecs, ltruth = _lazy(recs, "recommendations", ids), _lazy(truth, "ground truth", ids)
+    lrecs, ltruth = _lazy(recs, "recommendations", ids, cols.sep), _lazy(truth, "ground truth", ids, cols.sep)
     text = (is_text_path(recs), is_text_path(truth))
     if any(text):  # decide the id types of text files once, for every batch
         lrecs, ltruth = _text_ids(lrecs, ltruth, cols, text)

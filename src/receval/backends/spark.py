@@ -54,7 +54,7 @@ def _session(spark: Any = None):
     return SparkSession.builder.appName("receval").config("spark.ui.enabled", "false").getOrCreate()
 
 
-def _frame(session: Any, obj: Any, what: str):
+def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
     """A Spark DataFrame from a Spark DataFrame, a CSV/Parquet path, or an in-memory frame."""
     import os
 
@@ -68,12 +68,18 @@ def _frame(session: Any, obj: Any, what: str):
         if low.endswith((".parquet", ".pq")) or os.path.isdir(path):
             return session.read.parquet(path)
         if low.endswith((".csv", ".tsv", ".txt", ".csv.gz")):
-            sep = "\t" if low.endswith(".tsv") else ","
+            if sep is None:
+                from pathlib import Path
+
+                from ..io import _check_header
+
+                sep = "\t" if low.endswith(".tsv") else ","
+                _check_header(Path(path), sep, what)
             return session.read.csv(path, header=True, inferSchema=True, sep=sep)
         raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
     from ..io import read_frame
 
-    frame = read_frame(obj, what)
+    frame = read_frame(obj, what, sep=sep)
     return session.createDataFrame(frame.to_pandas())
 
 
@@ -128,7 +134,7 @@ def evaluate_spark(
             raise DataError("side inputs (categories, train, catalog) on Spark must be in-memory frames or paths, not Spark DataFrames")
 
     session = _session(spark)
-    rdf, tdf = _frame(session, recs, "recommendations"), _frame(session, truth, "ground truth")
+    rdf, tdf = _frame(session, recs, "recommendations", cols.sep), _frame(session, truth, "ground truth", cols.sep)
     for df, what, need in ((rdf, "recommendations", (cols.user, cols.item)), (tdf, "ground truth", (cols.user, cols.item))):
         for name in need:
             if name not in df.columns:

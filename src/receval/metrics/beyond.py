@@ -162,7 +162,7 @@ def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(obj, (str, os.PathLike)):
         from ..data.movielens import load_genres
 
-        frame = read_frame(obj, "categories") if not str(obj).endswith((".dat",)) else None
+        frame = read_frame(obj, "categories", sep=getattr(cols, "sep", None)) if not str(obj).endswith((".dat",)) else None
         if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
             frame = load_genres(obj)
             item_col = "item_id"
@@ -176,6 +176,12 @@ def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
     for c in (item_col, "category"):
         if c not in frame.columns:
             raise DataError(f"categories are missing column '{c}' (found: {', '.join(frame.columns)})")
+        if frame.get_column(c).null_count():
+            bad = frame.filter(pl.col(c).is_null())
+            raise DataError(
+                f"categories have {bad.height} rows with an empty '{c}' (first: {bad.row(0, named=True)}); "
+                "fill them, or drop those rows (an item without a category is simply left out)"
+            )
     items = frame.get_column(item_col)
     items = items.cast(pl.Int64).to_numpy() if items.dtype.is_integer() else items.cast(pl.String).to_numpy().astype(object)
     return items, frame.get_column("category").cast(pl.String).to_numpy().astype(object)
@@ -186,7 +192,7 @@ def _read_train(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
 
     user_col = cols.user if cols is not None else "user_id"
     item_col = cols.item if cols is not None else "item_id"
-    c = columns_of(read_frame(obj, "train interactions"), "train interactions", {"user": user_col, "item": item_col}, {})
+    c = columns_of(read_frame(obj, "train interactions", sep=getattr(cols, "sep", None)), "train interactions", {"user": user_col, "item": item_col}, {})
     return c["user"], c["item"]
 
 
@@ -197,7 +203,7 @@ def _read_catalog(obj: Any, cols: Any) -> np.ndarray:
         return arr.astype(object) if arr.dtype.kind in "US" else arr  # string ids as the other inputs hold them
     from ..io import columns_of, read_frame
 
-    return columns_of(read_frame(obj, "catalog"), "catalog", {"item": item_col}, {})["item"]
+    return columns_of(read_frame(obj, "catalog", sep=getattr(cols, "sep", None)), "catalog", {"item": item_col}, {})["item"]
 
 
 def _per_k(h: Hits, ks: list[int], fn) -> np.ndarray:
