@@ -56,8 +56,8 @@ METRIC_DEFAULTS = {
     "mrr": {"hits": "first"},
     "map": {"denominator": "min_k_r", "indicator": "yes"},
     "mar": {"denominator": "k", "indicator": "no"},
-    "ndcg": {"gain": "binary", "ideal": "cut", "base": 2.0, "t": None},
-    "dcg": {"gain": "binary", "base": 2.0, "t": None},
+    "ndcg": {"gain": "binary", "ideal": "cut", "base": 2.0, "t": None, "neg": "error"},
+    "dcg": {"gain": "binary", "base": 2.0, "t": None, "neg": "error"},
 }
 
 AP_DENOMINATORS = ["min_k_r", "r", "k", "length", "min_length_r", "hits", "cumulative_min"]
@@ -221,10 +221,16 @@ def _gain(rating: float, o: dict) -> float:
     if g == "binary":
         return 1.0
     if g == "linear":
-        return rating
-    if g == "exp2":
-        return 2.0**rating - 1.0
-    return 2.0 ** (rating - o["t"] + 1.0) - 1.0
+        out = rating
+    elif g == "exp2":
+        out = 2.0**rating - 1.0
+    else:
+        out = 2.0 ** (rating - o["t"] + 1.0) - 1.0
+    if out < 0:
+        if o.get("neg", "error") == "zero":
+            return 0.0
+        raise RefError("negative gain")
+    return out
 
 
 def _disc(i: int, base: float) -> float:

@@ -279,11 +279,15 @@ CASES_AT_4 = {
     ),
     # explicit t = 2: 2^(r - 1) - 1
     "ndcg(gain=shifted,t=2)@4": ((15 * d(2) + 7 * d(4)) / (15 * d(1) + 7 * d(2) + 3 * d(3)), 1 * d(1) / (1 * d(1) + (2**0.5 - 1) * d(2) + 0)),
+    # t = 3: 2^(r - 2) - 1 is negative for user 2's ratings 1.5 and 1 (-0.29, -0.5): neg=zero counts
+    # them as 0, so user 2's ideal is 0 (rating 2 gains 2^0 - 1 = 0) and its NDCG 0
+    "ndcg(gain=shifted,t=3,neg=zero)@4": ((7 * d(2) + 3 * d(4)) / (7 * d(1) + 3 * d(2) + 1 * d(3)), 0.0),
     "ndcg(ideal=none,base=e)@4": (1 / math.log(3) + 1 / math.log(5), 1 / math.log(2)),
     "dcg@4": (d(2) + d(4), d(1)),
     "dcg(gain=linear)@4": (5 * d(2) + 4 * d(4), 2 * d(1)),
     "dcg(gain=exp2)@4": (31 * d(2) + 15 * d(4), 3 * d(1)),
     "dcg(gain=shifted)@4": (63 * d(2) + 31 * d(4), 7 * d(1)),
+    "dcg(gain=shifted,t=3,neg=zero)@4": (7 * d(2) + 3 * d(4), 0.0),
     "dcg(base=e)@4": (1 / math.log(3) + 1 / math.log(5), 1 / math.log(2)),
     "dcg(base=10)@4": (1 / math.log10(3) + 1 / math.log10(5), 1 / math.log10(2)),
 }

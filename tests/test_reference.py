@@ -46,6 +46,10 @@ def metric_variants() -> list[tuple[str, dict]]:
     # an explicit t for the shifted gain
     out.append(("ndcg", {"gain": "shifted", "t": 1.0}))
     out.append(("dcg", {"gain": "shifted", "t": 1.0}))
+    # negative gains: both policies (ratings here are >= 0.5, so t = 3 makes some gains negative)
+    for name in ("ndcg", "dcg"):
+        out.append((name, {"gain": "linear", "neg": "error"}))
+        out.append((name, {"gain": "shifted", "t": 3.0, "neg": "zero"}))
     return out
 
 

@@ -118,7 +118,7 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
             default = "\t" if suffix.startswith(".tsv") else ","
             if sep is None or sep not in _header(path):  # a given sep reads the files whose header holds it
                 sep = default
-                _check_header(path, sep, what)
+                check_header(path, sep, what)
             frame = pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
         else:
             frame = None
@@ -149,7 +149,7 @@ def _header(path: Path) -> str:
 _SEP_SHOWN = {"\t": "tab", ";": ";", "|": "|", ",": ","}
 
 
-def _check_header(path: Path, sep: str, what: str) -> None:
+def check_header(path: Path, sep: str, what: str) -> None:
     """Refuse a header that holds no ``sep`` but another common separator: the columns would
     otherwise be one column named 'a;b;c' and the error would speak of a missing column."""
     header = _header(path)

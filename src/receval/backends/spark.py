@@ -71,10 +71,10 @@ def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
             if sep is None:
                 from pathlib import Path
 
-                from ..io import _check_header
+                from ..io import check_header
 
                 sep = "\t" if low.endswith(".tsv") else ","
-                _check_header(Path(path), sep, what)
+                check_header(Path(path), sep, what)
             return session.read.csv(path, header=True, inferSchema=True, sep=sep)
         raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
     from ..io import read_frame
