@@ -43,6 +43,29 @@ _SCORE_COLS = (("gj", "int32"), ("gs", "float64"), ("gp", "int64"), ("gn", "int6
 _BY_SCORE = "by_score_rows"  # the metadata marker replacing a by-score partial: the spec whose rows hold it
 
 
+def worker_python() -> str:
+    """The Python a session receval builds runs its workers on: ``PYSPARK_PYTHON`` if the
+    user set it, else this interpreter (so a venv that is not activated, pipx or a notebook
+    kernel finds receval in the workers, not a ``python3`` on PATH without it)."""
+    import os
+    import sys
+
+    return os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def _builder(app: str = "receval"):
+    from pyspark.sql import SparkSession
+
+    py = worker_python()
+    return (
+        SparkSession.builder.appName(app)
+        .config("spark.pyspark.python", py)
+        .config("spark.pyspark.driver.python", py)
+        .config("spark.executorEnv.PYSPARK_PYTHON", py)
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+
+
 def _session(spark: Any = None):
     from pyspark.sql import SparkSession
 
@@ -51,7 +74,26 @@ def _session(spark: Any = None):
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    return SparkSession.builder.appName("receval").config("spark.ui.enabled", "false").getOrCreate()
+    import os
+
+    # the local workers are forked by the driver's Python, which reads PYSPARK_PYTHON
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python())
+    return _builder().config("spark.ui.enabled", "false").getOrCreate()
+
+
+def partitions_for(session: Any, frames: list[Any], configured: int | None = None) -> int:
+    """User partitions of the shuffle: on a local session sized to the data (the cores, or
+    more for inputs of several input partitions), never the 200 of ``spark.sql.shuffle.partitions``
+    on a small input; on a cluster the configured ``spark.sql.shuffle.partitions``."""
+    conf = int(session.conf.get("spark.sql.shuffle.partitions", "200"))
+    if configured:
+        return configured
+    master = session.sparkContext.master or ""
+    if not master.startswith("local"):
+        return conf
+    cores = max(1, int(session.sparkContext.defaultParallelism))
+    inputs = sum(f.rdd.getNumPartitions() for f in frames)
+    return max(1, min(conf, max(cores, inputs)))
 
 
 def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
@@ -113,7 +155,8 @@ def evaluate_spark(
     :func:`receval.evaluate` with ``columns`` (:class:`receval.io.Columns`) and ``overrides``
     (the context keywords ``rel``, ``order``, ``ties``, ``dup``, ``tdup``, ``empty``, ``norecs``).
 
-    ``n_partitions``: user partitions (default ``spark.sql.shuffle.partitions``). Side inputs
+    ``n_partitions``: user partitions (default :func:`partitions_for`: on a local session the
+    cores or the input partitions, whichever is more; on a cluster ``spark.sql.shuffle.partitions``). Side inputs
     (categories, train, catalog) are in-memory objects shipped to the executors. Returns
     :class:`receval.results.Results` without per-user arrays; the per-user values are the
     Spark DataFrame ``results.spark_per_user``.
@@ -169,7 +212,7 @@ def evaluate_spark(
     both = tagged(rdf, 0, cols.score if has_score else None, cols.rank if has_rank else None, None).unionByName(
         tagged(tdf, 1, None, None, cols.rating if has_rating else None)
     )
-    parts = n_partitions or int(session.conf.get("spark.sql.shuffle.partitions", "200"))
+    parts = partitions_for(session, [rdf, tdf], n_partitions)
     both = both.repartition(parts, "u").sortWithinPartitions("u", "tag", "rid")
 
     n = len(resolved)
@@ -440,12 +483,14 @@ def write_per_user(per_user: Any, path: str, fmt: str = "csv", mode: str = "erro
 
 
 def local_session(partitions: int = 4):
-    """A small local SparkSession (tests, CLI): ``local[2]``, few shuffle partitions, UI off."""
-    from pyspark.sql import SparkSession
+    """A small local SparkSession (tests, CLI): ``local[2]``, few shuffle partitions, UI off,
+    workers on :func:`worker_python`."""
+    import os
 
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python())
     return (
-        SparkSession.builder.master("local[2]")
-        .appName("receval")
+        _builder()
+        .master("local[2]")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(partitions))
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -454,5 +499,5 @@ def local_session(partitions: int = 4):
     )
 
 
-__all__ = ["evaluate_spark", "local_session", "write_per_user"]
+__all__ = ["evaluate_spark", "local_session", "write_per_user", "worker_python", "partitions_for"]
 
