@@ -146,6 +146,8 @@ def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
             f"so the order of each list is unknown; name one with score_col= / rank_col= (--score-col / --rank-col), "
             "or pass order='input' to rank each user's rows in the order given"
         )
+    if rule == "score" and "score" not in enc.recs and "rank" in enc.recs and opts.get("ties") != "average":
+        return "rank"  # a rank is an order: given ranks stand for the scores (recorded as order:rank)
     return rule
 
 

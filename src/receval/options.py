@@ -76,6 +76,13 @@ def _parse_number(name: str, raw: Any) -> Any:
             return None
         if text.startswith(">="):
             text = text[2:]
+        elif text.startswith(">"):
+            raise SpecError(
+                f"`{name}` is inclusive (a rating >= {name} is relevant), got the strict '{raw}'; write the smallest "
+                f"relevant rating instead, e.g. '{text[1:].strip()}.5' or '>={text[1:].strip()}.5' on a half-star scale"
+                if text[1:].strip().isdigit() else
+                f"`{name}` is inclusive (a rating >= {name} is relevant), got the strict '{raw}'; write the smallest relevant rating instead"
+            )
         if text == "e":
             return math.e
         try:
