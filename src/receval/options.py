@@ -76,13 +76,11 @@ def _parse_number(name: str, raw: Any) -> Any:
             return None
         if text.startswith(">="):
             text = text[2:]
-        elif text.startswith(">"):
-            raise SpecError(
-                f"`{name}` is inclusive (a rating >= {name} is relevant), got the strict '{raw}'; write the smallest "
-                f"relevant rating instead, e.g. '{text[1:].strip()}.5' or '>={text[1:].strip()}.5' on a half-star scale"
-                if text[1:].strip().isdigit() else
-                f"`{name}` is inclusive (a rating >= {name} is relevant), got the strict '{raw}'; write the smallest relevant rating instead"
-            )
+        elif text.startswith(">"):  # strict: the next float above, so rating >= it is rating > x exactly
+            value = _parse_number(name, text[1:])
+            if value is None:
+                raise SpecError(f"`{name}` must be a number, got '{raw}'")
+            return math.nextafter(value, math.inf)
         if text == "e":
             return math.e
         try:
@@ -106,6 +104,9 @@ def _render_number(value: Any) -> str:
         return "all"
     if value == math.e:
         return "e"
+    below = math.nextafter(float(value), -math.inf)
+    if below == 0.0 and value > 0 or len(repr(float(value))) > 15 and len(repr(below)) <= 8:  # a strict threshold: '>4'
+        return ">" + _render_number(below)
     return repr(float(value)).removesuffix(".0") if float(value).is_integer() else repr(float(value))
 
 
@@ -116,7 +117,7 @@ CONTEXT_AXES: dict[str, Axis] = {
     for a in [
         Axis(
             "rel", "rel", None,
-            "relevance threshold: a truth row is relevant when its rating >= rel; 'all' makes every truth row relevant",
+            "relevance threshold: a truth row is relevant when its rating >= rel ('>4': strictly above 4); 'all' makes every truth row relevant",
             numeric=True,
         ),
         Axis(
