@@ -108,6 +108,18 @@ def number_series(s: pl.Series, what: str, name: str, role: str) -> np.ndarray:
         if role == "rank":
             raise DataError(f"{what} column '{name}' is boolean; ranks must be integers >= 1")
         return s.cast(pl.Float64).to_numpy()
+    if dtype.is_decimal():
+        s, dtype = s.cast(pl.Float64), pl.Float64
+    elif dtype == pl.String:  # text that is all numbers ('nan', 'inf' included) is numbers; else name a bad value
+        as_float = s.str.strip_chars().cast(pl.Float64, strict=False)
+        if as_float.null_count() == 0:
+            s, dtype = as_float, pl.Float64
+        else:
+            bad = int(as_float.is_null().arg_max() or 0)
+            raise DataError(
+                f"{what} column '{name}' ({role}) holds text that is not a number (row {bad + 1}: {s[bad]!r}); "
+                f"fix those values or name another column with --{role}-col / {role}_col="
+            )
     if not (dtype.is_integer() or dtype.is_float()):
         raise DataError(
             f"{what} column '{name}' ({role}) has type {dtype}, not numbers; "
