@@ -72,7 +72,11 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
         try:
             return pl.from_pandas(obj)
         except Exception as exc:  # pragma: no cover - exotic pandas dtypes
-            raise DataError(f"cannot read the {what} pandas frame: {exc}") from None
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataError(
+                f"cannot read the {what} pandas frame: {first}; give each column one type "
+                "(e.g. df[col] = df[col].astype(str) for ids that mix numbers and text)"
+            ) from None
     if mod.startswith("pyspark"):
         raise DataError(f"the {what} is a Spark DataFrame: pass engine='spark' (or install receval[spark])")
     if type(obj).__module__.startswith("ranx"):  # ranx Run / Qrels
@@ -118,14 +122,16 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
             default = "\t" if suffix.startswith(".tsv") else ","
             if sep is None or sep not in _header(path):  # a given sep reads the files whose header holds it
                 sep = default
-                check_header(path, sep, what)
+            check_header(path, sep, what)
             frame = pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
         else:
             frame = None
     except DataError:
         raise
     except Exception as exc:
-        raise DataError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        fix = "; save the file as UTF-8" if "utf-8" in first.lower() or "utf8" in first.lower() else ""
+        raise DataError(f"cannot read {what} file {path}: {first}{fix}") from None
     if frame is None:
         raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv, .parquet, .run, .qrels or .trec file")
     if frame.height == 0:
@@ -153,6 +159,12 @@ def check_header(path: Path, sep: str, what: str) -> None:
     """Refuse a header that holds no ``sep`` but another common separator: the columns would
     otherwise be one column named 'a;b;c' and the error would speak of a missing column."""
     header = _header(path)
+    if "\x00" in header:
+        raise DataError(f"the {what} file {path} is not a text file (its first line holds NUL bytes); pass a CSV, TSV or Parquet file")
+    names = [n.strip().strip('"') for n in header.split(sep)]
+    repeated = sorted({n for n in names if names.count(n) > 1 and n})
+    if repeated:
+        raise DataError(f"the {what} file {path} repeats the column name '{repeated[0]}' in its header; rename one of them")
     if sep in header:
         return
     for other in ("\t", ";", "|"):
