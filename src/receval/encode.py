@@ -162,6 +162,8 @@ def harmonize(a: pl.Series, b: pl.Series, role: str, text: tuple[bool, bool]) ->
     the two sides are refused; Int64 and UInt64 are joined as UInt64 when no id is negative.
     """
     ta, tb = a.dtype == pl.String, b.dtype == pl.String
+    if ta != tb and (len(a) == 0 or len(b) == 0):  # an empty side has no id type of its own
+        return (a.cast(b.dtype), b) if len(a) == 0 else (a, b.cast(a.dtype))
     if ta and tb:
         if all(text) and _canonical_ints(a) and _canonical_ints(b):
             return a.cast(pl.Int64), b.cast(pl.Int64)

@@ -90,7 +90,10 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
         try:
             return pl.DataFrame(obj)
         except Exception as exc:
-            raise DataError(f"cannot read the {what} dict as columns: {exc}") from None
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataError(
+                f"cannot read the {what} dict as columns: {first}; give each column one type and the same length"
+            ) from None
     raise DataError(
         f"cannot read the {what} from a {type(obj).__name__}; pass a pandas/polars DataFrame, a pyarrow Table, or a CSV/Parquet path"
     )
