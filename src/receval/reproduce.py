@@ -82,7 +82,7 @@ def run(
     if study.test.height == 0:
         from .errors import DataError
 
-        top = ratings["rating"].max() if ratings.height else None
+        top = str(ratings["rating"].max()) if ratings.height else "none"
         raise DataError(
             f"no test users are left: no test rating is >= the threshold {threshold:g} (the highest rating is {top}) "
             "among users and items seen in train; lower --threshold or raise --test-fraction"
