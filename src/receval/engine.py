@@ -146,8 +146,9 @@ def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
             f"so the order of each list is unknown; name one with score_col= / rank_col= (--score-col / --rank-col), "
             "or pass order='input' to rank each user's rows in the order given"
         )
-    if rule == "score" and "score" not in enc.recs and "rank" in enc.recs and opts.get("ties") != "average":
-        return "rank"  # a rank is an order: given ranks stand for the scores (recorded as order:rank)
+    if (rule == "score" and opts.get("order_from_dialect") and "score" not in enc.recs and "rank" in enc.recs
+            and opts.get("ties") != "average"):
+        return "rank"  # a dialect that sorts by score reads given ranks as that order (recorded as order:rank)
     return rule
 
 

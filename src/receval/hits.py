@@ -256,8 +256,6 @@ def build(
         order_rule = "score"  # the tie rule averages over equal scores (checked: a score column exists)
     if order_rule == "auto":
         order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
-    if order_rule == "score" and score is None and rank is not None and ties != "average":
-        order_rule = "rank"  # a rank is an order (engine.order_rule): recorded as order:rank
     info["order"] = order_rule
     if order_rule == "score" and score is None:
         raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
@@ -502,8 +500,6 @@ def _build_grouped(
     n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
     length = np.zeros(n_users, dtype=np.int64)
     length[gc] = gl
-    if order_rule == "score" and score is None and rank is not None and ties != "average":
-        order_rule = "rank"  # a rank is an order (engine.order_rule): recorded as order:rank
     info["order"] = order_rule
     info["users"] = n_users
     info["users_without_relevant"] = int((n_rel == 0).sum())

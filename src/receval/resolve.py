@@ -20,6 +20,9 @@ class Resolved:
     options: dict[str, Any] = field(hash=False)
     dialect: str = "standard"
     key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
+    #: where ``order`` came from: "spec", "call", "dialect" or "default" (a dialect's order=score
+    #: accepts a rank column when the input has no score: a rank is an order)
+    order_source: str = "default"
 
     @property
     def per_user(self) -> bool:
@@ -31,7 +34,10 @@ class Resolved:
     def build_key(self) -> tuple:
         from .options import BUILD_AXES
 
-        return tuple((a, self.options.get(a)) for a in BUILD_AXES)
+        key = tuple((a, self.options.get(a)) for a in BUILD_AXES)
+        if self.order_source == "dialect" and self.options.get("order") == "score":
+            key += (("order_from_dialect", True),)
+        return key
 
     def formula_key(self) -> tuple:
         """Metrics that agree on this key differ only in k and share one computation."""
@@ -43,6 +49,7 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     spec = parse_spec(spec)
     metric = get_metric(spec.name)
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     dialect_opts: dict[str, Any] = {}
     dialect_name = "standard"
     k = spec.k
@@ -54,20 +61,21 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
         if overrides and name in overrides and overrides[name] is not _UNSET:
             base[name] = axis.parse(overrides[name])
         if name in spec.opts:
-            values[name] = spec.opts[name]
+            values[name], sources[name] = spec.opts[name], "spec"
         elif overrides and name in overrides and overrides[name] is not _UNSET:
-            values[name] = axis.parse(overrides[name])
+            values[name], sources[name] = axis.parse(overrides[name]), "call"
         elif name in dialect_opts:
-            values[name] = dialect_opts[name]
+            values[name], sources[name] = dialect_opts[name], "dialect"
         else:
-            values[name] = axis.default
+            values[name], sources[name] = axis.default, "default"
     # a metric whose cut-off is optional (auc / auc@k) may resolve differently with a k
     extra = (k,) if metric.optional_k else ()
     if metric.resolve_hook:
         values = metric.resolve_hook(values, *extra)
     if metric.check_hook:
         metric.check_hook(values, *extra)
-    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base))
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
+                    order_source=sources.get("order", "default"))
 
 
 class _Unset:
