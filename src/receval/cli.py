@@ -129,6 +129,62 @@ def _check_per_user(a: argparse.Namespace) -> None:
         check_new_file(a.per_user, a.force, "--per-user file", "--force")
 
 
+@command("runs", "evaluate several runs on one ground truth and compare them with paired statistics")
+def _runs(p: argparse.ArgumentParser):
+    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
+    p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="a named run, e.g. ease=ease.parquet (two or more to compare)")
+    p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 or ndcg@[5,10,20] (repeatable)")
+    p.add_argument("--dialect", help="compute as this library does, e.g. recbole")
+    p.add_argument("--test", choices=("t", "wilcoxon", "permutation", "bootstrap", "tukey"), default="t", help="paired test (default t)")
+    p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+                   help="multiple-testing correction across all pairs and metrics (default holm)")
+    p.add_argument("--ci", choices=("bca", "percentile", "t", "none"), default="bca", help="confidence intervals (default bca)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--resamples", type=int, default=10_000, help="resamples of the bootstrap and permutation methods")
+    p.add_argument("--seed", type=int, default=0, help="seed of every resampling method")
+    p.add_argument("--baseline", metavar="NAME", help="test every run against this one (default: all pairs)")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--sep", help="field separator of text inputs")
+    add_column_args(p)
+    add_context_args(p)
+
+    def run(a: argparse.Namespace) -> int:
+        from .errors import SpecError
+        from .runs import evaluate_runs
+
+        named: dict[str, str] = {}
+        for item in a.runs:
+            name, eq, path = item.partition("=")
+            if not eq or not name.strip() or not path.strip():
+                raise SpecError(f"a run is written NAME=FILE, got {item!r}")
+            if name in named:
+                raise SpecError(f"run name {name!r} is given twice")
+            named[name.strip()] = path.strip()
+        runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
+                             **({"sep": a.sep} if a.sep else {}))
+        c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
+                         seed=a.seed, baseline=a.baseline)
+        print(_comparison_text(c, a.format), end="")
+        return 0
+
+    return run
+
+
+def _comparison_text(c, fmt: str) -> str:
+    """Runs x metrics, then the paired tests, then the signatures (one block each)."""
+    def ci(iv) -> str:
+        return "" if iv is None else f"[{iv.low:.4f}, {iv.high:.4f}]"
+
+    rows = [[r] + [f"{c.values[(r, m)]:.4f} {ci(c.intervals.get((r, m)))}".strip() for m in c.metrics] for r in c.runs]
+    out = render(["run", *c.metrics], rows, fmt)
+    if c.pairs:
+        prow = [[t.metric, f"{t.a} - {t.b}", f"{t.diff:+.4f}", ci(t.ci), f"{t.p:.4g}", f"{t.p_adjusted:.4g}",
+                 f"{t.effect:.3f}", f"{t.wins}/{t.ties}/{t.losses}"] for t in c.pairs]
+        out += "\n" + render(["metric", "pair", "diff", "CI of diff", "p", "p adjusted", "d_z", "win/tie/loss"], prow, fmt)
+    out += "\n" + "".join(f"{m}: {c.signatures[m]}\n" for m in c.metrics)
+    return out
+
+
 @command("explain", "print a metric's exact formula, resolved options and signature")
 def _explain(p: argparse.ArgumentParser):
     p.add_argument("spec")

@@ -29,6 +29,7 @@ from .policy import f1_of_means, f1_per_user, no_user_left, user_policy
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
+from .spec import expand_ks
 
 CONTEXT_KEYS = ("rel", "order", "ties", "dup", "tdup", "empty", "norecs")
 
@@ -72,6 +73,7 @@ def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = N
         raise SpecError(f"metrics must be a metric string or a list of them, got {type(metrics).__name__}") from None
     if not metrics:
         raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
+    metrics = expand_ks(metrics)  # name@[5,10,20]: one spec per cut-off
     ov = {k: UNSET for k in CONTEXT_KEYS}
     ov.update({k: v for k, v in (overrides or {}).items()})
     d = dialect_of(dialect)

@@ -101,6 +101,33 @@ def parse_k(raw: Any) -> int:
     return value
 
 
+_MULTI_K = re.compile(r"@\s*\[([^\]]*)\]\s*$")
+
+
+def expand_ks(metrics: Any) -> list[Any]:
+    """Expand metric strings written at several cut-offs, ``name(...)@[5,10,20]``, into one
+    string per cut-off (in the order written); other entries pass through.
+
+    >>> expand_ks(["ndcg@[5, 10,20]", "map(denominator=k)@[1,3]", "mrr"])
+    ['ndcg@5', 'ndcg@10', 'ndcg@20', 'map(denominator=k)@1', 'map(denominator=k)@3', 'mrr']
+    """
+    out: list[Any] = []
+    for m in metrics:
+        match = _MULTI_K.search(m) if isinstance(m, str) and "|" not in m else None
+        if match is None:
+            out.append(m)
+            continue
+        ks = [x.strip() for x in match.group(1).split(",")]
+        if not ks or any(not x for x in ks):
+            raise SpecError(f"cannot read the cut-offs of '{m}'; write them as name@[5,10,20]")
+        for x in ks:
+            parse_k(x)
+        if len(set(ks)) != len(ks):
+            raise SpecError(f"a cut-off is repeated in '{m}'")
+        out += [m[: match.start()] + "@" + x for x in ks]
+    return out
+
+
 def parse_spec(text: str | Spec) -> Spec:
     """Parse a metric string into a validated :class:`Spec` (see the module grammar)."""
     if isinstance(text, Spec):
@@ -159,7 +186,8 @@ def _checked(spec: Spec) -> Spec:
     return Spec(metric.name, k, tuple(sorted(options.items())))
 
 
-INFO_FIELDS = ("skipped",)
+#: fields a signature carries that are not metric options: information, and the statistics of a comparison
+INFO_FIELDS = ("skipped", "test", "corr", "ci", "level", "B", "seed", "users")
 
 
 def signature_spec(text: str) -> tuple[Spec, str, str]:

@@ -1,0 +1,126 @@
+"""Several runs against one ground truth: evaluated on the same users, compared with paired statistics.
+
+:func:`evaluate_runs` reads the ground truth once (:func:`receval.engine.read_truth`) and
+evaluates every run on it with the same metrics and options. **The user set** is declared and
+recorded in every comparison signature (``users:truth``): the users of the ground truth, under
+the context policies (``empty``: a user without a relevant item is skipped for every run
+alike; ``norecs``: a truth user a run has no recommendation for scores 0 under the default
+``norecs=zero``, is skipped under ``norecs=skip``, which :func:`evaluate_runs` refuses because
+the runs would then be compared on different users).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .comparison import Comparison
+from .errors import DataError, SpecError
+from .results import Results
+
+#: metrics where a lower value is better
+LOWER_IS_BETTER = ("mae", "rmse", "miscalibration", "gini", "mad", "reo", "rsp", "popreo", "poprsp")
+
+
+@dataclass
+class Runs:
+    """The results of several runs on one ground truth, aligned by user."""
+
+    results: dict[str, Results]
+    user_ids: np.ndarray
+    users: str = "truth"
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.results)
+
+    @property
+    def metrics(self) -> list[str]:
+        first = next(iter(self.results.values()))
+        return [e.metric for e in first.entries if e.per_user is not None]
+
+    def per_user(self) -> dict[str, dict[str, np.ndarray]]:
+        """``{run: {metric: per-user values}}``, the same users in the same order for every run."""
+        return {
+            name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
+            for name, res in self.results.items()
+        }
+
+    def table(self) -> dict[str, dict[str, float]]:
+        """``{run: {metric: value}}``."""
+        return {name: dict(res.values) for name, res in self.results.items()}
+
+    def compare(
+        self,
+        *,
+        test: str = "t",
+        correction: str = "holm",
+        ci: str = "bca",
+        level: float = 0.95,
+        resamples: int = 10_000,
+        seed: int = 0,
+        baseline: str | None = None,
+    ) -> Comparison:
+        """Paired tests, corrections and intervals (:func:`receval.stats.compare`)."""
+        from .stats import compare
+
+        first = next(iter(self.results.values()))
+        sigs = {e.metric: e.signature for e in first.entries}
+        hib = {m: m.split("@")[0].split("(")[0] not in LOWER_IS_BETTER for m in self.metrics}
+        c = compare(
+            self.per_user(), higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
+            level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users,
+        )
+        c.per_user = {name: res.per_user() for name, res in self.results.items()}
+        return c
+
+
+def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: Any) -> Runs:
+    """Evaluate several named runs (``{"ease": recs_a, "pop": recs_b}``) against one ground
+    truth, read once; ``options`` are those of :func:`receval.evaluate`.
+
+    >>> truth = {"user_id": [1, 2], "item_id": [10, 20]}
+    >>> a = {"user_id": [1, 2], "item_id": [10, 30], "score": [1.0, 1.0]}
+    >>> b = {"user_id": [1], "item_id": [30], "score": [1.0]}   # nothing for user 2: scores 0 there
+    >>> r = evaluate_runs({"a": a, "b": b}, truth, ["hitrate@1"])
+    >>> r.table(), r.per_user()["b"]["hitrate@1"].tolist()
+    ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
+    """
+    from .api import evaluate
+    from .engine import read_truth
+    from .io import Columns, parse_sep
+
+    if not isinstance(runs, Mapping) or not runs:
+        raise SpecError("runs must be a non-empty mapping of names to recommendations, e.g. {'ease': recs_a, 'pop': recs_b}")
+    for name in runs:
+        if not isinstance(name, str) or not name.strip():
+            raise SpecError(f"run names must be non-empty strings, got {name!r}")
+    if str(options.get("norecs", "")) == "skip":
+        raise SpecError("norecs=skip would compare the runs on different users; keep norecs=zero (a missing list scores 0)")
+    if options.get("engine") == "spark":
+        raise SpecError("evaluate_runs runs in memory; evaluate each run on Spark with receval.evaluate")
+    cols = Columns(
+        options.get("user_col", "user_id"), options.get("item_col", "item_id"), options.get("score_col", "score"),
+        options.get("rank_col", "rank"), options.get("rating_col", "rating"), sep=parse_sep(options.get("sep")),
+    )
+    shared = read_truth(truth, cols) if not hasattr(truth, "collect") else truth
+    results: dict[str, Results] = {}
+    users: np.ndarray | None = None
+    for name, recs in runs.items():
+        res = evaluate(recs, shared, metrics, **options)
+        if users is None:
+            users = np.asarray(res.user_ids)
+        elif len(res.user_ids) != len(users) or not np.array_equal(np.asarray(res.user_ids), users):
+            raise DataError(
+                f"run {name!r} was evaluated on other users than {next(iter(runs))!r}; "
+                "check that the runs use the same id type and that norecs is zero"
+            )
+        results[name] = res
+    assert users is not None
+    return Runs(results, users)
+
+
+__all__ = ["Runs", "evaluate_runs", "LOWER_IS_BETTER"]

@@ -1,0 +1,277 @@
+r"""Paired statistics on per-user values: tests, corrections, confidence intervals, effect sizes.
+
+Every function takes per-user values **aligned by user** (row *j* of every run is the same
+user), as :func:`receval.runs.evaluate_runs` produces them. Nothing loops over users: the
+resampling methods draw their resamples as matrices (in blocks of at most 2^24 cells).
+
+**Tests** (two-sided; :math:`d_j = a_j - b_j`, *n* users):
+
+* ``t``: paired t-test, :math:`t = \bar d / (s_d / \sqrt n)` with *n* − 1 degrees of freedom
+  (``scipy.stats.ttest_rel``);
+* ``wilcoxon``: Wilcoxon signed-rank test, zero differences dropped (``zero_method="wilcox"``,
+  ``scipy.stats.wilcoxon``);
+* ``permutation``: paired randomization test (Fisher): the signs of the :math:`d_j` are flipped
+  at random ``resamples`` times; :math:`p = (1 + \#\{|\bar d^*| \ge |\bar d|\}) / (1 + B)`;
+* ``bootstrap``: paired bootstrap test (Efron & Tibshirani §16.4): users resampled with
+  replacement from the differences shifted to mean 0; :math:`p = (1 + \#\{|\bar d^*| \ge |\bar d|\}) / (1 + B)`;
+* ``tukey``: Tukey's HSD over all runs at once (``scipy.stats.tukey_hsd``; it treats the runs as
+  independent samples, as ranx does), the family-wise adjustment built in.
+
+When every difference is 0 the p-value is 1 (no evidence of a difference).
+
+**Corrections** across every p-value of a table (all pairs × all metrics): ``holm``
+(step-down), ``bonferroni`` (:math:`\min(1, m p)`), ``bh`` (Benjamini–Hochberg,
+``scipy.stats.false_discovery_control``), ``none``.
+
+**Intervals** at ``level`` for a mean of per-user values: ``t``
+(:math:`\bar x \pm t_{n-1,(1+\ell)/2}\, s/\sqrt n`), ``percentile`` and ``bca``
+(``scipy.stats.bootstrap`` with ``resamples`` and ``seed``).
+
+**Effect size**: ``cohen_dz`` = :math:`\bar d / s_d` (0 when every difference is 0).
+
+>>> import numpy as np
+>>> a = np.array([0.5, 0.7, 0.2, 0.9, 0.4]); b = np.array([0.4, 0.5, 0.2, 0.6, 0.1])
+>>> round(paired_p(a, b, "t"), 6)       # d = .1 .2 0 .3 .3: mean .18, sd .130384; t = 3.0870, 4 df
+0.036682
+>>> holm([0.01, 0.04, 0.03])            # sorted .01 .03 .04 -> x3, x2, x1, then running max
+array([0.03, 0.06, 0.06])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .comparison import Comparison, Interval, PairTest
+from .errors import SpecError
+
+TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+CI_METHODS = ("bca", "percentile", "t", "none")
+#: signature keys of the statistics
+KEYS = {"test": "test", "correction": "corr", "ci": "ci", "level": "level", "resamples": "B", "seed": "seed"}
+_BLOCK = 1 << 24
+
+
+def _check(name: str, value: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise SpecError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _blocks(B: int, n: int) -> list[int]:
+    step = max(1, _BLOCK // max(n, 1))
+    return [min(step, B - i) for i in range(0, B, step)]
+
+
+def paired_p(a: np.ndarray, b: np.ndarray, test: str = "t", *, resamples: int = 10_000, seed: int = 0) -> float:
+    """Two-sided p-value of the paired ``test`` (module docs) of runs ``a`` and ``b``."""
+    from scipy import stats
+
+    _check("test", test, TESTS[:4])
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise SpecError("paired values must be two 1-d arrays of the same users")
+    d = a - b
+    if len(d) == 0 or not np.any(d):
+        return 1.0
+    if test == "t":
+        if len(d) < 2:
+            return 1.0
+        if np.all(d == d[0]):  # no variance, every user moves the same way
+            return 0.0
+        return float(stats.ttest_rel(a, b).pvalue)
+    if test == "wilcoxon":
+        return float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+    rng = np.random.default_rng(seed)
+    obs = abs(d.mean())
+    tol = 1e-12 * max(1.0, obs)  # resampled means equal to the observed one count as extreme
+    hits = 0
+    if test == "permutation":
+        for size in _blocks(resamples, len(d)):
+            signs = rng.integers(0, 2, size=(size, len(d)), dtype=np.int8) * 2 - 1
+            hits += int(np.count_nonzero(np.abs(signs @ d / len(d)) >= obs - tol))
+    else:  # bootstrap of the differences shifted to mean 0
+        z = d - d.mean()
+        for size in _blocks(resamples, len(d)):
+            idx = rng.integers(0, len(d), size=(size, len(d)))
+            hits += int(np.count_nonzero(np.abs(z[idx].mean(axis=1)) >= obs - tol))
+    return (1 + hits) / (1 + resamples)
+
+
+def holm(p: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values."""
+    pv = np.asarray(p, dtype=np.float64)
+    m = len(pv)
+    order = np.argsort(pv, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * pv[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+def adjust(p: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
+    """Adjusted p-values of one family (``holm``, ``bonferroni``, ``bh``, ``none``)."""
+    from scipy import stats
+
+    _check("correction", correction, CORRECTIONS)
+    pv = np.asarray(p, dtype=np.float64)
+    if len(pv) == 0 or correction == "none":
+        return pv.copy()
+    if correction == "bonferroni":
+        return np.minimum(1.0, pv * len(pv))
+    if correction == "holm":
+        return holm(pv)
+    return np.asarray(stats.false_discovery_control(pv, method="bh"))
+
+
+def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resamples: int = 10_000, seed: int = 0) -> Interval:
+    """Confidence interval of the mean of ``x`` (module docs)."""
+    from scipy import stats
+
+    _check("ci", method, CI_METHODS[:3])
+    if not 0 < level < 1:
+        raise SpecError(f"level must lie in (0, 1), got {level}")
+    x = np.asarray(x, dtype=np.float64)
+    m = float(x.mean()) if len(x) else float("nan")
+    if len(x) < 2 or np.all(x == x[0]):  # no spread: the interval is the point
+        return Interval(m, m, method, level)
+    if method == "t":
+        lo, hi = stats.t.interval(level, len(x) - 1, loc=m, scale=stats.sem(x))
+        return Interval(float(lo), float(hi), method, level)
+    res = stats.bootstrap(
+        (x,), np.mean, n_resamples=resamples, confidence_level=level, method=method,
+        random_state=np.random.default_rng(seed), vectorized=True, batch=max(1, _BLOCK // len(x)),
+    )
+    return Interval(float(res.confidence_interval.low), float(res.confidence_interval.high), method, level)
+
+
+def effect(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's :math:`d_z` of the paired differences."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if len(d) < 2 or not np.any(d):
+        return 0.0
+    sd = d.std(ddof=1)
+    return float(d.mean() / sd) if sd > 0 else float(np.sign(d.mean()) * np.inf)
+
+
+def stats_signature(test: str, correction: str, ci: str, level: float, resamples: int, seed: int) -> str:
+    """The statistics' part of a signature: ``test:t|corr:holm|ci:bca|level:0.95|B:10000|seed:0``."""
+    fields = {"test": test, "corr": correction, "ci": ci, "level": format(level, "g"), "B": str(resamples), "seed": str(seed)}
+    return "|".join(f"{k}:{v}" for k, v in fields.items())
+
+
+def parse_stats_signature(text: str) -> dict[str, Any]:
+    """The statistics' fields of a comparison signature (the inverse of :func:`stats_signature`).
+
+    >>> parse_stats_signature("ndcg@10|rel:4|test:t|corr:holm|ci:bca|level:0.95|B:1000|seed:0|users:truth")
+    {'test': 't', 'correction': 'holm', 'ci': 'bca', 'level': 0.95, 'resamples': 1000, 'seed': 0, 'users': 'truth'}
+    """
+    back = {v: k for k, v in KEYS.items()}
+    out: dict[str, Any] = {}
+    for part in text.split("|"):
+        key, _, value = part.partition(":")
+        if key in back:
+            name = back[key]
+            out[name] = float(value) if name == "level" else int(value) if name in ("resamples", "seed") else value
+        elif key == "users":
+            out["users"] = value
+    return out
+
+
+def compare(
+    per_user: dict[str, dict[str, np.ndarray]],
+    *,
+    higher_is_better: dict[str, bool] | None = None,
+    signatures: dict[str, str] | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    ci: str = "bca",
+    level: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+    baseline: str | None = None,
+    users: str = "truth",
+    progress: bool = False,
+) -> Comparison:
+    """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
+
+    ``per_user[run][metric]`` holds one value per user, the same users in the same order for
+    every run (NaN: a user the metric leaves out, dropped pairwise). Paired tests run against
+    ``baseline`` (every other run) or between all pairs; the p-values of the whole table are
+    corrected together; intervals are computed for every value and every difference.
+
+    >>> import numpy as np
+    >>> pu = {"a": {"m@1": np.array([1.0, 1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 1.0, 0.0, 0.0])}}
+    >>> c = compare(pu, test="t", ci="t", correction="none")
+    >>> c.values[("a", "m@1")], c.pair("m@1", "a", "b").diff, c.pair("m@1", "a", "b").wins
+    (0.75, 0.5, 2)
+    """
+    for name, value, choices in (("test", test, TESTS), ("correction", correction, CORRECTIONS), ("ci", ci, CI_METHODS)):
+        _check(name, value, choices)
+    runs = list(per_user)
+    if len(runs) < 1:
+        raise SpecError("compare needs at least one run")
+    if baseline is not None and baseline not in per_user:
+        raise SpecError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
+    metrics = list(per_user[runs[0]])
+    for r in runs[1:]:
+        if list(per_user[r]) != metrics:
+            raise SpecError(f"run {r!r} has other metrics than {runs[0]!r}; evaluate every run with the same metrics")
+    hib = {m: True for m in metrics} | dict(higher_is_better or {})
+    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|users:{users}"
+    sigs = {m: f"{(signatures or {}).get(m, m)}|{sig_stats}" for m in metrics}
+    values: dict[tuple[str, str], float] = {}
+    intervals: dict[tuple[str, str], Interval] = {}
+    n_users = 0
+    for r in runs:
+        for m in metrics:
+            x = np.asarray(per_user[r][m], dtype=np.float64)
+            n_users = max(n_users, len(x))
+            x = x[~np.isnan(x)]
+            values[(r, m)] = float(x.mean()) if len(x) else float("nan")
+            if ci != "none" and len(x):
+                intervals[(r, m)] = interval(x, ci, level, resamples=resamples, seed=seed)
+    pairs_of = [(baseline, r) for r in runs if r != baseline] if baseline else [
+        (runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))
+    ]
+    raw: list[tuple[str, str, str, float, float, float, int, int, int, Interval | None]] = []
+    for m in metrics:
+        tukey = _tukey(per_user, runs, m) if test == "tukey" else None
+        for a, b in pairs_of:
+            x, y = np.asarray(per_user[a][m], dtype=np.float64), np.asarray(per_user[b][m], dtype=np.float64)
+            ok = ~(np.isnan(x) | np.isnan(y))
+            x, y = x[ok], y[ok]
+            d = x - y
+            if tukey is not None:
+                p = float(tukey[runs.index(a), runs.index(b)])
+            else:
+                p = paired_p(x, y, test, resamples=resamples, seed=seed)
+            dci = interval(d, ci, level, resamples=resamples, seed=seed) if ci != "none" and len(d) else None
+            raw.append((m, a, b, float(d.mean()) if len(d) else float("nan"), p, effect(x, y),
+                        int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), dci))
+    # Tukey's HSD is already adjusted for its family; the other tests are corrected together
+    adj = np.array([t[4] for t in raw]) if test == "tukey" else adjust([t[4] for t in raw], correction)
+    pairs = [
+        PairTest(m, a, b, diff, p, float(pa), test, "tukey" if test == "tukey" else correction, eff, "cohen_dz", w, t_, lo, dci)
+        for (m, a, b, diff, p, eff, w, t_, lo, dci), pa in zip(raw, adj)
+    ]
+    return Comparison(runs, metrics, values, hib, sigs, n_users, intervals, pairs, baseline, None)
+
+
+def _tukey(per_user: dict[str, dict[str, np.ndarray]], runs: list[str], metric: str) -> np.ndarray:
+    from scipy import stats
+
+    samples = [np.asarray(per_user[r][metric], dtype=np.float64) for r in runs]
+    samples = [x[~np.isnan(x)] for x in samples]
+    if len(samples) < 2:
+        return np.ones((1, 1))
+    if all(np.all(x == samples[0][0]) for x in samples if len(x)):
+        return np.ones((len(runs), len(runs)))
+    return np.asarray(stats.tukey_hsd(*samples).pvalue)
+
+
+__all__ = ["TESTS", "CORRECTIONS", "CI_METHODS", "paired_p", "holm", "adjust", "interval", "effect", "compare",
+           "stats_signature", "parse_stats_signature"]
