@@ -170,3 +170,24 @@ def test_cli_runs(tmp_path, capsys):
     assert main(["runs", str(tmp_path / "t.csv"), "a", "-m", "ndcg@2"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "NAME=FILE" in err
+
+
+def test_poisson_bootstrap_depends_on_ids_not_row_order():
+    x = np.random.default_rng(2).random(300)
+    ids = np.arange(1000, 1300)
+    a = interval(x, "poisson", resamples=800, seed=4, ids=ids)
+    perm = np.random.default_rng(9).permutation(300)
+    b = interval(x[perm], "poisson", resamples=800, seed=4, ids=ids[perm])
+    assert (a.low, a.high) == pytest.approx((b.low, b.high), rel=1e-12)
+    assert a.low <= x.mean() <= a.high
+    assert interval(x, "poisson", resamples=800, seed=5, ids=ids) != a
+    with pytest.raises(SpecError, match="user ids"):
+        interval(x, "poisson")
+
+
+def test_poisson_weights_have_the_poisson_law():
+    from receval.stats import poisson_weights, user_hash
+
+    w = poisson_weights(user_hash(np.arange(20_000)), 0, 20, seed=0)
+    assert w.mean() == pytest.approx(1.0, abs=0.01) and w.var() == pytest.approx(1.0, abs=0.02)
+    assert (w == 0).mean() == pytest.approx(np.exp(-1), abs=0.005)

@@ -138,7 +138,7 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--test", choices=("t", "wilcoxon", "permutation", "bootstrap", "tukey"), default="t", help="paired test (default t)")
     p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
                    help="multiple-testing correction across all pairs and metrics (default holm)")
-    p.add_argument("--ci", choices=("bca", "percentile", "t", "none"), default="bca", help="confidence intervals (default bca)")
+    p.add_argument("--ci", choices=("bca", "percentile", "t", "poisson", "none"), default="bca", help="confidence intervals (default bca)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--resamples", type=int, default=10_000, help="resamples of the bootstrap and permutation methods")
     p.add_argument("--seed", type=int, default=0, help="seed of every resampling method")

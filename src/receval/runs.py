@@ -72,7 +72,7 @@ class Runs:
         hib = {m: m.split("@")[0].split("(")[0] not in LOWER_IS_BETTER for m in self.metrics}
         c = compare(
             self.per_user(), higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
-            level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users,
+            level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
         )
         c.per_user = {name: res.per_user() for name, res in self.results.items()}
         return c

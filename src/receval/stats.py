@@ -27,6 +27,14 @@ When every difference is 0 the p-value is 1 (no evidence of a difference).
 (:math:`\bar x \pm t_{n-1,(1+\ell)/2}\, s/\sqrt n`), ``percentile`` and ``bca``
 (``scipy.stats.bootstrap`` with ``resamples`` and ``seed``).
 
+``poisson``: the Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012): resample
+*b* weighs user *u* by :math:`w_{ub} \sim \mathrm{Poisson}(1)`, drawn from a seeded 64-bit hash
+of the user id (splitmix64 of the id's hash, ``seed`` and *b*, through the Poisson(1) inverse
+CDF), so the same user gets the same weights wherever it is processed; the interval is the
+percentile interval of :math:`\sum_u w_{ub} x_u / \sum_u w_{ub}`. On Spark only the *B*
+weighted sums per partition travel (:func:`receval.backends.spark.poisson_intervals`), and the
+interval equals the in-memory one for the same seed.
+
 **Effect size**: ``cohen_dz`` = :math:`\bar d / s_d` (0 when every difference is 0).
 
 >>> import numpy as np
@@ -49,7 +57,7 @@ from .errors import SpecError
 
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-CI_METHODS = ("bca", "percentile", "t", "none")
+CI_METHODS = ("bca", "percentile", "t", "poisson", "none")
 #: signature keys of the statistics
 KEYS = {"test": "test", "correction": "corr", "ci": "ci", "level": "level", "resamples": "B", "seed": "seed"}
 _BLOCK = 1 << 24
@@ -127,11 +135,75 @@ def adjust(p: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
     return np.asarray(stats.false_discovery_control(pv, method="bh"))
 
 
-def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resamples: int = 10_000, seed: int = 0) -> Interval:
-    """Confidence interval of the mean of ``x`` (module docs)."""
+# ---- the Poisson bootstrap ----------------------------------------------------------------------
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _poisson1_cdf() -> np.ndarray:
+    import math
+
+    return np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(24)])
+
+
+_CDF = _poisson1_cdf()
+
+
+def user_hash(ids: Any) -> np.ndarray:
+    """A 64-bit hash of each user id (integers as Int64, anything else as its string), the same
+    in memory and on Spark's workers."""
+    import polars as pl
+
+    s = pl.Series("u", ids)
+    s = s.cast(pl.Int64) if s.dtype.is_integer() else s.cast(pl.String)
+    return s.hash(seed=0x5EED).to_numpy().astype(np.uint64)
+
+
+def poisson_weights(h: np.ndarray, b0: int, b1: int, seed: int) -> np.ndarray:
+    """Poisson(1) weights ``[b1 - b0, len(h)]`` of resamples ``b0..b1-1`` for users of hash ``h``."""
+    b = np.arange(b0, b1, dtype=np.uint64)[:, None]
+    with np.errstate(over="ignore"):
+        key = _splitmix64(np.uint64(seed) * np.uint64(0xD1B54A32D192ED03) + b) ^ h[None, :]
+    u = (_splitmix64(key) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    return np.searchsorted(_CDF, u, side="right").astype(np.float64)
+
+
+def poisson_sums(x: np.ndarray, h: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(Σ_u w_ub x_u, Σ_u w_ub)`` for every resample *b* (NaN values left out)."""
+    x = np.asarray(x, dtype=np.float64)
+    ok = ~np.isnan(x)
+    x, h = x[ok], np.asarray(h, dtype=np.uint64)[ok]
+    swx, sw = np.zeros(resamples), np.zeros(resamples)
+    b0 = 0
+    for size in _blocks(resamples, len(x)):
+        w = poisson_weights(h, b0, b0 + size, seed)
+        swx[b0:b0 + size], sw[b0:b0 + size] = w @ x, w.sum(axis=1)
+        b0 += size
+    return swx, sw
+
+
+def poisson_interval(swx: np.ndarray, sw: np.ndarray, level: float = 0.95) -> Interval:
+    """The percentile interval of the Poisson-bootstrap means ``swx / sw`` (resamples with no weight dropped)."""
+    ok = sw > 0
+    means = swx[ok] / sw[ok]
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return Interval(float(lo), float(hi), "poisson", level)
+
+
+def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resamples: int = 10_000, seed: int = 0,
+             ids: Any = None) -> Interval:
+    """Confidence interval of the mean of ``x`` (module docs); ``ids``: the users' ids (``poisson``)."""
     from scipy import stats
 
-    _check("ci", method, CI_METHODS[:3])
+    _check("ci", method, CI_METHODS[:4])
     if not 0 < level < 1:
         raise SpecError(f"level must lie in (0, 1), got {level}")
     x = np.asarray(x, dtype=np.float64)
@@ -141,6 +213,10 @@ def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resampl
     if method == "t":
         lo, hi = stats.t.interval(level, len(x) - 1, loc=m, scale=stats.sem(x))
         return Interval(float(lo), float(hi), method, level)
+    if method == "poisson":
+        if ids is None or len(ids) != len(x):
+            raise SpecError("ci=poisson draws each user's weights from its id: pass the user ids")
+        return poisson_interval(*poisson_sums(x, user_hash(ids), resamples, seed), level)
     res = stats.bootstrap(
         (x,), np.mean, n_resamples=resamples, confidence_level=level, method=method,
         random_state=np.random.default_rng(seed), vectorized=True, batch=max(1, _BLOCK // len(x)),
@@ -194,14 +270,17 @@ def compare(
     seed: int = 0,
     baseline: str | None = None,
     users: str = "truth",
-    progress: bool = False,
+    user_ids: Any = None,
+    progress: bool | None = None,
 ) -> Comparison:
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
 
     ``per_user[run][metric]`` holds one value per user, the same users in the same order for
     every run (NaN: a user the metric leaves out, dropped pairwise). Paired tests run against
     ``baseline`` (every other run) or between all pairs; the p-values of the whole table are
-    corrected together; intervals are computed for every value and every difference.
+    corrected together; intervals are computed for every value and every difference
+    (``ci="poisson"`` needs ``user_ids``, the users of the rows). ``progress``: a rich progress
+    bar on stderr (default: when stderr is a terminal).
 
     >>> import numpy as np
     >>> pu = {"a": {"m@1": np.array([1.0, 1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 1.0, 0.0, 0.0])}}
@@ -226,14 +305,19 @@ def compare(
     values: dict[tuple[str, str], float] = {}
     intervals: dict[tuple[str, str], Interval] = {}
     n_users = 0
+    ids = None if user_ids is None else np.asarray(user_ids)
+    pairs_n = len(runs) - 1 if baseline else len(runs) * (len(runs) - 1) // 2
+    bar = _progress(progress, len(metrics) * (len(runs) + pairs_n), "comparing runs")
     for r in runs:
         for m in metrics:
             x = np.asarray(per_user[r][m], dtype=np.float64)
             n_users = max(n_users, len(x))
-            x = x[~np.isnan(x)]
+            keep = ~np.isnan(x)
+            x = x[keep]
             values[(r, m)] = float(x.mean()) if len(x) else float("nan")
             if ci != "none" and len(x):
-                intervals[(r, m)] = interval(x, ci, level, resamples=resamples, seed=seed)
+                intervals[(r, m)] = interval(x, ci, level, resamples=resamples, seed=seed, ids=None if ids is None else ids[keep])
+            bar.advance()
     pairs_of = [(baseline, r) for r in runs if r != baseline] if baseline else [
         (runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))
     ]
@@ -249,9 +333,11 @@ def compare(
                 p = float(tukey[runs.index(a), runs.index(b)])
             else:
                 p = paired_p(x, y, test, resamples=resamples, seed=seed)
-            dci = interval(d, ci, level, resamples=resamples, seed=seed) if ci != "none" and len(d) else None
+            dci = interval(d, ci, level, resamples=resamples, seed=seed, ids=None if ids is None else ids[ok]) if ci != "none" and len(d) else None
+            bar.advance()
             raw.append((m, a, b, float(d.mean()) if len(d) else float("nan"), p, effect(x, y),
                         int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), dci))
+    bar.close()
     # Tukey's HSD is already adjusted for its family; the other tests are corrected together
     adj = np.array([t[4] for t in raw]) if test == "tukey" else adjust([t[4] for t in raw], correction)
     pairs = [
@@ -259,6 +345,33 @@ def compare(
         for (m, a, b, diff, p, eff, w, t_, lo, dci), pa in zip(raw, adj)
     ]
     return Comparison(runs, metrics, values, hib, sigs, n_users, intervals, pairs, baseline, None)
+
+
+class _Bar:
+    """A rich progress bar on stderr, or nothing."""
+
+    def __init__(self, total: int, text: str, show: bool):
+        self.p = None
+        if show and total > 1:
+            from rich.progress import Progress
+
+            self.p = Progress(transient=True)
+            self.p.start()
+            self.task = self.p.add_task(text, total=total)
+
+    def advance(self) -> None:
+        if self.p is not None:
+            self.p.advance(self.task)
+
+    def close(self) -> None:
+        if self.p is not None:
+            self.p.stop()
+
+
+def _progress(show: bool | None, total: int, text: str) -> _Bar:
+    import sys
+
+    return _Bar(total, text, sys.stderr.isatty() if show is None else show)
 
 
 def _tukey(per_user: dict[str, dict[str, np.ndarray]], runs: list[str], metric: str) -> np.ndarray:
@@ -274,4 +387,5 @@ def _tukey(per_user: dict[str, dict[str, np.ndarray]], runs: list[str], metric: 
 
 
 __all__ = ["TESTS", "CORRECTIONS", "CI_METHODS", "paired_p", "holm", "adjust", "interval", "effect", "compare",
+           "user_hash", "poisson_weights", "poisson_sums", "poisson_interval",
            "stats_signature", "parse_stats_signature"]

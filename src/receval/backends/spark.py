@@ -499,5 +499,50 @@ def local_session(partitions: int = 4):
     )
 
 
-__all__ = ["evaluate_spark", "local_session", "write_per_user", "worker_python", "partitions_for"]
+class _PoissonSums:
+    """``mapInArrow`` over per-user values: each batch yields, per metric column, the B weighted
+    sums ``Σ w x`` and ``Σ w`` of :func:`receval.stats.poisson_sums` (nothing per user travels)."""
+
+    def __init__(self, user: str, cols: list[str], resamples: int, seed: int):
+        self.user, self.cols, self.resamples, self.seed = user, cols, resamples, seed
+
+    def __call__(self, batches):
+        import pyarrow as pa
+
+        from ..stats import poisson_sums, user_hash
+
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            h = user_hash(batch.column(self.user).to_pylist())
+            names, swx, sw = [], [], []
+            for c in self.cols:
+                x = batch.column(c).to_numpy(zero_copy_only=False).astype(np.float64)  # nulls -> NaN
+                a, b = poisson_sums(x, h, self.resamples, self.seed)
+                names.append(c)
+                swx.append(a.tolist())
+                sw.append(b.tolist())
+            yield pa.RecordBatch.from_pydict({"metric": names, "swx": swx, "sw": sw})
+
+
+def poisson_intervals(results: Any, level: float = 0.95, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Poisson-bootstrap intervals (:mod:`receval.stats`) of every per-user metric of a Spark
+    evaluation, computed where the values are: each partition sends B sums per metric, the
+    driver adds them. Equal to ``receval.stats.interval(x, "poisson", ids=...)`` for the same seed."""
+    from ..stats import poisson_interval
+
+    df = results.spark_per_user
+    if df is None:
+        raise DataError("poisson_intervals needs the results of a Spark evaluation (results.spark_per_user)")
+    user, cols = df.columns[0], df.columns[1:]
+    rows = df.mapInArrow(_PoissonSums(user, cols, resamples, seed), "metric string, swx array<double>, sw array<double>").collect()
+    total = {c: (np.zeros(resamples), np.zeros(resamples)) for c in cols}
+    for row in rows:
+        a, b = total[row["metric"]]
+        a += np.asarray(row["swx"])
+        b += np.asarray(row["sw"])
+    return {c: poisson_interval(a, b, level) for c, (a, b) in total.items()}
+
+
+__all__ = ["evaluate_spark", "local_session", "write_per_user", "worker_python", "partitions_for", "poisson_intervals"]
 
