@@ -56,8 +56,8 @@ METRIC_DEFAULTS = {
     "mrr": {"hits": "first"},
     "map": {"denominator": "min_k_r", "indicator": "yes"},
     "mar": {"denominator": "k", "indicator": "no"},
-    "ndcg": {"gain": "binary", "ideal": "cut", "base": 2.0, "t": None, "neg": "error"},
-    "dcg": {"gain": "binary", "base": 2.0, "t": None, "neg": "error"},
+    "ndcg": {"gain": "binary", "ideal": "cut", "base": 2.0, "discount": "log", "t": None, "neg": "error"},
+    "dcg": {"gain": "binary", "base": 2.0, "discount": "log", "t": None, "neg": "error"},
 }
 
 AP_DENOMINATORS = ["min_k_r", "r", "k", "length", "min_length_r", "hits", "cumulative_min"]
@@ -71,13 +71,14 @@ METRIC_VALUES = {
     "mrr": {"hits": ["first", "all"]},
     "map": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
     "mar": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
-    "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "hits", "listed", "none"]},
-    "dcg": {"gain": ["binary", "linear", "exp2", "shifted"], "base": [2.0, math.e, 10.0]},
+    "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "hits", "listed", "none"],
+             "discount": ["log", "logmax2"]},
+    "dcg": {"gain": ["binary", "linear", "exp2", "shifted"], "base": [2.0, math.e, 10.0], "discount": ["log", "logmax2"]},
 }
 
 CONTEXT_VALUES = {
     "order": ["auto", "score", "rank", "input"],
-    "ties": ["input", "item", "item_desc", "optimistic"],
+    "ties": ["input", "item", "item_desc", "text_desc", "optimistic"],
     "dup": ["error", "first", "keep"],
     "tdup": ["error", "first", "keep"],
     "empty": ["skip", "zero", "error"],
@@ -191,8 +192,10 @@ def _sorted_rows(rows: list[dict], order: str, ties: str) -> list[dict]:
         return sorted(rows, key=lambda r: -r["score"])  # sorted() is stable
     if ties == "item":
         return sorted(rows, key=lambda r: (-r["score"], r["item_id"]))
-    # item_desc: larger id first among equal scores; two stable passes avoid negating strings
-    by_item = sorted(rows, key=lambda r: r["item_id"], reverse=True)
+    # item_desc: larger id first among equal scores; two stable passes avoid negating strings;
+    # text_desc: the same with the ids compared as text ("9" before "10")
+    key = (lambda r: str(r["item_id"])) if ties == "text_desc" else (lambda r: r["item_id"])
+    by_item = sorted(rows, key=key, reverse=True)
     return sorted(by_item, key=lambda r: -r["score"])
 
 
@@ -233,9 +236,9 @@ def _gain(rating: float, o: dict) -> float:
     return out
 
 
-def _disc(i: int, base: float) -> float:
-    """1 / log_base(i + 1) for a 1-based position i."""
-    return math.log(base) / math.log(i + 1)
+def _disc(i: int, base: float, kind: str = "log") -> float:
+    """1 / log_base(i + 1) (``log``) or 1 / log_base(max(i, 2)) (``logmax2``) for a 1-based position i."""
+    return math.log(base) / math.log(i + 1 if kind == "log" else max(i, 2))
 
 
 def _div(a: float, b: float) -> float:
@@ -291,8 +294,8 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         o = dict(o)
         if o.get("t") is None:
             o["t"] = 0.0 if o.get("rel") is None else o["rel"]
-        base = o.get("base", 2.0)
-        dcg = sum(_gain(r, o) * _disc(pos, base) for pos, r in hits if pos <= k)
+        base, kind = o.get("base", 2.0), o.get("discount", "log")
+        dcg = sum(_gain(r, o) * _disc(pos, base, kind) for pos, r in hits if pos <= k)
         if metric == "dcg":
             return dcg
         ideal = o["ideal"]
@@ -309,7 +312,7 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
             gains = [_gain(r, o) for r in sorted(user["rel"], reverse=True)]
             if ideal == "cut":
                 gains = gains[:k]
-        idcg = sum(g * _disc(j + 1, base) for j, g in enumerate(gains))
+        idcg = sum(g * _disc(j + 1, base, kind) for j, g in enumerate(gains))
         return _div(dcg, idcg)
     raise KeyError(metric)
 

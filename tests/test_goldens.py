@@ -284,6 +284,9 @@ CASES_AT_4 = {
     "ndcg(gain=shifted,t=3,neg=zero)@4": ((7 * d(2) + 3 * d(4)) / (7 * d(1) + 3 * d(2) + 1 * d(3)), 0.0),
     "ndcg(ideal=none,base=e)@4": (1 / math.log(3) + 1 / math.log(5), 1 / math.log(2)),
     "dcg@4": (d(2) + d(4), d(1)),
+    # discount=logmax2: 1/log2(max(i, 2)): positions 1 and 2 weigh 1, position 4 weighs 1/log2 4 = 1/2
+    "dcg(discount=logmax2)@4": (1 + 1 / 2, 1),
+    "ndcg(discount=logmax2)@4": ((1 + 1 / 2) / (1 + 1 + 1 / math.log2(3)), 1 / (1 + 1 + 1 / math.log2(3))),
     "dcg(gain=linear)@4": (5 * d(2) + 4 * d(4), 2 * d(1)),
     "dcg(gain=exp2)@4": (31 * d(2) + 15 * d(4), 3 * d(1)),
     "dcg(gain=shifted)@4": (63 * d(2) + 31 * d(4), 7 * d(1)),

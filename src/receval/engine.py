@@ -93,7 +93,7 @@ def is_text_path(obj: Any) -> bool:
 def exact_items(resolved: Sequence[Resolved]) -> bool:
     """Whether item ids must be coded exactly: a metric reads the item layer, or a tie rule
     orders by item id."""
-    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc") for r in resolved)
+    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc", "text_desc") for r in resolved)
 
 
 @dataclass
@@ -154,6 +154,15 @@ def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
     return rule
 
 
+def _text_ranks(enc: Encoded, item: np.ndarray) -> np.ndarray:
+    """Each row's rank among the listed items when their ids are compared as text."""
+    uniq, inv = np.unique(item, return_inverse=True)
+    text = np.asarray(enc.item_ids(uniq)).astype(str)
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[np.argsort(text, kind="stable")] = np.arange(len(uniq))
+    return rank[inv.ravel()]
+
+
 def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     """Sort once and build the intermediate form of one build group."""
     needs = set(needs)
@@ -166,7 +175,10 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     if rule == "rank" and len(r["rank"]) and int(r["rank"].min()) < 1:
         raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
     sorted_user: list[np.ndarray] = []
-    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, opts.get("ties", "input"), r["item"], sorted_user)
+    ties, tie_item = opts.get("ties", "input"), r["item"]
+    if ties == "text_desc":  # trec_eval: tied items by their ids compared as text, descending
+        ties, tie_item = "item_desc", _text_ranks(enc, r["item"])
+    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user)
     if perm is not None:
         r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
     h = build(

@@ -37,8 +37,8 @@ SEP_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "
 def parse_sep(sep: Any) -> str | None:
     """Validate a field separator: one character, or a name (tab, comma, semicolon, pipe, space).
 
-    >>> parse_sep("tab"), parse_sep(";"), parse_sep(None)
-    ('\t', ';', None)
+    >>> parse_sep("tab") == "\\t", parse_sep(";"), parse_sep(None)
+    (True, ';', None)
     """
     if sep is None:
         return None

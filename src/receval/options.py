@@ -136,7 +136,8 @@ CONTEXT_AXES: dict[str, Axis] = {
             {
                 "input": "stable: the earlier input row ranks first",
                 "item": "the smaller item id ranks first",
-                "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend, trec_eval's docno rule)",
+                "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend)",
+                "text_desc": "the larger item id compared as text ranks first ('9' before '10'; trec_eval's docno rule)",
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "

@@ -2,7 +2,7 @@
 
 :func:`evaluate_runs` reads the ground truth once (:func:`receval.engine.read_truth`) and
 evaluates every run on it with the same metrics and options. **The user set** is declared and
-recorded in every comparison signature (``users:truth``): the users of the ground truth, under
+recorded in every comparison signature (``userset:truth``): the users of the ground truth, under
 the context policies (``empty``: a user without a relevant item is skipped for every run
 alike; ``norecs``: a truth user a run has no recommendation for scores 0 under the default
 ``norecs=zero``, is skipped under ``norecs=skip``, which :func:`evaluate_runs` refuses because

@@ -187,7 +187,7 @@ def _checked(spec: Spec) -> Spec:
 
 
 #: fields a signature carries that are not metric options: information, and the statistics of a comparison
-INFO_FIELDS = ("skipped", "test", "corr", "ci", "level", "B", "seed", "users")
+INFO_FIELDS = ("skipped", "test", "corr", "ci", "level", "B", "seed", "userset")
 
 
 def signature_spec(text: str) -> tuple[Spec, str, str]:

@@ -242,7 +242,7 @@ def stats_signature(test: str, correction: str, ci: str, level: float, resamples
 def parse_stats_signature(text: str) -> dict[str, Any]:
     """The statistics' fields of a comparison signature (the inverse of :func:`stats_signature`).
 
-    >>> parse_stats_signature("ndcg@10|rel:4|test:t|corr:holm|ci:bca|level:0.95|B:1000|seed:0|users:truth")
+    >>> parse_stats_signature("ndcg@10|rel:4|test:t|corr:holm|ci:bca|level:0.95|B:1000|seed:0|userset:truth")
     {'test': 't', 'correction': 'holm', 'ci': 'bca', 'level': 0.95, 'resamples': 1000, 'seed': 0, 'users': 'truth'}
     """
     back = {v: k for k, v in KEYS.items()}
@@ -252,7 +252,7 @@ def parse_stats_signature(text: str) -> dict[str, Any]:
         if key in back:
             name = back[key]
             out[name] = float(value) if name == "level" else int(value) if name in ("resamples", "seed") else value
-        elif key == "users":
+        elif key == "userset":
             out["users"] = value
     return out
 
@@ -300,7 +300,7 @@ def compare(
         if list(per_user[r]) != metrics:
             raise SpecError(f"run {r!r} has other metrics than {runs[0]!r}; evaluate every run with the same metrics")
     hib = {m: True for m in metrics} | dict(higher_is_better or {})
-    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|users:{users}"
+    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|userset:{users}"
     sigs = {m: f"{(signatures or {}).get(m, m)}|{sig_stats}" for m in metrics}
     values: dict[tuple[str, str], float] = {}
     intervals: dict[tuple[str, str], Interval] = {}

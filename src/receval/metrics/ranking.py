@@ -30,6 +30,8 @@ not depend on the order). A relevant item whose tie group occupies positions
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..hits import Hits
@@ -518,6 +520,14 @@ NEG = Axis(
 BASE = Axis(
     "base", "base", 2.0, "the logarithm base of the discount 1/log_b(i+1)", numeric=True,
 )
+DISCOUNT = Axis(
+    "discount", "disc", "log",
+    "the rank discount of position i",
+    {
+        "log": "1/log_b(i+1): positions 1, 2, 3 weigh 1, 0.631, 0.5 (Burges et al. 2005; most libraries)",
+        "logmax2": "1/log_b(max(i,2)): positions 1 and 2 both weigh 1, then 1/log_b(i) (Järvelin & Kekäläinen 2002; LensKit's default)",
+    },
+)
 
 
 def _gain(values: np.ndarray, o: dict) -> np.ndarray:
@@ -545,11 +555,18 @@ def _gain(values: np.ndarray, o: dict) -> np.ndarray:
     return out
 
 
-def _discount(width: int, base: float) -> np.ndarray:
-    return np.log(base) / np.log(np.arange(2, width + 2, dtype=np.float64))
+def _disc_at(pos: np.ndarray, base: Any) -> np.ndarray:
+    """The discount of 1-based positions ``pos``; ``base`` is the log base, or ``(base, discount)``."""
+    b, kind = base if isinstance(base, tuple) else (base, "log")
+    arg = pos + 1.0 if kind == "log" else np.maximum(pos, 2.0)
+    return np.log(b) / np.log(arg)
 
 
-def _discount_prefix(ks: list[int], base: float) -> np.ndarray:
+def _discount(width: int, base: Any) -> np.ndarray:
+    return _disc_at(np.arange(1, width + 1, dtype=np.float64), base)
+
+
+def _discount_prefix(ks: list[int], base: Any) -> np.ndarray:
     """Σ_{i=1}^{k} disc(i) for each k (the ideal of k slots): one cumsum up to 2^22 positions,
     beyond it in chunks, so memory stays bounded whatever k."""
     kmax = max(ks)
@@ -560,7 +577,7 @@ def _discount_prefix(ks: list[int], base: float) -> np.ndarray:
     carry, start, step, j = 0.0, 0, 1 << 22, 0
     while j < len(ks):
         stop = min(start + step, kmax)
-        cs = carry + np.cumsum(np.log(base) / np.log(np.arange(start + 2, stop + 2, dtype=np.float64)))
+        cs = carry + np.cumsum(_disc_at(np.arange(start + 1, stop + 1, dtype=np.float64), base))
         while j < len(ks) and ks[order[j]] <= stop:
             out[order[j]] = cs[ks[order[j]] - start - 1]
             j += 1
@@ -568,7 +585,7 @@ def _discount_prefix(ks: list[int], base: float) -> np.ndarray:
     return out
 
 
-def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: float) -> np.ndarray:
+def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: Any) -> np.ndarray:
     """``[U, len(ks)]`` expected DCG@k over the orderings of each tie group: a hit whose
     group spans lo..hi contributes its gain times Σ_{t=lo}^{min(hi,k)} disc(t) / (hi − lo + 1)."""
     lo, hi = h.hit_lo, h.hit_hi
@@ -587,7 +604,7 @@ def _expected_dcg(h: Hits, ks: list[int], gains: np.ndarray, base: float) -> np.
     return out
 
 
-def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
+def _dcg(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
     width = h.width(ks)
     gains = _gain(h.hit_rating, o)
     if _averaged(h):
@@ -602,7 +619,7 @@ def _dcg(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
     return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, h.cols(ks, width)]
 
 
-def _ideal(h: Hits, ks: list[int], o: dict, base: float) -> np.ndarray:
+def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
     kind = o["ideal"]
     k = np.asarray(ks)
     if kind == "none":
@@ -672,7 +689,7 @@ def _resolve_t(o: dict) -> dict:
     return o
 
 
-@register("ndcg", axes=[GAIN, IDEAL, BASE, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg)
+@register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg)
 def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
 
@@ -726,11 +743,11 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> tied("ndcg(ties=average)@4")  # ((1/log2 3 + 1/log2 4)/2 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)
     0.467468
     """
-    base = o.get("base", 2.0)
+    base = (o.get("base", 2.0), o.get("discount", "log"))
     return _safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
 
 
-@register("dcg", axes=[GAIN, BASE, GAIN_T, NEG], resolve_hook=_resolve_t)
+@register("dcg", axes=[GAIN, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t)
 def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""DCG@k: discounted cumulative gain of the top k, not normalised.
 
@@ -740,6 +757,8 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     with the gains of NDCG and the log base *b* (default 2; here it matters). A negative
     graded gain is refused (``neg=error``) or counted as 0 (``neg=zero``), as in NDCG.
+    ``discount=logmax2`` replaces :math:`\log_b(i+1)` by :math:`\log_b(\max(i, 2))`
+    (Järvelin & Kekäläinen 2002, LensKit's default): positions 1 and 2 both weigh 1, in NDCG too.
 
     With ``ties=average`` (the expectation over the orderings of the tie groups, as
     scikit-learn's ``ndcg_score``) a hit whose tie group spans positions *lo..hi* contributes
@@ -754,8 +773,13 @@ def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     1.061606
     >>> worked("dcg(base=e)@4")      # 1/ln 3 + 1/ln 5
     1.531574
+    >>> from receval import evaluate     # LensKit's example: recs [2, 3, 1], truth {1, 2, 3}
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [2, 3, 1], "score": [3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [1, 2, 3]}
+    >>> round(evaluate(recs, truth, ["dcg(discount=logmax2)@3"])["dcg(discount=logmax2)@3"], 4)  # 1 + 1 + 1/log2 3
+    2.6309
     >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
     >>> tied("dcg(ties=average)@4")  # (1/log2 3 + 1/log2 4)/2 + 1/log2 5
     0.996141
     """
-    return _dcg(h, ks, o, o["base"])
+    return _dcg(h, ks, o, (o["base"], o.get("discount", "log")))

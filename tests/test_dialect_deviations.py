@@ -1,0 +1,54 @@
+"""Issue 12's deviations, each a named option value with a golden written as arithmetic:
+LensKit's clipped rank discount and clipped negative gains, trec_eval's docno-as-text ties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import receval
+
+RECS = {"user_id": [1, 1, 1], "item_id": [2, 3, 1], "score": [3.0, 2.0, 1.0]}
+TRUTH = {"user_id": [1, 1, 1], "item_id": [1, 2, 3]}
+
+
+def test_lenskit_discount_clips_ranks_at_two():
+    # LensKit's own example: recs [2, 3, 1], truth {1, 2, 3}: 1/log2 2 + 1/log2 2 + 1/log2 3
+    res = receval.evaluate(RECS, TRUTH, ["dcg@3", "dcg(discount=log)@3"], dialect="lenskit")
+    assert res["dcg@3"] == pytest.approx(1 + 1 + 1 / math.log2(3), abs=1e-12)
+    assert res["dcg(discount=log)@3"] == pytest.approx(1 + 1 / math.log2(3) + 1 / 2, abs=1e-12)
+    assert "disc:logmax2" in res.signature("dcg@3")
+    # a perfect list is 1 under either discount (the same discount in the ideal)
+    assert receval.evaluate(RECS, TRUTH, ["ndcg(discount=logmax2)@3"]).values == {"ndcg(discount=logmax2)@3": 1.0}
+
+
+def test_logmax2_with_a_miss_on_top():
+    recs = {"user_id": [1, 1, 1], "item_id": [9, 2, 3], "score": [3.0, 2.0, 1.0]}
+    truth = {"user_id": [1, 1], "item_id": [2, 3]}
+    # DCG = 1/log2 2 (position 2) + 1/log2 3 (position 3); IDCG = 1/log2 2 + 1/log2 2
+    got = receval.evaluate(recs, truth, ["ndcg(discount=logmax2)@3"])["ndcg(discount=logmax2)@3"]
+    assert got == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-12)
+
+
+def test_lenskit_clips_negative_gains():
+    truth = dict(TRUTH, rating=[-1.0, -2.0, -3.0])
+    assert receval.evaluate(RECS, truth, ["ndcg(gain=linear)@3"], dialect="lenskit")["ndcg(gain=linear)@3"] == 0.0
+    with pytest.raises(receval.DataError, match="neg=zero"):
+        receval.evaluate(RECS, truth, ["ndcg(gain=linear)@3"])
+
+
+@pytest.mark.parametrize(("items", "relevant", "rr"), [
+    ([9, 10, 11], 10, 1 / 3),      # as text, descending: "9" > "11" > "10"
+    ([9, 10, 100, 2], 100, 1 / 3),  # "9" > "2" > "100" > "10"
+    ([9, 10, 100, 2], 2, 1 / 2),
+])
+def test_trec_eval_ties_by_docno_as_text(items, relevant, rr):
+    recs = {"user_id": [1] * len(items), "item_id": items, "score": [0.5] * len(items)}
+    truth = {"user_id": [1], "item_id": [relevant]}
+    res = receval.evaluate(recs, truth, ["mrr@10"], dialect="trec_eval")
+    assert res["mrr@10"] == pytest.approx(rr, abs=1e-12)
+    assert "ties:text_desc" in res.signature("mrr@10")
+    # the same ids as numbers, descending, would put 100 (or 11) first
+    by_value = receval.evaluate(recs, truth, ["mrr(ties=item_desc)@10"], dialect="trec_eval")["mrr(ties=item_desc)@10"]
+    assert by_value != pytest.approx(rr) or relevant == 2
