@@ -75,6 +75,11 @@ def paper_style() -> Iterator[Any]:
         yield mpl
 
 
+def _version(mpl: Any) -> tuple[int, int]:
+    major, minor = mpl.__version__.split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
 def _figure(mpl: Any, width: float, height: float) -> Any:
     return mpl.figure.Figure(figsize=(width, height), layout="constrained")
 
@@ -119,10 +124,44 @@ def _size(width: float, height: float | None, default_height: float) -> tuple[fl
     return width, default_height if height is None else height
 
 
+def wrap_label(text: str, width: int = 18) -> str:
+    r"""``text`` in lines of at most ``width`` characters where it can break (after ``_``,
+    ``-``, ``.``, ``/`` or at a space); a word longer than ``width`` is cut.
+
+    >>> wrap_label("a_very_long_run_name_with_underscores")
+    'a_very_long_run_\nname_with_\nunderscores'
+    """
+    pieces = re.findall(r"[^\s_\-./]*(?:[_\-./]|\s+|$)", text)
+    lines, cur = [], ""
+    for piece in (p for p in pieces if p):
+        while len(piece) > width:
+            if cur:
+                lines.append(cur.rstrip())
+                cur = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if len((cur + piece).rstrip()) > width and cur:
+            lines.append(cur.rstrip())
+            cur = piece.lstrip()
+        else:
+            cur += piece
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return "\n".join(lines) or text
+
+
+def _row_height(label: str) -> float:
+    """Inches a row of a categorical axis needs for its (wrapped) label at 7 pt."""
+    return max(0.22, 0.13 * (label.count("\n") + 1) + 0.05)
+
+
 def _legend_below(fig: Any, ax: Any, ncol_max: int = 3) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncol=min(ncol_max, len(labels)), frameon=False,
+        # as many columns as fit the figure's width (7 pt text: ~0.06 in a character, plus the handle)
+        entry = max(len(label) for label in labels) * 0.06 + 0.45
+        ncol = max(1, min(ncol_max, len(labels), int(fig.get_figwidth() // entry)))
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
                    handlelength=1.6, columnspacing=1.0)
 
 
@@ -205,7 +244,8 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
     if not runs:
         raise SpecError(f"no per-user values of {metric} to plot")
     colors = dict(zip(cmp.runs, _colors(len(cmp.runs))))
-    default_h = 2.4 if kind == "ecdf" else 0.7 + 0.32 * len(runs)
+    labels = [wrap_label(r) for r in runs]
+    default_h = 2.4 if kind == "ecdf" else 0.7 + sum(_row_height(x) for x in labels)
     w, h = _size(width, height, max(1.6, default_h))
     with paper_style() as mpl:
         fig = _figure(mpl, w, h)
@@ -220,16 +260,18 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
             _legend_below(fig, ax)
         else:
             pos = list(range(len(runs), 0, -1))  # first run at the top
+            # horizontal: `orientation` from matplotlib 3.10, `vert` before (deprecated since)
+            horizontal = {"orientation": "horizontal"} if _version(mpl) >= (3, 10) else {"vert": False}
             data = [values[r] for r in runs]
             if kind == "box":
-                parts = ax.boxplot(data, positions=pos, vert=False, widths=0.6, patch_artist=True,
+                parts = ax.boxplot(data, positions=pos, **horizontal, widths=0.6, patch_artist=True,
                                    showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
                                    medianprops={"color": "black", "linewidth": 1})
                 for patch, r in zip(parts["boxes"], runs):
                     patch.set_facecolor(colors[r])
                     patch.set_alpha(0.5)
             else:
-                parts = ax.violinplot(data, positions=pos, vert=False, widths=0.8, showmedians=True)
+                parts = ax.violinplot(data, positions=pos, **horizontal, widths=0.8, showmedians=True)
                 for body, r in zip(parts["bodies"], runs):
                     body.set_facecolor(colors[r])
                     body.set_alpha(0.5)
@@ -238,10 +280,12 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
                     parts[key].set_linewidth(0.8)
             ax.plot([float(np.mean(d)) for d in data], pos, linestyle="none", marker="D", color="black",
                     markersize=3, label="mean")
-            ax.set_yticks(pos, runs)
+            ax.set_yticks(pos, labels)
             ax.set_ylim(0.4, len(runs) + 0.6)
             ax.grid(True, axis="x")
-        ax.set_xlabel(f"{metric} per user ({cmp.users} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")")
+        # centred on the figure, not the panel: long run names leave the panel narrow
+        fig.supxlabel(f"{metric} per user ({cmp.users} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
+                      fontsize=STYLE["axes.labelsize"])
         ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
     return _finish(fig, path)
 
@@ -263,11 +307,12 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
             raise SpecError(f"no paired tests on {', '.join(unknown)}: choose from {', '.join(chosen)}")
         chosen = list(metrics)
     per_metric = {m: [t for t in cmp.pairs if t.metric == m] for m in chosen}
-    rows = sum(len(v) for v in per_metric.values())
-    w, h = _size(width, height, 0.35 + 0.62 * len(chosen) + 0.2 * rows)
+    labels = {m: [wrap_label(f"{t.a} − {t.b}", 22) for t in v] for m, v in per_metric.items()}
+    rows = {m: sum(_row_height(x) for x in v) for m, v in labels.items()}
+    w, h = _size(width, height, 0.35 + 0.5 * len(chosen) + sum(rows.values()))
     with paper_style() as mpl:
         fig = _figure(mpl, w, h)
-        axes = fig.subplots(len(chosen), 1, squeeze=False, height_ratios=[0.6 + len(v) for v in per_metric.values()])
+        axes = fig.subplots(len(chosen), 1, squeeze=False, height_ratios=[0.5 + rows[m] for m in per_metric])
         for ax, (m, tests) in zip(axes[:, 0], per_metric.items()):
             pos = list(range(len(tests), 0, -1))
             for y, t in zip(pos, tests):
@@ -277,7 +322,7 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
                 ax.plot([t.diff], [y], marker="o", markersize=4, color="0.1",
                         markerfacecolor="0.1" if sig else "white", linestyle="none")
             ax.axvline(0, color="crimson", linewidth=0.8, linestyle="--")
-            ax.set_yticks(pos, [f"{t.a} − {t.b}" for t in tests])
+            ax.set_yticks(pos, labels[m])
             ax.set_ylim(0.4, len(tests) + 0.6)
             ax.set_xlabel(f"difference in {m}")
             ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
