@@ -193,11 +193,11 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
                 if not pts:
                     continue
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=run)
-                bands = [p for p in pts if p[2] is not None]
+                bands = [(k, iv.low, iv.high) for k, _, iv in pts if iv is not None]
                 if ci and bands:
-                    ax.fill_between([p[0] for p in bands], [p[2].low for p in bands], [p[2].high for p in bands],
+                    ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
                                     color=color, alpha=0.2, linewidth=0)
-            if max(xs) / min(xs) >= 8 if min(xs) > 0 else False:
+            if min(xs) > 0 and max(xs) / min(xs) >= 8:  # 5 ... 100: log scale keeps the ticks apart
                 ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(k) for k in xs])
             ax.minorticks_off()
