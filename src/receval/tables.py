@@ -345,15 +345,17 @@ def _latex_sig(sig: str) -> str:
 def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
     lines = []
     if standalone:
-        lines += [r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}",
-                  r"\usepackage[margin=2cm]{geometry}", r"\begin{document}"]
-    lines += [r"\begin{table}[t]", r"\centering"]
+        lines += [r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",
+                  r"\usepackage{booktabs}", r"\usepackage[margin=2cm]{geometry}", r"\pagestyle{empty}", r"\begin{document}", r"\null"]
+    # a document of one table: here, at the top (a float alone would go to a float page)
+    lines += [r"\begin{table}[" + ("!h" if standalone else "t") + "]", r"\centering"]
     if title:
         lines.append(r"\caption{" + latex_escape(title) + "}")
     lines.append(r"\begin{tabular}{l" + "r" * len(model.metrics) + "}")
     lines.append(r"\toprule")
     lines.append("Run & " + " & ".join(latex_escape(m) for m in model.metrics) + r" \\")
     lines.append(r"\midrule")
+    has_ci = any(model.cells[(r, m)].ci is not None for r in model.runs for m in model.metrics)
     for r in model.runs:
         cells = []
         for m in model.metrics:
@@ -363,10 +365,11 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
                 s = r"\textbf{" + s + "}"
             if c.better_than:
                 s += r"\textsuperscript{" + ",".join(c.better_than) + "}"
-            if c.ci is not None:
-                s += r" {\scriptsize " + latex_escape(_ci_text(c.ci, digits)) + "}"
             cells.append(s)
         lines.append(latex_escape(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
+        if has_ci:  # the intervals on a row of their own: a column stays as narrow as its value
+            cis = [r"{\scriptsize " + latex_escape(_ci_text(model.cells[(r, m)].ci, digits)) + "}" for m in model.metrics]
+            lines.append(" & " + " & ".join(cis) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize")
     lines += [latex_escape(x) + r"\par" for x in model.legend]
