@@ -216,3 +216,13 @@ def test_spread_figure_layout(monkeypatch):
     names = [t.get_text() for t in axes[0].get_yticklabels()]
     assert names[-1] == "standard" or names[0] == "standard"
     assert set(names) == set(_reproduction().table)
+
+
+def test_write_figure_by_name(real, tmp_path):
+    from receval.figures import FIGURES, write_figure
+
+    for kind in FIGURES:
+        path = write_figure(real, kind, tmp_path / f"{kind}.svg")
+        assert path.read_bytes().startswith(MAGIC[".svg"])
+    with pytest.raises(SpecError, match="choose one of at-k, users, differences"):
+        write_figure(real, "pie", tmp_path / "x.png")

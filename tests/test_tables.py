@@ -245,3 +245,26 @@ def test_write_table_by_extension(tmp_path):
         write_table(make(), tmp_path / "t.docx")
     with pytest.raises(SpecError, match="unknown table format"):
         render_table(make(), "docx")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_pairs_table_every_format(fmt):
+    from receval.tables import render_pairs
+
+    text = render_pairs(make(), fmt)
+    assert "ndcg@10" in text and "holm" in text and "cohen" in text
+
+
+def test_pairs_table_numbers_and_significance():
+    from receval.tables import PAIR_HEADERS, render_pairs
+
+    cmp = make()
+    rows = list(csv.DictReader(io.StringIO(render_pairs(cmp, "csv"))))
+    assert [float(r["p adjusted"]) for r in rows] == [t.p_adjusted for t in cmp.pairs]
+    assert [float(r["mean a-b"]) for r in rows] == [t.diff for t in cmp.pairs]
+    assert [r["significant"] for r in rows] == ["yes", "no", "yes", "yes", "no", "no"]
+    doc = json.loads(render_pairs(cmp, "json", alpha=0.1))
+    assert [d["significant"] for d in doc] == ["yes", "no", "yes", "yes", "yes", "yes"]
+    assert set(doc[0]) == {*PAIR_HEADERS, "effect_name"} and doc[0]["effect_name"] == "cohen_dz"
+    cmp.pairs = [_pair("ndcg@10", "ease", "pop", 0.2, 1e-9, 1e-10)]
+    assert "< 0.0001" in render_pairs(cmp, "markdown")

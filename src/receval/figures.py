@@ -335,5 +335,18 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
     return _finish(fig, path)
 
 
-__all__ = ["plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
+#: the figures by the name a command line gives them
+FIGURES = {"at-k": plot_metric_at_k, "users": plot_per_user, "differences": plot_differences}
+
+
+def write_figure(cmp: Comparison, kind: str, path: str | Path, **options: Any) -> Path:
+    """Draw the figure named ``kind`` (a key of :data:`FIGURES`) to ``path`` (PNG, SVG or PDF)."""
+    if kind not in FIGURES:
+        raise SpecError(f"unknown figure {kind!r}: choose one of {', '.join(FIGURES)}")
+    if kind == "users" and "metric" not in options:
+        options["metric"] = cmp.metrics[0]
+    return FIGURES[kind](cmp, path, **options)  # type: ignore[operator]
+
+
+__all__ = ["FIGURES", "write_figure", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
            "metric_groups", "COLUMN_WIDTH", "FIGURE_FORMATS", "STYLE"]

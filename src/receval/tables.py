@@ -33,6 +33,7 @@ from typing import Any
 
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
+from .report import fmt_value, latex_escape, render
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "json")
 
@@ -251,6 +252,50 @@ def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **
     return path
 
 
+PAIR_HEADERS = ["metric", "a", "b", "mean a-b", "ci low", "ci high", "p", "p adjusted", "significant",
+                "effect", "wins", "ties", "losses", "test", "correction"]
+
+
+def pair_rows(cmp: Comparison, *, alpha: float | None = None) -> list[list[Any]]:
+    """One row per paired test, in the order of :data:`PAIR_HEADERS` (numbers unrounded)."""
+    level = significance_level(cmp, alpha)
+    return [[t.metric, t.a, t.b, t.diff, t.ci.low if t.ci else None, t.ci.high if t.ci else None, t.p,
+             t.p_adjusted, "yes" if is_significant(t, level) else "no", t.effect, t.wins, t.ties, t.losses, t.test,
+             t.correction] for t in cmp.pairs]
+
+
+def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4) -> str:
+    """Every paired test as a table: the mean difference a − b with its interval, raw and adjusted
+    p-values, whether it is significant at ``alpha``, the effect size (its name in the header),
+    win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`."""
+    if fmt not in FORMATS:
+        raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    effect = sorted({t.effect_name for t in cmp.pairs})
+    headers = [h if h != "effect" else f"effect ({', '.join(effect) or '-'})" for h in PAIR_HEADERS]
+    rows = pair_rows(cmp, alpha=alpha)
+    if fmt == "json":
+        return json.dumps([dict(zip(PAIR_HEADERS, (_jnum(v) if isinstance(v, float) else v for v in r)),
+                                effect_name=t.effect_name) for r, t in zip(rows, cmp.pairs)], indent=2, allow_nan=False)
+    if fmt == "csv":
+        return render(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows], "csv")
+    if fmt == "html":
+        e = html.escape
+        body = "".join("<tr>" + "".join(f"<td>{e(fmt_value(v, digits))}</td>" for v in r) + "</tr>\n" for r in rows)
+        return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>paired tests</title>\n"
+                f"<style>{_CSS}</style>\n</head>\n<body>\n<table>\n<thead><tr>"
+                + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead>\n<tbody>\n" + body
+                + "</tbody>\n</table>\n</body>\n</html>\n")
+    small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
+    return render(headers, small, {"table": "table", "markdown": "markdown", "latex": "latex"}[fmt], digits=digits)
+
+
+def _pvalue(p: float, digits: int) -> str:
+    """A p-value as shown: ``< 0.0001`` below what ``digits`` decimals can show."""
+    if math.isnan(p):
+        return "–"
+    return f"< {10 ** -digits:.{digits}f}" if p < 10 ** -digits else f"{p:.{digits}f}"
+
+
 def _rich(model: TableModel, digits: int, title: str) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -319,22 +364,6 @@ def _markdown(model: TableModel, digits: int, title: str) -> str:
     lines.append("")
     lines += [f"- `{model.signatures[m]}`" for m in model.metrics if m in model.signatures]
     return "\n".join(lines) + "\n"
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": r"\textquotedbl{}",
-}
-
-
-def latex_escape(s: str) -> str:
-    r"""Every character LaTeX treats specially, as text.
-
-    >>> latex_escape("ease_v2 & 100% {#1} $x^2~")
-    'ease\\_v2 \\& 100\\% \\{\\#1\\} \\$x\\textasciicircum{}2\\textasciitilde{}'
-    """
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
 
 
 def _latex_sig(sig: str) -> str:
@@ -494,5 +523,5 @@ def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-__all__ = ["FORMATS", "render_table", "write_table", "read_json", "build", "legend", "latex_escape",
+__all__ = ["FORMATS", "render_table", "write_table", "read_json", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]
