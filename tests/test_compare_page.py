@@ -21,7 +21,7 @@ def test_compare_page_is_fresh(tmp_path, monkeypatch):
     monkeypatch.setattr(page, "ROOT", tmp_path)
     (tmp_path / "docs" / "img").mkdir(parents=True)
     output = page.run()
-    assert "<sup>" in output and "holm correction" in output
+    assert "<sup>" in output and "Holm correction" in output
     committed = (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
     assert committed == page.render(committed, output), "docs/compare.md is stale: run python examples/render_compare.py"
     for name in ("compare-at-k.png", "compare-differences.png"):

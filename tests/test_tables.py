@@ -33,7 +33,7 @@ HOSTILE = "my_run 100% & #1 {x} $y$"
 
 
 def _sig(metric: str, **extra: str) -> str:
-    fields = {"rel": "4.5", "dialect": "standard", "test": "t", "correction": "holm", "alpha": "0.05"} | extra
+    fields = {"rel": "4.5", "dialect": "standard", "test": "t", "corr": "holm", "alpha": "0.05"} | extra
     return metric + "|" + "|".join(f"{k}:{v}" for k, v in fields.items()) + "|v:0.1.0"
 
 
@@ -127,13 +127,13 @@ def test_level_from_the_signatures_and_its_errors():
 
 def test_legend_names_test_correction_level_and_runs():
     text = render_table(make(), "markdown")
-    assert "t test between all pairs" in text and "holm correction over 6 comparisons" in text
+    assert "paired t-test between all pairs" in text and "Holm correction over 6 comparisons" in text
     assert "adjusted p &lt; 0.05" in text and "a = ease, b = pop, c = bpr" in text
     cmp = make()
     cmp.baseline = "pop"
-    cmp.signatures = {m: _sig(m, test="wilcoxon", correction="bonferroni", alpha="0.01") for m in cmp.metrics}
+    cmp.signatures = {m: _sig(m, test="wilcoxon", corr="bonferroni", alpha="0.01") for m in cmp.metrics}
     text = render_table(cmp, "table")
-    assert "wilcoxon test against the baseline pop" in text and "bonferroni correction" in text
+    assert "Wilcoxon signed-rank test against the baseline pop" in text and "Bonferroni correction" in text
     assert "adjusted p < 0.01" in text
     none = make()
     none.pairs = []
@@ -268,3 +268,34 @@ def test_pairs_table_numbers_and_significance():
     assert set(doc[0]) == {*PAIR_HEADERS, "effect_name"} and doc[0]["effect_name"] == "cohen_dz"
     cmp.pairs = [_pair("ndcg@10", "ease", "pop", 0.2, 1e-9, 1e-10)]
     assert "< 0.0001" in render_pairs(cmp, "markdown")
+
+
+def test_a_comparison_from_receval_stats_renders_with_its_signature_fields():
+    import numpy as np
+
+    from receval.stats import compare
+
+    a = np.array([0.5, 0.7, 0.2, 0.9, 0.4, 0.8, 0.6, 0.7])
+    pu = {"a": {"ndcg@10": a}, "b": {"ndcg@10": a - 0.2}, "c": {"ndcg@10": a - np.array([0.1, -0.1] * 4)}}
+    cmp = compare(pu, signatures={"ndcg@10": "ndcg@10|rel:1|dialect:standard|v:0.1.0"}, test="wilcoxon",
+                  correction="bonferroni", ci="t", resamples=100, seed=3, progress=False)
+    text = render_table(cmp, "markdown", ci=True)
+    assert "Wilcoxon signed-rank test between all pairs" in text and "Bonferroni correction over 3 comparisons" in text
+    assert "100 resamples; seed 3" in text and "user set: truth" in text and "95% t confidence interval" in text
+    model = build(cmp)
+    for t in cmp.pairs:  # a marker exactly where the adjusted p-value is below 0.05, on the winner
+        win = t.a if t.diff > 0 else t.b
+        lose = t.b if win == t.a else t.a
+        assert (model.letters[lose] in model.cells[(win, t.metric)].better_than) == (t.p_adjusted < 0.05)
+
+
+def test_tukey_legend_names_its_own_adjustment():
+    import numpy as np
+
+    from receval.stats import compare
+
+    a = np.linspace(0, 1, 12)
+    pu = {"a": {"m@1": a}, "b": {"m@1": a * 0.5}, "c": {"m@1": a * 0.9}}
+    cmp = compare(pu, test="tukey", ci="none", progress=False)
+    text = render_table(cmp, "table")
+    assert "Tukey's HSD between all pairs of runs, Tukey's family-wise adjustment over 3 comparisons" in text

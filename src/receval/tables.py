@@ -48,7 +48,15 @@ _SIG_KEYS = {
     "alpha": ("alpha",),
     "resamples": ("resamples", "B", "n_resamples"),
     "seed": ("seed",),
+    "users": ("users",),
 }
+
+#: how the legend names each test of receval.stats
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "paired randomization test",
+              "bootstrap": "paired bootstrap test", "tukey": "Tukey's HSD"}
+
+#: how the legend names each correction
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
 
 _SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
 
@@ -179,11 +187,14 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
         family = len(cmp.pairs)
         scope = f"against the baseline {cmp.baseline}" if cmp.baseline else "between all pairs of runs"
         runs = ", ".join(f"{letters[r]} = {r}" for r in cmp.runs)
-        corr = ", ".join(corrections)
-        corr_text = "no multiple-testing correction" if corr == "none" else f"{corr} correction"
+        if any(t.test == "tukey" for t in cmp.pairs):  # the HSD adjusts for its own family
+            corrections = sorted({t.correction for t in cmp.pairs})
+        corr = ", ".join(CORRECTION_NAMES.get(c, c) for c in corrections)
+        corr_text = ("no multiple-testing correction" if corr == "none" else
+                     "Tukey's family-wise adjustment" if corr == "tukey" else f"{corr} correction")
         lines.append(
             f"Superscript letters ({runs}): significantly better than that run, "
-            f"{', '.join(tests)} test {scope}, {corr_text} over {family} comparisons, "
+            f"{', '.join(TEST_NAMES.get(t, t + ' test') for t in tests)} {scope}, {corr_text} over {family} comparisons, "
             f"adjusted p < {alpha:g}."
         )
         resamples, seeds = _stat_field(cmp, "resamples"), _stat_field(cmp, "seed")
@@ -197,7 +208,9 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if kinds:
             lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {meth} confidence interval" for meth, lv in kinds) + ".")
-    lines.append(f"Every run evaluated on the same {cmp.users} users; signatures below reproduce each column.")
+    declared = _stat_field(cmp, "users")
+    which = f" (user set: {', '.join(declared)})" if declared else ""
+    lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
     return lines
 
 
