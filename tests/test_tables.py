@@ -143,7 +143,7 @@ def test_legend_names_test_correction_level_and_runs():
 def test_cis_only_on_request():
     assert "[0.3900, 0.4200]" in render_table(make(), "markdown", ci=True)
     assert "[0.3900, 0.4200]" not in render_table(make(), "markdown")
-    assert "95% bca confidence interval" in render_table(make(), "markdown", ci=True)
+    assert "95% BCa bootstrap confidence interval" in render_table(make(), "markdown", ci=True)
 
 
 def test_latex_escapes_hostile_names():

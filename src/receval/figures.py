@@ -208,7 +208,9 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         _legend_below(fig, axes[0, 0])
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if ci and kinds:
-            fig.suptitle("bands: " + "; ".join(f"{lv * 100:g}% {meth} CI" for meth, lv in kinds), fontsize=7)
+            from .tables import ci_name
+
+            fig.suptitle("bands: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds), fontsize=7)
     return _finish(fig, path)
 
 
@@ -295,7 +297,7 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
     """Every paired test's mean difference (a − b) with its CI, one panel per metric, a zero
     line; filled markers for the pairs significant at ``alpha`` (default: the signatures'
     level, else 0.05), hollow otherwise."""
-    from .tables import is_significant, significance_level
+    from .tables import ci_name, is_significant, significance_level
 
     if not cmp.pairs:
         raise SpecError("this comparison has no paired tests: compare two or more runs")
@@ -330,7 +332,7 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
         cis = sorted({(t.ci.method, t.ci.level) for t in cmp.pairs if t.ci is not None})
         note = "filled: adjusted p < " + f"{level:g}"
         if cis:
-            note += "; bars: " + "; ".join(f"{lv * 100:g}% {meth} CI" for meth, lv in cis)
+            note += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in cis)
         fig.suptitle(note, fontsize=7)
     return _finish(fig, path)
 

@@ -55,6 +55,14 @@ _SIG_KEYS = {
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "paired randomization test",
               "bootstrap": "paired bootstrap test", "tukey": "Tukey's HSD"}
 
+#: how legends name each interval method
+CI_NAMES = {"bca": "BCa bootstrap", "percentile": "percentile bootstrap", "t": "t", "poisson": "Poisson bootstrap"}
+
+
+def ci_name(method: str) -> str:
+    return CI_NAMES.get(method, method)
+
+
 #: how the legend names each correction
 CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
 
@@ -207,7 +215,7 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
     if ci:
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if kinds:
-            lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {meth} confidence interval" for meth, lv in kinds) + ".")
+            lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} confidence interval" for meth, lv in kinds) + ".")
     declared = _stat_field(cmp, "users")
     which = f" (user set: {', '.join(declared)})" if declared else ""
     lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
