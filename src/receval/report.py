@@ -37,7 +37,7 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, t
         lines += ["| " + " | ".join(v.replace("|", "\\|") for v in c) + " |" for c in cells]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
-        esc = lambda s: str(s).replace("_", r"\_").replace("&", r"\&").replace("%", r"\%").replace("@", "@")  # noqa: E731
+        esc = latex_escape
         lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
         lines.append(" & ".join(esc(h) for h in headers) + r" \\")
         lines.append(r"\midrule")
@@ -45,6 +45,22 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, t
         lines += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(lines) + "\n"
     return _rich(headers, cells, title)
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}", "\"": r"\textquotedbl{}",
+}
+
+
+def latex_escape(s: str) -> str:
+    r"""Every character LaTeX treats specially, as text.
+
+    >>> latex_escape("ease_v2 & 100% {#1} $x^2~")
+    'ease\\_v2 \\& 100\\% \\{\\#1\\} \\$x\\textasciicircum{}2\\textasciitilde{}'
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
 
 
 def _numeric_cell(text: str) -> bool:

@@ -235,35 +235,44 @@ def _num(v: Any) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
-def plot_spread(rep: Reproduction, path: Path) -> None:
-    """One panel per metric: the value under each dialect, the standard one highlighted."""
-    import matplotlib
+def plot_spread(rep: Reproduction, path: Path, *, width: float = 7.0) -> None:
+    """One panel per metric (one unit per panel): the value under each dialect, dialects in the
+    same rows in every panel (named once, on the left), the receval standard in red.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Written by :func:`receval.figures.save_figure` (PNG, SVG or PDF by the extension) at
+    ``width`` inches (a full page width), text of 7 pt or more."""
+    from .figures import paper_style, save_figure
 
     cols = rep.columns
-    ncol = 4
+    dialects = ["standard", *[d for d in rep.table if d != "standard"]] if "standard" in rep.table else list(rep.table)
+    ncol = min(4, len(cols))
     nrow = math.ceil(len(cols) / ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(4 * ncol, 3.2 * nrow), squeeze=False)
-    for ax, col in zip(axes.flat, cols):
-        pts = [(d, v) for d, vals in rep.table.items() if (v := vals.get(col)) is not None]
-        for i, (d, v) in enumerate(sorted(pts, key=lambda p: p[1])):
-            ax.scatter([v], [i], color="crimson" if d == "standard" else "steelblue", zorder=3)
-            ax.annotate(d, (v, i), textcoords="offset points", xytext=(5, -3), fontsize=7)
-        ax.set_title(col, fontsize=10)
-        ax.set_yticks([])
-        ax.grid(axis="x", alpha=0.3)
-        if pts:
-            lo, hi = min(v for _, v in pts), max(v for _, v in pts)
-            pad = (hi - lo) * 0.35 or abs(hi) * 0.1 or 0.1
-            ax.set_xlim(lo - pad * 0.2, hi + pad)
-    for ax in list(axes.flat)[len(cols):]:
-        ax.axis("off")
-    fig.suptitle("Spread of each metric across library dialects (red: receval standard)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pos = {d: len(dialects) - i for i, d in enumerate(dialects)}  # the first dialect at the top
+    with paper_style() as mpl:
+        fig = mpl.figure.Figure(figsize=(width, 0.45 + nrow * (0.35 + 0.15 * len(dialects))), layout="constrained")
+        axes = fig.subplots(nrow, ncol, squeeze=False, sharey=True)
+        for ax, col in zip(axes.flat, cols):
+            pts = [(d, v) for d in dialects if (v := rep.table[d].get(col)) is not None and not math.isnan(v)]
+            for d, v in pts:
+                ax.plot([v], [pos[d]], marker="o", linestyle="none", markersize=3.5,
+                        color="crimson" if d == "standard" else "steelblue", zorder=3)
+            ax.set_title(col)
+            ax.grid(True, axis="both")
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(3))
+            ax.xaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%.3g"))
+            if pts:
+                lo, hi = min(v for _, v in pts), max(v for _, v in pts)
+                pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 0.05
+                ax.set_xlim(lo - pad, hi + pad)
+            else:
+                ax.text(0.5, 0.5, "no dialect has it", transform=ax.transAxes, ha="center", va="center")
+                ax.set_xticks([])
+        for ax in list(axes.flat)[len(cols):]:
+            ax.set_visible(False)
+        axes[0, 0].set_yticks([pos[d] for d in dialects], dialects)
+        axes[0, 0].set_ylim(0.5, len(dialects) + 0.5)
+        fig.suptitle("Each metric under each library's dialect (red: receval standard)")
+        save_figure(fig, path)
 
 
 @command("reproduce", "run the RecSys'21 study's protocol and print the consistency table")

@@ -1,0 +1,354 @@
+"""Paper-ready figures of a :class:`~receval.comparison.Comparison` (matplotlib).
+
+- :func:`plot_metric_at_k`: each metric against its cut-off k, a line per run, CI bands;
+  the same metric at several k (``ndcg@5``, ``ndcg@10``, ...) is one panel.
+- :func:`plot_per_user`: the per-user distribution of one metric per run (box, violin or ECDF).
+- :func:`plot_differences`: the mean difference of every paired test with its CI and a zero
+  line; significant pairs (adjusted p below the level) drawn filled.
+
+Every figure is sized for a paper column (3.3 in wide by default), with text of 7 pt or more,
+one metric (one unit) per panel and labels inside the figure. ``path`` writes PNG, SVG or PDF by
+its extension and returns the path; without ``path`` the matplotlib Figure is returned.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .comparison import Comparison
+from .errors import SpecError
+
+#: file extensions :func:`save_figure` writes
+FIGURE_FORMATS = (".png", ".svg", ".pdf")
+
+#: the width of one column of a two-column paper (ACM, IEEE), in inches
+COLUMN_WIDTH = 3.3
+
+#: font sizes in points: readable when the figure is printed at its own size
+STYLE = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.title_fontsize": 7,
+    "figure.titlesize": 8,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 3.5,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "grid.linewidth": 0.4,
+    "grid.alpha": 0.4,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "savefig.dpi": 300,
+    "pdf.fonttype": 42,  # TrueType in PDFs: text stays text (journals ask for it)
+    "svg.fonttype": "none",
+}
+
+_AT_K = re.compile(r"^(?P<name>.+)@(?P<k>\d+)$")
+
+
+def _mpl() -> Any:
+    try:
+        import matplotlib
+        import matplotlib.figure  # noqa: F401
+        import matplotlib.ticker  # noqa: F401
+    except ImportError:  # pragma: no cover - matplotlib is a dependency of receval
+        raise SpecError("figures need matplotlib, a dependency of receval: pip install 'matplotlib>=3.8'") from None
+    return matplotlib
+
+
+@contextmanager
+def paper_style() -> Iterator[Any]:
+    """matplotlib with receval's paper style in force (fonts >= 7 pt). Figures are made with
+    ``matplotlib.figure.Figure``, not pyplot: no backend and no global state are touched."""
+    mpl = _mpl()
+    with mpl.rc_context(STYLE):
+        yield mpl
+
+
+def _version(mpl: Any) -> tuple[int, int]:
+    major, minor = mpl.__version__.split(".")[:2]
+    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+
+
+def _figure(mpl: Any, width: float, height: float) -> Any:
+    return mpl.figure.Figure(figsize=(width, height), layout="constrained")
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` as PNG, SVG or PDF by its extension, at the figure's own size."""
+    path = Path(path)
+    if path.suffix.lower() not in FIGURE_FORMATS:
+        raise SpecError(f"cannot write a figure as {path.suffix or 'no extension'!r}: name the file "
+                        f"{', '.join('*' + e for e in FIGURE_FORMATS)}")
+    with _mpl().rc_context(STYLE):
+        fig.savefig(path, format=path.suffix.lower()[1:], dpi=STYLE["savefig.dpi"])
+    return path
+
+
+def _finish(fig: Any, path: str | Path | None) -> Any:
+    return fig if path is None else save_figure(fig, path)
+
+
+def _colors(n: int) -> list[Any]:
+    cmap = _mpl().colormaps["tab10" if n <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
+def metric_groups(metrics: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """``{"ndcg": [(5, "ndcg@5"), (10, "ndcg@10")], ...}``: the metrics with an integer cut-off,
+    grouped by what precedes ``@``, sorted by k.
+
+    >>> metric_groups(["ndcg@10", "ndcg@5", "map@10", "auc"])
+    {'ndcg': [(5, 'ndcg@5'), (10, 'ndcg@10')], 'map': [(10, 'map@10')]}
+    """
+    out: dict[str, list[tuple[int, str]]] = {}
+    for m in metrics:
+        if (hit := _AT_K.match(m)) is not None:
+            out.setdefault(hit["name"], []).append((int(hit["k"]), m))
+    return {name: sorted(ks) for name, ks in out.items()}
+
+
+def _size(width: float, height: float | None, default_height: float) -> tuple[float, float]:
+    if width <= 0 or (height is not None and height <= 0):
+        raise SpecError(f"a figure's width and height must be positive inches, got {width} x {height}")
+    return width, default_height if height is None else height
+
+
+def wrap_label(text: str, width: int = 18) -> str:
+    r"""``text`` in lines of at most ``width`` characters where it can break (after ``_``,
+    ``-``, ``.``, ``/`` or at a space); a word longer than ``width`` is cut.
+
+    >>> wrap_label("a_very_long_run_name_with_underscores")
+    'a_very_long_run_\nname_with_\nunderscores'
+    """
+    pieces = re.findall(r"[^\s_\-./]*(?:[_\-./]|\s+|$)", text)
+    lines, cur = [], ""
+    for piece in (p for p in pieces if p):
+        while len(piece) > width:
+            if cur:
+                lines.append(cur.rstrip())
+                cur = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if len((cur + piece).rstrip()) > width and cur:
+            lines.append(cur.rstrip())
+            cur = piece.lstrip()
+        else:
+            cur += piece
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return "\n".join(lines) or text
+
+
+def _row_height(label: str) -> float:
+    """Inches a row of a categorical axis needs for its (wrapped) label at 7 pt."""
+    return max(0.22, 0.13 * (label.count("\n") + 1) + 0.05)
+
+
+def _legend_below(fig: Any, ax: Any, ncol_max: int = 3) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        # as many columns as fit the figure's width (7 pt text: ~0.06 in a character, plus the handle)
+        entry = max(len(label) for label in labels) * 0.06 + 0.45
+        ncol = max(1, min(ncol_max, len(labels), int(fig.get_figwidth() // entry)))
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False,
+                   handlelength=1.6, columnspacing=1.0)
+
+
+def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics: list[str] | None = None,
+                     ci: bool = True, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
+    """Each metric against its cut-off k, a line per run, the CI as a band (when ``ci`` and the
+    Comparison has intervals). ``metrics`` the metric names to draw (``["ndcg", "recall"]``;
+    default: every metric with a cut-off); one panel per name, stacked."""
+    groups = metric_groups(cmp.metrics)
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in groups]
+        if unknown:
+            raise SpecError(f"no metric@k for {', '.join(unknown)} in the comparison: choose from "
+                            f"{', '.join(groups) or '(none: evaluate e.g. ndcg@[5,10,20])'}")
+        groups = {m: groups[m] for m in metrics}
+    if not groups:
+        raise SpecError("a metric@k figure needs metrics with a cut-off: evaluate e.g. ndcg@[5,10,20]")
+    n = len(groups)
+    w, h = _size(width, height, 0.55 + 1.75 * n)
+    colors = _colors(len(cmp.runs))
+    with paper_style() as mpl:
+        fig = _figure(mpl, w, h)
+        axes = fig.subplots(n, 1, squeeze=False)
+        for ax, (name, ks) in zip(axes[:, 0], groups.items()):
+            xs = [k for k, _ in ks]
+            for color, run in zip(colors, cmp.runs):
+                pts = [(k, cmp.values[(run, m)], cmp.intervals.get((run, m))) for k, m in ks
+                       if (run, m) in cmp.values and not math.isnan(cmp.values[(run, m)])]
+                if not pts:
+                    continue
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=run)
+                bands = [(k, iv.low, iv.high) for k, _, iv in pts if iv is not None]
+                if ci and bands:
+                    ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
+                                    color=color, alpha=0.2, linewidth=0)
+            if min(xs) > 0 and max(xs) / min(xs) >= 8:  # 5 ... 100: log scale keeps the ticks apart
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [str(k) for k in xs])
+            ax.minorticks_off()
+            ax.set_ylabel(name)
+            ax.grid(True, axis="y")
+            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
+        axes[-1, 0].set_xlabel("cut-off k")
+        _legend_below(fig, axes[0, 0])
+        kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
+        if ci and kinds:
+            from .tables import ci_name
+
+            fig.suptitle("bands: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds), fontsize=7)
+    return _finish(fig, path)
+
+
+def _user_values(cmp: Comparison, metric: str) -> dict[str, Any]:
+    import numpy as np
+
+    if cmp.per_user is None:
+        raise SpecError("this comparison kept no per-user values (Spark keeps them in Spark): "
+                        "evaluate in memory to plot per-user distributions")
+    if metric not in cmp.metrics:
+        raise SpecError(f"{metric!r} is not in the comparison: choose one of {', '.join(cmp.metrics)}")
+    out = {}
+    for run in cmp.runs:
+        frame = cmp.per_user.get(run)
+        if frame is None:
+            continue
+        col = frame[metric]
+        vals = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=float)
+        out[run] = vals[~np.isnan(vals)]
+    return out
+
+
+def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: str, kind: str = "box",
+                  width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
+    """The per-user values of ``metric`` for every run: ``kind`` ``"box"`` (the mean as a
+    diamond), ``"violin"`` or ``"ecdf"`` (fraction of users at or below each value)."""
+    import numpy as np
+
+    if kind not in ("box", "violin", "ecdf"):
+        raise SpecError(f"unknown distribution kind {kind!r}: choose box, violin or ecdf")
+    values = _user_values(cmp, metric)
+    runs = [r for r in cmp.runs if r in values and len(values[r])]
+    if not runs:
+        raise SpecError(f"no per-user values of {metric} to plot")
+    colors = dict(zip(cmp.runs, _colors(len(cmp.runs))))
+    labels = [wrap_label(r) for r in runs]
+    default_h = 2.4 if kind == "ecdf" else 0.7 + sum(_row_height(x) for x in labels)
+    w, h = _size(width, height, max(1.6, default_h))
+    with paper_style() as mpl:
+        fig = _figure(mpl, w, h)
+        ax = fig.subplots()
+        if kind == "ecdf":
+            for run in runs:
+                v = np.sort(values[run])
+                ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", color=colors[run], label=run)
+            ax.set_ylabel("fraction of users")
+            ax.set_ylim(0, 1.02)
+            ax.grid(True)
+            _legend_below(fig, ax)
+        else:
+            pos = list(range(len(runs), 0, -1))  # first run at the top
+            # horizontal: `orientation` from matplotlib 3.10, `vert` before (deprecated since)
+            horizontal = {"orientation": "horizontal"} if _version(mpl) >= (3, 10) else {"vert": False}
+            data = [values[r] for r in runs]
+            if kind == "box":
+                parts = ax.boxplot(data, positions=pos, **horizontal, widths=0.6, patch_artist=True,
+                                   showfliers=True, flierprops={"markersize": 2, "alpha": 0.4},
+                                   medianprops={"color": "black", "linewidth": 1})
+                for patch, r in zip(parts["boxes"], runs):
+                    patch.set_facecolor(colors[r])
+                    patch.set_alpha(0.5)
+            else:
+                parts = ax.violinplot(data, positions=pos, **horizontal, widths=0.8, showmedians=True)
+                for body, r in zip(parts["bodies"], runs):
+                    body.set_facecolor(colors[r])
+                    body.set_alpha(0.5)
+                for key in ("cmedians", "cmins", "cmaxes", "cbars"):
+                    parts[key].set_color("0.2")
+                    parts[key].set_linewidth(0.8)
+            ax.plot([float(np.mean(d)) for d in data], pos, linestyle="none", marker="D", color="black",
+                    markersize=3, label="mean")
+            ax.set_yticks(pos, labels)
+            ax.set_ylim(0.4, len(runs) + 0.6)
+            ax.grid(True, axis="x")
+        # centred on the figure, not the panel: long run names leave the panel narrow
+        fig.supxlabel(f"{metric} per user ({cmp.users} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
+                      fontsize=STYLE["axes.labelsize"])
+        ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
+    return _finish(fig, path)
+
+
+def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics: list[str] | None = None,
+                     alpha: float | None = None, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
+    """Every paired test's mean difference (a − b) with its CI, one panel per metric, a zero
+    line; filled markers for the pairs significant at ``alpha`` (default: the signatures'
+    level, else 0.05), hollow otherwise."""
+    from .tables import ci_name, is_significant, significance_level
+
+    if not cmp.pairs:
+        raise SpecError("this comparison has no paired tests: compare two or more runs")
+    level = significance_level(cmp, alpha)
+    chosen = [m for m in cmp.metrics if any(t.metric == m for t in cmp.pairs)]
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in chosen]
+        if unknown:
+            raise SpecError(f"no paired tests on {', '.join(unknown)}: choose from {', '.join(chosen)}")
+        chosen = list(metrics)
+    per_metric = {m: [t for t in cmp.pairs if t.metric == m] for m in chosen}
+    labels = {m: [wrap_label(f"{t.a} − {t.b}", 22) for t in v] for m, v in per_metric.items()}
+    rows = {m: sum(_row_height(x) for x in v) for m, v in labels.items()}
+    w, h = _size(width, height, 0.35 + 0.5 * len(chosen) + sum(rows.values()))
+    with paper_style() as mpl:
+        fig = _figure(mpl, w, h)
+        axes = fig.subplots(len(chosen), 1, squeeze=False, height_ratios=[0.5 + rows[m] for m in per_metric])
+        for ax, (m, tests) in zip(axes[:, 0], per_metric.items()):
+            pos = list(range(len(tests), 0, -1))
+            for y, t in zip(pos, tests):
+                sig = is_significant(t, level)
+                if t.ci is not None:
+                    ax.plot([t.ci.low, t.ci.high], [y, y], color="0.2", linewidth=1)
+                ax.plot([t.diff], [y], marker="o", markersize=4, color="0.1",
+                        markerfacecolor="0.1" if sig else "white", linestyle="none")
+            ax.axvline(0, color="crimson", linewidth=0.8, linestyle="--")
+            ax.set_yticks(pos, labels[m])
+            ax.set_ylim(0.4, len(tests) + 0.6)
+            ax.set_xlabel(f"difference in {m}")
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
+            ax.grid(True, axis="x")
+        cis = sorted({(t.ci.method, t.ci.level) for t in cmp.pairs if t.ci is not None})
+        note = "filled: adjusted p < " + f"{level:g}"
+        if cis:
+            note += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in cis)
+        fig.suptitle(note, fontsize=7)
+    return _finish(fig, path)
+
+
+#: the figures by the name a command line gives them
+FIGURES = {"at-k": plot_metric_at_k, "users": plot_per_user, "differences": plot_differences}
+
+
+def write_figure(cmp: Comparison, kind: str, path: str | Path, **options: Any) -> Path:
+    """Draw the figure named ``kind`` (a key of :data:`FIGURES`) to ``path`` (PNG, SVG or PDF)."""
+    if kind not in FIGURES:
+        raise SpecError(f"unknown figure {kind!r}: choose one of {', '.join(FIGURES)}")
+    if kind == "users" and "metric" not in options:
+        options["metric"] = cmp.metrics[0]
+    return FIGURES[kind](cmp, path, **options)  # type: ignore[operator]
+
+
+__all__ = ["FIGURES", "write_figure", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
+           "metric_groups", "COLUMN_WIDTH", "FIGURE_FORMATS", "STYLE"]

@@ -1,0 +1,548 @@
+"""Paper-ready tables of a :class:`~receval.comparison.Comparison`: runs x metrics.
+
+Every format shows the same thing: the mean of each run on each metric over the declared user
+set, the best value per column in bold (ties: every tied run; the direction of each metric is
+``higher_is_better``), significance markers and, on request, confidence intervals. A legend
+under the table says what the markers mean (test, correction and level, read from the
+signatures) and the footer lists every metric's signature, so the table can be reproduced.
+
+Significance markers follow ranx: every run gets a letter (``a``, ``b``, ...) and a value
+carries, as a superscript, the letters of the runs it is significantly better than on that
+metric (adjusted p-value below ``alpha`` and the mean difference in the metric's better
+direction). With a baseline only the pairs against the baseline are tested, so a run carries
+the baseline's letter when it beats it, and the baseline carries the letters of the runs it
+beats.
+
+Formats: ``"table"`` (terminal, rich), ``"markdown"``, ``"latex"`` (booktabs; every user string
+escaped), ``"html"`` (one self-contained document, no external assets), ``"csv"`` (one row per
+run and metric, full precision) and ``"json"`` (every number, every paired test and every
+signature; :func:`read_json` reads it back).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import math
+import string
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .comparison import Comparison, Interval, PairTest
+from .errors import SpecError
+from .report import fmt_value, latex_escape, render
+
+FORMATS = ("table", "markdown", "latex", "html", "csv", "json")
+
+#: file extension -> format, for :func:`write_table`
+EXTENSIONS = {".txt": "table", ".md": "markdown", ".tex": "latex", ".html": "html", ".htm": "html",
+              ".csv": "csv", ".json": "json"}
+
+#: signature keys the statistics may use, by what they hold (first found wins)
+_SIG_KEYS = {
+    "test": ("test",),
+    "correction": ("correction", "corr", "mtc"),
+    "alpha": ("alpha",),
+    "resamples": ("resamples", "B", "n_resamples"),
+    "seed": ("seed",),
+    "users": ("users",),
+}
+
+#: how the legend names each test of receval.stats
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "paired randomization test",
+              "bootstrap": "paired bootstrap test", "tukey": "Tukey's HSD"}
+
+#: how legends name each interval method
+CI_NAMES = {"bca": "BCa bootstrap", "percentile": "percentile bootstrap", "t": "t", "poisson": "Poisson bootstrap"}
+
+
+def ci_name(method: str) -> str:
+    return CI_NAMES.get(method, method)
+
+
+#: how the legend names each correction
+CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg"}
+
+_SUPERSCRIPT = dict(zip("abcdefghijklmnoprstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One rendered cell's content, before formatting."""
+
+    value: float | None
+    best: bool
+    better_than: tuple[str, ...]  # letters of the runs this value is significantly better than
+    ci: Interval | None
+
+
+@dataclass(frozen=True)
+class TableModel:
+    """What every format renders: cells, letters, the legend lines and the signatures."""
+
+    runs: list[str]
+    metrics: list[str]
+    letters: dict[str, str]
+    cells: dict[tuple[str, str], Cell]
+    alpha: float
+    legend: list[str]
+    signatures: dict[str, str]
+
+
+def letters_for(runs: list[str]) -> dict[str, str]:
+    """``a``, ``b``, ... ``z``, then ``aa``, ``ab``, ...: one label per run, in run order."""
+    abc = string.ascii_lowercase
+    out = {}
+    for i, r in enumerate(runs):
+        label = ""
+        n = i
+        while True:
+            label = abc[n % 26] + label
+            n = n // 26 - 1
+            if n < 0:
+                break
+        out[r] = label
+    return out
+
+
+def signature_fields(signature: str) -> dict[str, str]:
+    """The ``key:value`` fields of a signature (the head, e.g. ``ndcg@10``, is left out)."""
+    out = {}
+    for part in signature.split("|")[1:]:
+        key, sep, value = part.partition(":")
+        if sep:
+            out[key] = value
+    return out
+
+
+def _stat_field(cmp: Comparison, what: str) -> list[str]:
+    """The distinct values of one statistics field across the metrics' signatures."""
+    seen: list[str] = []
+    for m in cmp.metrics:
+        fields = signature_fields(cmp.signatures.get(m, ""))
+        for key in _SIG_KEYS[what]:
+            if key in fields:
+                if fields[key] not in seen:
+                    seen.append(fields[key])
+                break
+    return seen
+
+
+def significance_level(cmp: Comparison, alpha: float | None = None) -> float:
+    """``alpha`` when given, else the ``alpha`` of the signatures, else 0.05."""
+    if alpha is not None:
+        if not 0 < alpha < 1:
+            raise SpecError(f"`alpha` must be between 0 and 1 (e.g. 0.05), got {alpha}")
+        return float(alpha)
+    found = _stat_field(cmp, "alpha")
+    if len(found) > 1:
+        raise SpecError(f"the metrics' signatures disagree on alpha ({', '.join(found)}): pass alpha=")
+    return float(found[0]) if found else 0.05
+
+
+def is_significant(t: PairTest, alpha: float) -> bool:
+    """The adjusted p-value is below ``alpha`` (NaN, e.g. identical runs, is not)."""
+    return not math.isnan(t.p_adjusted) and t.p_adjusted < alpha
+
+
+def winner(cmp: Comparison, t: PairTest) -> str | None:
+    """The run the mean difference favours (``higher_is_better`` of the metric), None on a tie."""
+    if t.diff == 0 or math.isnan(t.diff):
+        return None
+    a_better = (t.diff > 0) == cmp.higher_is_better.get(t.metric, True)
+    return t.a if a_better else t.b
+
+
+def build(cmp: Comparison, *, alpha: float | None = None, ci: bool = False) -> TableModel:
+    """The content of the table, shared by every format."""
+    level = significance_level(cmp, alpha)
+    letters = letters_for(cmp.runs)
+    beats: dict[tuple[str, str], list[str]] = {}
+    for t in cmp.pairs:
+        if t.a not in letters or t.b not in letters or not is_significant(t, level):
+            continue
+        w = winner(cmp, t)
+        if w is not None:
+            loser = t.b if w == t.a else t.a
+            beats.setdefault((w, t.metric), []).append(loser)
+    cells = {}
+    for m in cmp.metrics:
+        best = set(cmp.best(m))
+        for r in cmp.runs:
+            v = cmp.values.get((r, m))
+            v = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            losers = sorted(beats.get((r, m), []), key=cmp.runs.index)
+            cells[(r, m)] = Cell(v, r in best and v is not None, tuple(letters[x] for x in losers),
+                                 cmp.intervals.get((r, m)) if ci else None)
+    return TableModel(list(cmp.runs), list(cmp.metrics), letters, cells, level,
+                      legend(cmp, level, ci=ci), dict(cmp.signatures))
+
+
+def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
+    """Plain-text lines explaining the table: best marking, markers, intervals, users."""
+    lines = []
+    lower = [m for m in cmp.metrics if not cmp.higher_is_better.get(m, True)]
+    best = "Bold: the best value per column (every run when tied)"
+    best += f"; lower is better for {', '.join(lower)}." if lower else "."
+    lines.append(best)
+    letters = letters_for(cmp.runs)
+    if cmp.pairs:
+        tests = _stat_field(cmp, "test") or sorted({t.test for t in cmp.pairs})
+        corrections = _stat_field(cmp, "correction") or sorted({t.correction for t in cmp.pairs})
+        family = len(cmp.pairs)
+        scope = f"against the baseline {cmp.baseline}" if cmp.baseline else "between all pairs of runs"
+        runs = ", ".join(f"{letters[r]} = {r}" for r in cmp.runs)
+        if any(t.test == "tukey" for t in cmp.pairs):  # the HSD adjusts for its own family
+            corrections = sorted({t.correction for t in cmp.pairs})
+        corr = ", ".join(CORRECTION_NAMES.get(c, c) for c in corrections)
+        corr_text = ("no multiple-testing correction" if corr == "none" else
+                     "Tukey's family-wise adjustment" if corr == "tukey" else f"{corr} correction")
+        lines.append(
+            f"Superscript letters ({runs}): significantly better than that run, "
+            f"{', '.join(TEST_NAMES.get(t, t + ' test') for t in tests)} {scope}, {corr_text} over {family} comparisons, "
+            f"adjusted p < {alpha:g}."
+        )
+        resamples, seeds = _stat_field(cmp, "resamples"), _stat_field(cmp, "seed")
+        if resamples or seeds:
+            lines.append("Resampling: " + "; ".join(
+                x for x in (f"{', '.join(resamples)} resamples" if resamples else "",
+                            f"seed {', '.join(seeds)}" if seeds else "") if x) + ".")
+    else:
+        lines.append("No paired tests: no significance markers.")
+    if ci:
+        kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
+        if kinds:
+            lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} confidence interval" for meth, lv in kinds) + ".")
+    declared = _stat_field(cmp, "users")
+    which = f" (user set: {', '.join(declared)})" if declared else ""
+    lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
+    return lines
+
+
+# -- formats -------------------------------------------------------------------------------
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _ci_text(iv: Interval | None, digits: int) -> str:
+    return "" if iv is None else f"[{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
+
+
+def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
+                 digits: int = 4, title: str = "", standalone: bool = False) -> str:
+    """Render ``cmp`` as ``fmt`` (one of :data:`FORMATS`).
+
+    ``alpha`` the significance level of the markers (default: the signatures' ``alpha``, else
+    0.05); ``ci`` show each value's confidence interval; ``digits`` decimals shown (CSV and
+    JSON keep full precision); ``title`` a caption; ``standalone`` (LaTeX) a whole document
+    that compiles with pdflatex, else a ``table`` environment needing ``\\usepackage{booktabs}``.
+    """
+    if fmt not in FORMATS:
+        raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if digits < 0:
+        raise SpecError(f"`digits` must be 0 or more, got {digits}")
+    model = build(cmp, alpha=alpha, ci=ci)
+    if fmt == "json":
+        return _json(cmp, model)
+    if fmt == "csv":
+        return _csv(cmp, model)
+    if fmt == "markdown":
+        return _markdown(model, digits, title)
+    if fmt == "latex":
+        return _latex(model, digits, title, standalone)
+    if fmt == "html":
+        return _html(model, digits, title)
+    return _rich(model, digits, title)
+
+
+def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **options: Any) -> Path:
+    """Write the table to ``path``; the format follows the extension (``.md``, ``.tex``,
+    ``.html``, ``.csv``, ``.json``, ``.txt``) unless ``fmt`` is given."""
+    path = Path(path)
+    if fmt is None:
+        fmt = EXTENSIONS.get(path.suffix.lower())
+        if fmt is None:
+            raise SpecError(f"cannot tell the table format from {path.name!r}: use one of "
+                            f"{', '.join(EXTENSIONS)} or pass fmt=")
+    path.write_text(render_table(cmp, fmt, **options), encoding="utf-8")
+    return path
+
+
+PAIR_HEADERS = ["metric", "a", "b", "mean a-b", "ci low", "ci high", "p", "p adjusted", "significant",
+                "effect", "wins", "ties", "losses", "test", "correction"]
+
+
+def pair_rows(cmp: Comparison, *, alpha: float | None = None) -> list[list[Any]]:
+    """One row per paired test, in the order of :data:`PAIR_HEADERS` (numbers unrounded)."""
+    level = significance_level(cmp, alpha)
+    return [[t.metric, t.a, t.b, t.diff, t.ci.low if t.ci else None, t.ci.high if t.ci else None, t.p,
+             t.p_adjusted, "yes" if is_significant(t, level) else "no", t.effect, t.wins, t.ties, t.losses, t.test,
+             t.correction] for t in cmp.pairs]
+
+
+def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4) -> str:
+    """Every paired test as a table: the mean difference a − b with its interval, raw and adjusted
+    p-values, whether it is significant at ``alpha``, the effect size (its name in the header),
+    win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`."""
+    if fmt not in FORMATS:
+        raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    effect = sorted({t.effect_name for t in cmp.pairs})
+    headers = [h if h != "effect" else f"effect ({', '.join(effect) or '-'})" for h in PAIR_HEADERS]
+    rows = pair_rows(cmp, alpha=alpha)
+    if fmt == "json":
+        return json.dumps([dict(zip(PAIR_HEADERS, (_jnum(v) if isinstance(v, float) else v for v in r)),
+                                effect_name=t.effect_name) for r, t in zip(rows, cmp.pairs)], indent=2, allow_nan=False)
+    if fmt == "csv":
+        return render(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows], "csv")
+    if fmt == "html":
+        e = html.escape
+        body = "".join("<tr>" + "".join(f"<td>{e(fmt_value(v, digits))}</td>" for v in r) + "</tr>\n" for r in rows)
+        return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>paired tests</title>\n"
+                f"<style>{_CSS}</style>\n</head>\n<body>\n<table>\n<thead><tr>"
+                + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead>\n<tbody>\n" + body
+                + "</tbody>\n</table>\n</body>\n</html>\n")
+    small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
+    return render(headers, small, {"table": "table", "markdown": "markdown", "latex": "latex"}[fmt], digits=digits)
+
+
+def _pvalue(p: float, digits: int) -> str:
+    """A p-value as shown: ``< 0.0001`` below what ``digits`` decimals can show."""
+    if math.isnan(p):
+        return "–"
+    return f"< {10 ** -digits:.{digits}f}" if p < 10 ** -digits else f"{p:.{digits}f}"
+
+
+def _rich(model: TableModel, digits: int, title: str) -> str:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title or None, caption_justify="left")
+    table.add_column("run", no_wrap=True)
+    for m in model.metrics:
+        table.add_column(m, justify="right", no_wrap=True)
+    for r in model.runs:
+        row: list[Text] = [Text(f"{r} ({model.letters[r]})")]
+        for m in model.metrics:
+            c = model.cells[(r, m)]
+            t = Text(_num(c.value, digits) + ("*" if c.best else ""), style="bold" if c.best else "")
+            if c.better_than:
+                t.append("".join(_sup(x) for x in c.better_than))
+            if c.ci is not None:
+                t.append(" " + _ci_text(c.ci, digits), style="dim")
+            row.append(t)
+        table.add_row(*row)
+    width = 12 + sum(max(len(m), digits + 4 + (2 * digits + 8 if any(c.ci for c in model.cells.values()) else 0)
+                         + len(model.runs)) + 3 for m in model.metrics)
+    console = Console(file=io.StringIO(), width=max(100, width), force_terminal=False)
+    console.print(table)
+    # plain text has no bold: the best value also carries a star
+    for line in ["* (bold)" + model.legend[0].removeprefix("Bold"), *model.legend[1:]]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    for m in model.metrics:
+        if m in model.signatures:
+            console.print(model.signatures[m], markup=False, highlight=False, soft_wrap=True)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def _sup(letters: str) -> str:
+    """Unicode superscript of a run letter (``q`` has none: shown as ``^q``)."""
+    return "".join(_SUPERSCRIPT.get(ch, "^" + ch) for ch in letters)
+
+
+def _md_escape(s: str) -> str:
+    """Text that Markdown shows as written (HTML and Markdown specials escaped)."""
+    s = html.escape(s, quote=False)
+    return "".join("\\" + ch if ch in "\\`*_{}[]#+!|~" else ch for ch in s)
+
+
+def _markdown(model: TableModel, digits: int, title: str) -> str:
+    lines = []
+    if title:
+        lines += [f"**{_md_escape(title)}**", ""]
+    lines.append("| run | " + " | ".join(_md_escape(m) for m in model.metrics) + " |")
+    lines.append("|:---|" + "|".join("---:" for _ in model.metrics) + "|")
+    for r in model.runs:
+        cells = []
+        for m in model.metrics:
+            c = model.cells[(r, m)]
+            s = _num(c.value, digits)
+            if c.best:
+                s = f"**{s}**"
+            if c.better_than:
+                s += "<sup>" + ",".join(c.better_than) + "</sup>"
+            if c.ci is not None:
+                s += " " + _ci_text(c.ci, digits)
+            cells.append(s)
+        lines.append(f"| {_md_escape(r)} ({model.letters[r]}) | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [_md_escape(x) + "  " for x in model.legend]
+    lines.append("")
+    lines += [f"- `{model.signatures[m]}`" for m in model.metrics if m in model.signatures]
+    return "\n".join(lines) + "\n"
+
+
+def _latex_sig(sig: str) -> str:
+    """A signature in typewriter type, breakable after every field."""
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_escape(p) for p in sig.split("|")) + "}"
+
+
+def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
+    lines = []
+    if standalone:
+        lines += [r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",
+                  r"\usepackage{booktabs}", r"\usepackage[margin=2cm]{geometry}", r"\pagestyle{empty}", r"\begin{document}", r"\null"]
+    # a document of one table: here, at the top (a float alone would go to a float page)
+    lines += [r"\begin{table}[" + ("!h" if standalone else "t") + "]", r"\centering"]
+    if title:
+        lines.append(r"\caption{" + latex_escape(title) + "}")
+    lines.append(r"\begin{tabular}{l" + "r" * len(model.metrics) + "}")
+    lines.append(r"\toprule")
+    lines.append("Run & " + " & ".join(latex_escape(m) for m in model.metrics) + r" \\")
+    lines.append(r"\midrule")
+    has_ci = any(model.cells[(r, m)].ci is not None for r in model.runs for m in model.metrics)
+    for r in model.runs:
+        cells = []
+        for m in model.metrics:
+            c = model.cells[(r, m)]
+            s = "--" if c.value is None else f"{c.value:.{digits}f}"
+            if c.best:
+                s = r"\textbf{" + s + "}"
+            if c.better_than:
+                s += r"\textsuperscript{" + ",".join(c.better_than) + "}"
+            cells.append(s)
+        lines.append(latex_escape(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
+        if has_ci:  # the intervals on a row of their own: a column stays as narrow as its value
+            cis = [r"{\scriptsize " + latex_escape(_ci_text(model.cells[(r, m)].ci, digits)) + "}" for m in model.metrics]
+            lines.append(" & " + " & ".join(cis) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize")
+    lines += [latex_escape(x) + r"\par" for x in model.legend]
+    lines += [_latex_sig(model.signatures[m]) + r"\par" for m in model.metrics if m in model.signatures]
+    lines += [r"\end{minipage}", r"\end{table}"]
+    if standalone:
+        lines.append(r"\end{document}")
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#111}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+caption{font-weight:600;text-align:left;padding-bottom:.4em}
+th,td{padding:.25em .7em;text-align:right}th:first-child,td:first-child{text-align:left}
+thead th{border-top:2px solid #111;border-bottom:1px solid #111}
+tbody tr:last-child td{border-bottom:2px solid #111}
+.best{font-weight:700}.ci{color:#555;font-size:.85em}
+.legend{font-size:.85em;max-width:60em}.sig{font-family:ui-monospace,monospace;font-size:.8em;word-break:break-all}"""
+
+
+def _html(model: TableModel, digits: int, title: str) -> str:
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f"<title>{e(title or 'receval comparison')}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+           "<table>"]
+    if title:
+        out.append(f"<caption>{e(title)}</caption>")
+    out.append("<thead><tr><th>run</th>" + "".join(f"<th>{e(m)}</th>" for m in model.metrics) + "</tr></thead>")
+    out.append("<tbody>")
+    for r in model.runs:
+        tds = []
+        for m in model.metrics:
+            c = model.cells[(r, m)]
+            s = e(_num(c.value, digits))
+            if c.best:
+                s = f'<span class="best">{s}</span>'
+            if c.better_than:
+                s += "<sup>" + ",".join(c.better_than) + "</sup>"
+            if c.ci is not None:
+                s += f' <span class="ci">{e(_ci_text(c.ci, digits))}</span>'
+            tds.append(f"<td>{s}</td>")
+        out.append(f"<tr><td>{e(r)} <sup>({model.letters[r]})</sup></td>" + "".join(tds) + "</tr>")
+    out += ["</tbody>", "</table>", '<div class="legend">']
+    out += [f"<p>{e(x)}</p>" for x in model.legend]
+    out += [f'<p class="sig">{e(model.signatures[m])}</p>' for m in model.metrics if m in model.signatures]
+    out += ["</div>", "</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def _csv(cmp: Comparison, model: TableModel) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "letter", "metric", "value", "ci_low", "ci_high", "ci_method", "ci_level", "best",
+                "better_than", "higher_is_better", "signature"])
+    for r in model.runs:
+        for m in model.metrics:
+            c = model.cells[(r, m)]
+            iv = cmp.intervals.get((r, m))
+            w.writerow([r, model.letters[r], m, "" if c.value is None else repr(c.value),
+                        "" if iv is None else repr(iv.low), "" if iv is None else repr(iv.high),
+                        "" if iv is None else iv.method, "" if iv is None else repr(iv.level),
+                        int(c.best), " ".join(c.better_than), int(cmp.higher_is_better.get(m, True)),
+                        cmp.signatures.get(m, "")])
+    return buf.getvalue()
+
+
+def _jnum(v: float | None) -> float | None:
+    return None if v is None or math.isnan(v) else float(v)
+
+
+def _json(cmp: Comparison, model: TableModel) -> str:
+    def interval(iv: Interval | None) -> dict[str, Any] | None:
+        return None if iv is None else {"low": _jnum(iv.low), "high": _jnum(iv.high), "method": iv.method,
+                                        "level": iv.level}
+
+    pairs = []
+    for t in cmp.pairs:
+        d = asdict(t)
+        d.update(diff=_jnum(t.diff), p=_jnum(t.p), p_adjusted=_jnum(t.p_adjusted), effect=_jnum(t.effect),
+                 ci=interval(t.ci), significant=is_significant(t, model.alpha))
+        pairs.append(d)
+    doc = {
+        "runs": model.runs,
+        "letters": model.letters,
+        "metrics": model.metrics,
+        "users": cmp.users,
+        "baseline": cmp.baseline,
+        "alpha": model.alpha,
+        "higher_is_better": {m: cmp.higher_is_better.get(m, True) for m in model.metrics},
+        "signatures": model.signatures,
+        "values": [
+            {"run": r, "metric": m, "value": model.cells[(r, m)].value,
+             "ci": interval(cmp.intervals.get((r, m))), "best": model.cells[(r, m)].best,
+             "better_than": [x for x in cmp.runs if model.letters[x] in model.cells[(r, m)].better_than]}
+            for r in model.runs for m in model.metrics
+        ],
+        "pairs": pairs,
+        "legend": model.legend,
+    }
+    return json.dumps(doc, indent=2, allow_nan=False)
+
+
+def read_json(text: str) -> Comparison:
+    """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
+    doc = json.loads(text)
+
+    def interval(d: dict[str, Any] | None) -> Interval | None:
+        return None if d is None else Interval(_f(d["low"]), _f(d["high"]), d["method"], d["level"])
+
+    values = {(v["run"], v["metric"]): _f(v["value"]) for v in doc["values"]}
+    intervals = {(v["run"], v["metric"]): iv for v in doc["values"] if (iv := interval(v["ci"])) is not None}
+    pairs = []
+    for p in doc["pairs"]:
+        kw = {k: p[k] for k in ("metric", "a", "b", "test", "correction", "effect_name", "wins", "ties", "losses")}
+        pairs.append(PairTest(diff=_f(p["diff"]), p=_f(p["p"]), p_adjusted=_f(p["p_adjusted"]),
+                              effect=_f(p["effect"]), ci=interval(p["ci"]), **kw))
+    return Comparison(doc["runs"], doc["metrics"], values, dict(doc["higher_is_better"]), dict(doc["signatures"]),
+                      doc["users"], intervals, pairs, doc["baseline"])
+
+
+def _f(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+__all__ = ["FORMATS", "render_table", "write_table", "read_json", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
+           "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]
