@@ -69,7 +69,7 @@ def comparison_from_per_user(per_user: dict[str, pl.DataFrame], signatures: dict
         pairs.append(PairTest(m, a, b, float(d.mean()), p, float(p_adj), "t", "holm",
                               float(d.mean() / sd) if sd else float("nan"), "cohen_dz",
                               int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), ci))
-    stat = f"test:t|corr:holm|ci:percentile|level:{level:g}|B:{resamples}|seed:{seed}|users:truth"
+    stat = f"test:t|corr:holm|ci:percentile|level:{level:g}|B:{resamples}|seed:{seed}|userset:truth"
     sigs = {m: s.replace("|v:", f"|{stat}|v:") for m, s in signatures.items()}
     return Comparison(runs, metrics, values, dict.fromkeys(metrics, True), sigs, n, intervals, pairs,
                       baseline, per_user)

@@ -166,7 +166,7 @@ def test_cli_runs(tmp_path, capsys):
     rc = main(["runs", str(tmp_path / "t.csv"), f"a={tmp_path / 'a.csv'}", f"b={tmp_path / 'b.csv'}", "-m", "ndcg@[1,2]",
                "--resamples", "500", "--format", "markdown"])
     out = capsys.readouterr().out
-    assert rc == 0 and "| a - b |" in out and "test:t|corr:holm|ci:bca|level:0.95|B:500|seed:0|userset:truth" in out
+    assert rc == 0 and "| ndcg@2 | a | b |" in out and "test:t|corr:holm|ci:bca|level:0.95|B:500|seed:0|userset:truth" in out
     assert main(["runs", str(tmp_path / "t.csv"), "a", "-m", "ndcg@2"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "NAME=FILE" in err

@@ -143,7 +143,13 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--resamples", type=int, default=10_000, help="resamples of the bootstrap and permutation methods")
     p.add_argument("--seed", type=int, default=0, help="seed of every resampling method")
     p.add_argument("--baseline", metavar="NAME", help="test every run against this one (default: all pairs)")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
+    p.add_argument("--format", choices=("table", "markdown", "latex", "html", "csv", "json"), default="table")
+    p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
+    p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
+                   help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
+                        "differences (paired differences with CIs); .png .svg .pdf (repeatable)")
+    p.add_argument("--force", action="store_true", help="replace existing --out / --figure files")
     p.add_argument("--sep", help="field separator of text inputs")
     add_column_args(p)
     add_context_args(p)
@@ -160,29 +166,38 @@ def _runs(p: argparse.ArgumentParser):
             if name in named:
                 raise SpecError(f"run name {name!r} is given twice")
             named[name.strip()] = path.strip()
+        from .figures import FIGURES, write_figure
+        from .outputs import check_new_file, not_an_input
+        from .tables import EXTENSIONS, render_pairs, render_table, write_table
+
+        figures = []
+        for item in a.figure:  # checked before any work
+            kind, eq, path = item.partition("=")
+            if not eq or kind not in FIGURES:
+                raise SpecError(f"a figure is written KIND=FILE with KIND one of {', '.join(FIGURES)}; got {item!r}")
+            if not path.lower().endswith((".png", ".svg", ".pdf")):
+                raise SpecError(f"a figure file ends in .png, .svg or .pdf; got {path!r}")
+            figures.append((kind, path))
+        if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
+            raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
+        for path in [a.out] * bool(a.out) + [p for _, p in figures]:
+            not_an_input(path, [a.truth, *named.values()], "output")
+            check_new_file(path, a.force, "output file", "--force")
         runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
                              **({"sep": a.sep} if a.sep else {}))
         c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
                          seed=a.seed, baseline=a.baseline)
-        print(_comparison_text(c, a.format), end="")
+        text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none")
+        if a.format != "json":
+            text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
+        print(text, end="" if text.endswith("\n") else "\n")
+        if a.out:
+            write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none")
+        for kind, path in figures:
+            write_figure(c, kind, path)
         return 0
 
     return run
-
-
-def _comparison_text(c, fmt: str) -> str:
-    """Runs x metrics, then the paired tests, then the signatures (one block each)."""
-    def ci(iv) -> str:
-        return "" if iv is None else f"[{iv.low:.4f}, {iv.high:.4f}]"
-
-    rows = [[r] + [f"{c.values[(r, m)]:.4f} {ci(c.intervals.get((r, m)))}".strip() for m in c.metrics] for r in c.runs]
-    out = render(["run", *c.metrics], rows, fmt)
-    if c.pairs:
-        prow = [[t.metric, f"{t.a} - {t.b}", f"{t.diff:+.4f}", ci(t.ci), f"{t.p:.4g}", f"{t.p_adjusted:.4g}",
-                 f"{t.effect:.3f}", f"{t.wins}/{t.ties}/{t.losses}"] for t in c.pairs]
-        out += "\n" + render(["metric", "pair", "diff", "CI of diff", "p", "p adjusted", "d_z", "win/tie/loss"], prow, fmt)
-    out += "\n" + "".join(f"{m}: {c.signatures[m]}\n" for m in c.metrics)
-    return out
 
 
 @command("explain", "print a metric's exact formula, resolved options and signature")

@@ -48,7 +48,7 @@ _SIG_KEYS = {
     "alpha": ("alpha",),
     "resamples": ("resamples", "B", "n_resamples"),
     "seed": ("seed",),
-    "users": ("users",),
+    "users": ("userset",),
 }
 
 #: how the legend names each test of receval.stats
