@@ -86,7 +86,8 @@ def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: 
     >>> a = {"user_id": [1, 2], "item_id": [10, 30], "score": [1.0, 1.0]}
     >>> b = {"user_id": [1], "item_id": [30], "score": [1.0]}   # nothing for user 2: scores 0 there
     >>> r = evaluate_runs({"a": a, "b": b}, truth, ["hitrate@1"])
-    >>> r.table(), r.per_user()["b"]["hitrate@1"].tolist()
+    >>> b_values = r.per_user()["b"]
+    >>> r.table(), b_values["hitrate@1"].tolist()
     ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
     """
     from .api import evaluate
