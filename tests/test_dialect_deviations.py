@@ -52,3 +52,17 @@ def test_trec_eval_ties_by_docno_as_text(items, relevant, rr):
     # the same ids as numbers, descending, would put 100 (or 11) first
     by_value = receval.evaluate(recs, truth, ["mrr(ties=item_desc)@10"], dialect="trec_eval")["mrr(ties=item_desc)@10"]
     assert by_value != pytest.approx(rr) or relevant == 2
+
+
+def test_daisyrec_1x_ndcg_ideal_reads_the_whole_given_list():
+    # daisy/utils/metrics.py ndcg_at_k(r, k): IDCG = dcg_at_k(sorted(r, reverse=True), k) over the
+    # relevance vector of the WHOLE list given, cut at k after sorting. List [10, 20*, 30, 40*], k = 2:
+    # DCG@2 = 1/log2 3 (20 at position 2); IDCG@2 = 1 + 1/log2 3 (two relevant items in the list)
+    recs = {"user_id": [1] * 4, "item_id": [10, 20, 30, 40], "score": [4.0, 3.0, 2.0, 1.0]}
+    truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    got = receval.evaluate(recs, truth, ["ndcg@2"], dialect="daisyrec@1.1.2")
+    d3 = 1 / math.log2(3)
+    assert got["ndcg@2"] == pytest.approx(d3 / (1 + d3), abs=1e-12)
+    assert "ideal:listed" in got.signature("ndcg@2")
+    # only the top-k hits in the ideal (ideal=hits) would give 1/log2 3 / 1
+    assert receval.evaluate(recs, truth, ["ndcg(ideal=hits)@2"])["ndcg(ideal=hits)@2"] == pytest.approx(d3, abs=1e-12)
