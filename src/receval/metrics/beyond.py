@@ -394,6 +394,15 @@ GINI_FORM = Axis(
 )
 
 
+GINI_PAD = Axis(
+    "pad", "pad", "no", "an extra never-recommended item in the catalogue",
+    {
+        "no": "the catalogue as given",
+        "yes": "one more item with no recommendation (RecBole's [PAD] id 0, counted in dataset.num(item_id) as coverage(denominator=recbole) counts it)",
+    },
+)
+
+
 def _gini_partial(h: Hits, ks: list[int], o: dict) -> dict:
     return _exposure_partial(h, ks, o, "gini")
 
@@ -401,12 +410,12 @@ def _gini_partial(h: Hits, ks: list[int], o: dict) -> dict:
 def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     def one(j: int) -> float:
         _, cnt, _, _, n_catalog = _exposure_merge(parts, j, "gini")
-        return _div.gini_of_counts(cnt, n_catalog, variant=o["form"])
+        return _div.gini_of_counts(cnt, n_catalog + (o.get("pad") == "yes"), variant=o["form"])
 
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("gini", axes=[GINI_FORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
+@register("gini", axes=[GINI_FORM, GINI_PAD], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
           partial=_gini_partial, combine=_gini_combine)
 def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
@@ -425,6 +434,8 @@ def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> truth = {"user_id": [1, 2], "item_id": [1, 2]}
     >>> evaluate(recs, truth, ["gini@1"], catalog=[1, 2, 3])["gini@1"]   # (2·3 − 3 − 1)·1 / 2
     1.0
+    >>> evaluate(recs, truth, ["gini(form=recbole,pad=yes)@1"], catalog=[1, 2, 3]).values   # n = 4: (2·4 − 4 − 1)·2 / (2·4)
+    {'gini(form=recbole,pad=yes)@1': 0.75}
     """
     return _gini_combine([_gini_partial(h, ks, o)], ks, o)
 
