@@ -100,6 +100,72 @@ def _expected_hits_at(h: Hits, ks: list[int]) -> np.ndarray:
     return out
 
 
+def _tie_groups(h: Hits) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tie groups holding hits: (user, lo, n = group size, r = relevant items in it)."""
+    key = h.hit_user.astype(np.int64) * (int(h.hit_hi.max()) + 2 if len(h.hit_hi) else 1) + h.hit_lo
+    _, first, r = np.unique(key, return_index=True, return_counts=True)
+    return h.hit_user[first], h.hit_lo[first].astype(np.int64), (h.hit_hi[first] - h.hit_lo[first] + 1).astype(np.int64), r
+
+
+def _lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log C(a, b) elementwise (−inf where b < 0 or b > a)."""
+    from scipy.special import gammaln
+
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    out = np.full(a.shape, -np.inf)
+    ok = (b >= 0) & (b <= a)
+    out[ok] = gammaln(a[ok] + 1) - gammaln(b[ok] + 1) - gammaln(a[ok] - b[ok] + 1)
+    return out
+
+
+def _expected_any_hit(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` P(at least one relevant item in the top k) over the orderings of the tie
+    groups: 1 − Π_g C(n_g − r_g, m_g) / C(n_g, m_g), m_g the group's slots inside the top k."""
+    gu, lo, n, r = _tie_groups(h)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        m = np.clip(k - lo + 1, 0, n)  # slots of the group inside the top k
+        log_none = _lncomb(n - r, m) - _lncomb(n, m)
+        total = np.bincount(gu, weights=np.where(np.isinf(log_none), 0.0, log_none), minlength=h.n_users)
+        certain = np.bincount(gu, weights=np.isinf(log_none).astype(np.float64), minlength=h.n_users) > 0
+        out[:, j] = np.where(certain, 1.0, 1.0 - np.exp(total))
+    return out
+
+
+def _expected_first_rr(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` E[1/r₁ · 1(r₁ ≤ k)] over the orderings of the tie groups. The first hit lies
+    in the user's first group holding one (positions lo..hi, r of its n items relevant) at
+    lo + j with P(j) = C(n − 1 − j, r − 1) / C(n, r) (McSherry & Najork 2008)."""
+    gu, lo, n, r = _tie_groups(h)
+    first = np.r_[True, gu[1:] != gu[:-1]] if len(gu) else np.zeros(0, dtype=bool)  # groups sorted by (user, lo)
+    gu, lo, n, r = gu[first], lo[first], n[first], r[first]
+    kmax = max(ks)
+    span = np.clip(np.minimum(n - r, kmax - lo), -1, None) + 1  # offsets j = 0 .. min(n − r, kmax − lo)
+    rep = np.repeat(np.arange(len(gu)), span)
+    jj = np.arange(len(rep)) - np.repeat(np.cumsum(span) - span, span)
+    pos = lo[rep] + jj
+    p = np.exp(_lncomb(n[rep] - 1 - jj, r[rep] - 1) - _lncomb(n[rep], r[rep]))
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = pos <= k
+        out[:, j] = np.bincount(gu[rep[keep]], weights=p[keep] / pos[keep], minlength=h.n_users)
+    return out
+
+
+def _expected_all_rr(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` E[Σ_{hits ≤ k} 1/i]: each hit uniform over its group's positions lo..hi."""
+    lo, hi = h.hit_lo.astype(np.int64), h.hit_hi.astype(np.int64)
+    width = max(1, min(max(ks), int(hi.max()) if len(hi) else 1))
+    ch = np.r_[0.0, np.cumsum(1.0 / np.arange(1, width + 1))]
+    n = (hi - lo + 1).astype(np.float64)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = lo <= k
+        top = np.minimum(hi[keep], min(k, width))
+        out[:, j] = np.bincount(h.hit_user[keep], weights=(ch[top] - ch[lo[keep] - 1]) / n[keep], minlength=h.n_users)
+    return out
+
+
 def _refuse_ties_average(name: str):
     """A check hook: ``name`` (or the given variant) has no tie-averaged value."""
 
@@ -283,7 +349,7 @@ HR_COUNT = Axis(
 )
 
 
-@register("hitrate", axes=[HR_COUNT], family="classification", check_hook=_refuse_ties_average("hitrate"))
+@register("hitrate", axes=[HR_COUNT], family="classification")
 def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""HitRate@k: the share of users with at least one relevant item in the top k.
 
@@ -291,14 +357,26 @@ def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     -------
     .. math:: HR@k = \mathbb{1}[H_k > 0] \quad\text{or, with count=hits,}\quad H_k
 
+    With ``ties=average`` (the expectation over the orderings of the tie groups) ``count=hits``
+    is the expected :math:`H_k`, and ``count=any`` the probability of a hit in the top k: a tie
+    group of *n* items, *r* of them relevant, with *m* of its positions inside the top k misses
+    with probability :math:`\binom{n-r}{m} / \binom{n}{m}` (groups order independently):
+
+    .. math:: E[HR@k] = 1 - \prod_{g} \binom{n_g - r_g}{m_g} \Big/ \binom{n_g}{m_g}
+
     Examples
     --------
     >>> from receval.examples import worked
     >>> worked("hitrate@1"), worked("hitrate@2"), worked("hitrate(count=hits)@4")
     (0.0, 1.0, 2.0)
+    >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
+    >>> tied("hitrate(ties=average)@2")             # user 1: 20 relevant: 1/2 at position 2
+    0.5
     """
     hk = _hits_at(h, ks)
-    return hk if o["count"] == "hits" else (hk > 0).astype(np.float64)
+    if o["count"] == "hits":
+        return hk
+    return _expected_any_hit(h, ks) if _averaged(h) else (hk > 0).astype(np.float64)
 
 
 MRR_HITS = Axis(
@@ -310,13 +388,21 @@ MRR_HITS = Axis(
 )
 
 
-@register("mrr", axes=[MRR_HITS], check_hook=_refuse_ties_average("mrr"))
+@register("mrr", axes=[MRR_HITS])
 def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MRR@k: the reciprocal rank of the first relevant item in the top k.
 
     Formula
     -------
     .. math:: RR@k = \frac{1}{r_1}\,\mathbb{1}[r_1 \le k] \quad\text{or, with hits=all,}\quad \sum_{i \le k} \frac{rel_i}{i}
+
+    With ``ties=average`` (McSherry & Najork 2008) the first hit lies in the first tie group
+    that holds one (positions *lo..hi*, *r* of its *n* items relevant), at *lo + j* with
+    probability :math:`\binom{n-1-j}{r-1} / \binom{n}{r}`; with ``hits=all`` each hit is
+    uniform over its group's positions:
+
+    .. math:: E[RR@k] = \sum_{j=0}^{n-r} \frac{\binom{n-1-j}{r-1}}{\binom{n}{r}} \frac{\mathbb{1}[lo + j \le k]}{lo + j},
+              \qquad E[\textstyle\sum] = \sum_{hits} \frac{1}{n} \sum_{t=lo}^{\min(hi, k)} \frac{1}{t}
 
     Examples
     --------
@@ -325,7 +411,12 @@ def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("mrr(hits=all)@4")             # 1/2 + 1/4
     0.75
+    >>> from receval.examples import tied      # items 20 (relevant) and 30 tie at positions 2-3
+    >>> tied("mrr(ties=average)@4")             # (1/2 + 1/3) / 2
+    0.416667
     """
+    if _averaged(h):
+        return _expected_first_rr(h, ks) if o["hits"] == "first" else _expected_all_rr(h, ks)
     k = np.asarray(ks)[None, :]
     if o["hits"] == "first":
         r1 = _col(h.first_hit)
