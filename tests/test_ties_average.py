@@ -1,5 +1,5 @@
 """``ties=average``: the expected value over all orderings of equally scored items
-(McSherry & Najork, ECIR 2008), for precision, recall, f1, hitrate, mrr, dcg and ndcg.
+(McSherry & Najork, ECIR 2008), for precision, recall, f1, hitrate, mrr, map, dcg and ndcg.
 
 Goldens written as arithmetic, a brute-force check against the mean over every permutation of
 every tie group (hypothesis, small data), the bit-identity with ``ties=input`` when no score is
@@ -130,6 +130,16 @@ def _per_order(order, rel, k, metric, opt, n_listed):
         return 2 * hits / (k + n_r)
     if metric == "hitrate":
         return float(hits) if opt == "hits" else float(hits > 0)
+    if metric == "map":
+        ap, h = 0.0, 0
+        for t, i in enumerate(top):
+            if i in rel:
+                h += 1
+                ap += h / (t + 1)
+        ell = len(order)
+        den = {"min_k_r": min(k, n_r), "r": n_r, "k": k, "length": min(k, ell), "min_length_r": min(k, ell, n_r),
+               "cumulative_min": sum(min(i, n_r) for i in range(1, k + 1))}[opt]
+        return ap / den if den else 0.0
     if metric == "mrr":
         ranks = [t + 1 for t, i in enumerate(top) if i in rel]
         if opt == "all":
@@ -170,6 +180,7 @@ CASES = [
     ("f1", None, "f1@{k}"),
     ("hitrate", "any", "hitrate@{k}"), ("hitrate", "hits", "hitrate(count=hits)@{k}"),
     ("mrr", "first", "mrr@{k}"), ("mrr", "all", "mrr(hits=all)@{k}"),
+    *[("map", d, f"map(denominator={d})@{{k}}") for d in ("min_k_r", "r", "k", "length", "min_length_r", "cumulative_min")],
     ("dcg", ("binary", None), "dcg@{k}"), ("dcg", ("linear", None), "dcg(gain=linear)@{k}"),
     ("dcg", ("exp2", None), "dcg(gain=exp2)@{k}"),
     *[("ndcg", ("linear", i), f"ndcg(gain=linear,ideal={i})@{{k}}") for i in ("cut", "uncut", "k", "listed", "none")],
@@ -245,7 +256,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "map@3", "map(denominator=r)@3", "mar@3",
+    "map(denominator=hits)@3", "map(indicator=no)@3", "mar@3",
     "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
     "alpha_ndcg@3", "ab_ndcg@3",
 ]
@@ -262,12 +273,12 @@ def test_refuses_other_metrics(spec):
             call()
         msg = str(exc.value)
         assert "\n" not in msg
-        assert "ties=average" in msg and "precision, recall, f1, hitrate, mrr, dcg, ndcg" in msg
+        assert "ties=average" in msg and "precision, recall, f1, hitrate, mrr, map, dcg, ndcg" in msg
 
 
 def test_refused_alongside_a_supported_metric():
     with pytest.raises(SpecError, match="not defined for map"):
-        evaluate(TIED, TRUTH, ["ndcg@3", "map@3"], ties="average")
+        evaluate(TIED, TRUTH, ["ndcg@3", "map(denominator=hits)@3"], ties="average")
 
 
 @pytest.mark.parametrize("order", ["rank", "input"])

@@ -483,8 +483,35 @@ def _harmonic_gap(lo: int, hi: int) -> float:
     return float(digamma(hi + 1.0) - digamma(lo + 1.0))
 
 
+def _expected_ap_sum(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` E[Σ_{i≤k} rel_i·H_i/i] over the orderings of the tie groups. In a group at
+    positions lo..hi (n items, r relevant, h_b relevant items in the groups above), position
+    lo + t is relevant with probability r/n, and then holds h_b + 1 + t(r − 1)/(n − 1) hits in
+    expectation (the others of the group fall before it hypergeometrically)."""
+    gu, lo, n, r = _tie_groups(h)
+    start = np.r_[True, gu[1:] != gu[:-1]] if len(gu) else np.zeros(0, dtype=bool)
+    cum = np.cumsum(r)
+    before = cum - r - np.maximum.accumulate(np.where(start, cum - r, 0))  # relevant items in the user's earlier groups
+    hi = lo + n - 1
+    width = max(1, min(max(ks), int(hi.max()) if len(hi) else 1))
+    hm = np.r_[0.0, np.cumsum(1.0 / np.arange(1, width + 1))]
+    slope = np.where(n > 1, (r - 1) / np.maximum(n - 1, 1), 0.0)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        m = np.clip(min(k, width) - lo + 1, 0, n)
+        keep = m > 0
+        lk, mm = lo[keep], m[keep]
+        s0 = hm[lk + mm - 1] - hm[lk - 1]  # Σ_{t<m} 1/(lo + t)
+        s1 = mm - lk * s0  # Σ_{t<m} t/(lo + t)
+        val = (r[keep] / n[keep]) * ((before[keep] + 1) * s0 + slope[keep] * s1)
+        out[:, j] = np.bincount(gu[keep], weights=val, minlength=h.n_users)
+    return out
+
+
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
     width = h.width(ks)
+    if _averaged(h):  # the check hook admits only precision, indicator=yes, a denominator free of the order
+        return _safe_div(_expected_ap_sum(h, ks), _ap_den(h, ks, o["denominator"], _hits_at(h, ks)))
     if o["indicator"] == "yes" and _sparse(h):
         c = _hit_rank(h)
         if inner == "precision":
@@ -515,7 +542,14 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
     return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
-@register("map", axes=[AP_DEN, AP_IND], check_hook=_refuse_ties_average("map"))
+def _check_map_ties(o: dict, *_: object) -> None:
+    if o.get("ties") == "average" and (o["indicator"] != "yes" or o["denominator"] == "hits"):
+        # D = H_k depends on the order (the expectation of the ratio is not the ratio of the
+        # expectations); indicator=no has no closed form here yet
+        raise ties_average_error(f"map(indicator={o['indicator']},denominator={o['denominator']})")
+
+
+@register("map", axes=[AP_DEN, AP_IND], check_hook=_check_map_ties)
 def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAP@k: the mean over users of average precision at k.
 
@@ -527,6 +561,17 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     (``indicator=no``), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
     :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
     :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
+
+    With ``ties=average`` (McSherry & Najork 2008; ``indicator=yes`` and a denominator that
+    does not depend on the order) the numerator is its expectation over the orderings of the
+    tie groups: in a group at positions *lo..hi* with *n* items, *r* relevant and :math:`h_b`
+    relevant items in the groups above,
+
+    .. math:: E\Big[\sum_{i \le k} \frac{rel_i H_i}{i}\Big] = \sum_g \frac{r}{n} \sum_{t=0}^{m-1}
+              \frac{c_t}{lo + t}, \qquad c_t = h_b + 1 + t \rho, \qquad m = \min(n, k - lo + 1)
+
+    where ρ = (r − 1) / (n − 1) is the expected number of the group's other relevant items per
+    slot above position *lo + t*, given that position is relevant (0 for a group of one).
 
     Examples
     --------
@@ -541,6 +586,9 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.333333
     >>> worked("map(denominator=cumulative_min)@4")  # (1/2 + 2/4) / (1 + 2 + 3 + 3)
     0.111111
+    >>> from receval.examples import tied       # 20 (relevant) and 30 tie at 2-3; 40 at 4
+    >>> tied("map(ties=average)@4")              # ((1/2)(1/2 + 1/3) + 2/4) / 3
+    0.305556
     """
     return _average_precision(h, ks, o, "precision")
 
