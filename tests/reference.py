@@ -25,7 +25,8 @@ Semantics encoded here (each is one line of the option docs):
   input order; rank values are kept), ``keep`` keeps every row as a position and a hit;
 * an ideal list has k slots: ``ideal=hits`` and ``ideal=listed`` keep at most k gains (this
   matters only when optimistic ties put more than k items at positions <= k);
-* ``recall(denominator=listed)`` / ``ndcg(ideal=listed)``: the hits anywhere in the list
+* ``hitscore=positive``: a relevant item scored <= 0 is no hit, but still "listed";
+* ``recall(denominator=listed)`` / ``ndcg(ideal=listed)``: the relevant items anywhere in the list
   (every hit row, so ``dup=keep`` duplicates count) stand in for R;
 * ``empty``: users with no relevant item are skipped / scored 0 / an error;
 * ``norecs``: users with relevant items but no recommendation rows are scored 0 / skipped /
@@ -41,6 +42,7 @@ CONTEXT_DEFAULTS = {
     "rel": None,
     "order": "auto",
     "ties": "input",
+    "hitscore": "any",
     "dup": "error",
     "tdup": "error",
     "empty": "skip",
@@ -79,6 +81,7 @@ METRIC_VALUES = {
 CONTEXT_VALUES = {
     "order": ["auto", "score", "rank", "input"],
     "ties": ["input", "item", "item_desc", "text_desc", "optimistic"],
+    "hitscore": ["any", "positive"],
     "dup": ["error", "first", "keep"],
     "tdup": ["error", "first", "keep"],
     "empty": ["skip", "zero", "error"],
@@ -148,6 +151,8 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
         raise RefError("no score column")
     if order == "rank" and not has_rank:
         raise RefError("no rank column")
+    if ctx["hitscore"] == "positive" and not has_score:
+        raise RefError("hitscore=positive without a score column")
     by_user = defaultdict(list)
     for row in _rows(recs, ["user_id", "item_id", "score", "rank"]):
         if row["user_id"] in relevant_ratings:
@@ -162,6 +167,7 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
     for u in users:
         rows = list(by_user.get(u, []))
         ranked = _rank(rows, order, ctx["ties"])
+        kept_rows = rows
         items = [item for _, item in ranked]
         if len(set(items)) < len(items):
             if ctx["dup"] == "error":
@@ -174,12 +180,14 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
                         seen_items.add(item)
                         kept_rows.append(row)
                 ranked = _rank(kept_rows, order, ctx["ties"])
-        hits = []
-        for pos, item in ranked:
+        hits, listed = [], []
+        for (pos, item), rec in zip(ranked, _sorted_rows(kept_rows, order, ctx["ties"])):
             row = first_row.get((u, item))
             if row is not None and is_relevant(row):
-                hits.append((pos, rating_of(row)))
-        out[u] = {"ranked": ranked, "length": len(ranked), "hits": hits, "rel": relevant_ratings[u]}
+                listed.append((pos, rating_of(row)))
+                if ctx["hitscore"] == "any" or rec["score"] > 0:
+                    hits.append((pos, rating_of(row)))
+        out[u] = {"ranked": ranked, "length": len(ranked), "hits": hits, "listed": listed, "rel": relevant_ratings[u]}
     return out
 
 
@@ -252,7 +260,7 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         den = {"k": k, "length": min(k, length), "min_k_r": min(k, R)}[o["denominator"]]
         return _div(Hk, den)
     if metric == "recall":
-        den = {"r": R, "min_k_r": min(k, R), "listed": len(hits)}[o["denominator"]]
+        den = {"r": R, "min_k_r": min(k, R), "listed": len(user["listed"])}[o["denominator"]]
         return _div(Hk, den)
     if metric == "f1":
         p = Hk / k
@@ -304,7 +312,7 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         if ideal == "hits":  # the top-k hits, best first, in the k slots of an ideal list
             gains = sorted((_gain(r, o) for pos, r in hits if pos <= k), reverse=True)[:k]
         elif ideal == "listed":  # the relevant items anywhere in the list, best first, cut at k
-            gains = sorted((_gain(r, o) for pos, r in hits), reverse=True)[:k]
+            gains = sorted((_gain(r, o) for pos, r in user["listed"]), reverse=True)[:k]
         elif ideal == "k":
             best = max((_gain(r, o) for r in user["rel"]), default=0.0)
             gains = [best] * k

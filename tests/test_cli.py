@@ -215,7 +215,7 @@ def test_explain_prints_formula_options_signature(capsys):
     for ctx in ("rel = all", "order = auto", "ties = input", "dup = error", "tdup = error", "empty = skip", "norecs = zero"):
         assert f"  {ctx}  [default]" in out, ctx
     sig = out.rstrip().splitlines()[-1].strip()
-    assert sig == f"map@20|den:k|ind:yes|rel:all|order:auto|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{receval.__version__}"
+    assert sig == f"map@20|den:k|ind:yes|rel:all|order:auto|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{receval.__version__}"
     spec, _, _ = receval.parse_signature(sig)
     assert str(spec) == "map(denominator=k)@20"
 
@@ -275,7 +275,7 @@ def test_explain_warns_about_the_map_denominator(capsys):
 
 
 def test_a_signature_is_a_spec(capsys, tmp_path):
-    sig = ("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|tdup:error|"
+    sig = ("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|"
            "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0")
     code, out, _ = run(["explain", sig], capsys)
     assert code == 0 and out.startswith("map(denominator=r,norecs=skip,order=score,rel=4.5)@20")

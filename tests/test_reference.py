@@ -104,7 +104,7 @@ def datasets(draw):
         only_recs = u == n_users
         n_recs = draw(st.integers(0, 6))
         items = draw(st.lists(st.integers(0, 9), min_size=n_recs, max_size=n_recs, unique=not allow_dup))
-        scores = draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5]), min_size=n_recs, max_size=n_recs))
+        scores = draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.0, -0.2]), min_size=n_recs, max_size=n_recs))
         ranks = draw(st.permutations(list(range(1, n_recs + 1))))
         if presort:  # rows already in ranked order (score descending, ranks agreeing): the fast path
             by_score = sorted(range(n_recs), key=lambda j: -scores[j])
@@ -144,6 +144,7 @@ def contexts(draw):
     weighted = {
         "order": ["auto", "score", "score", "score", "rank", "input"],
         "ties": CONTEXT_VALUES["ties"],
+        "hitscore": ["any", "any", "positive"],
         "dup": ["first", "keep"] * 3 + ["error"],
         "tdup": ["first", "keep"] * 3 + ["error"],
         "empty": ["skip", "zero"] * 3 + ["error"],

@@ -114,11 +114,11 @@ def test_skipped_is_informational_and_ignored_when_parsing():
 
 
 SNAPSHOTS = {
-    "ndcg@10": "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|rel:all|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "map(denominator=r)@4": "map@4|den:r|ind:yes|rel:all|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "precision@2": "precision@2|den:k|rel:all|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "dcg(base=e)@4": "dcg@4|gain:binary|base:e|disc:log|rel:all|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "ndcg(gain=shifted)@3": "ndcg@3|gain:shifted|ideal:cut|base:2|disc:log|t:0|neg:error|rel:all|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "ndcg@10": "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|rel:all|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "map(denominator=r)@4": "map@4|den:r|ind:yes|rel:all|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "precision@2": "precision@2|den:k|rel:all|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "dcg(base=e)@4": "dcg@4|gain:binary|base:e|disc:log|rel:all|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "ndcg(gain=shifted)@3": "ndcg@3|gain:shifted|ideal:cut|base:2|disc:log|t:0|neg:error|rel:all|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
 }
 
 
@@ -135,13 +135,13 @@ def test_signature_snapshot_with_context_options():
 
     res = receval.evaluate(WORKED_RECS, WORKED_TRUTH, ["map(denominator=r)@20"], rel=4.5, norecs="skip", ties="item")
     assert res.signature("map(denominator=r)@20") == (
-        f"map@20|den:r|ind:yes|rel:4.5|order:score|ties:item|dup:error|tdup:error|empty:skip|norecs:skip|dialect:standard|v:{V}"
+        f"map@20|den:r|ind:yes|rel:4.5|order:score|ties:item|hitscore:any|dup:error|tdup:error|empty:skip|norecs:skip|dialect:standard|v:{V}"
     )
 
 
 def test_parse_signature_docstring_example():
     spec, dialect, version = parse_signature(
-        "map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|tdup:error|"
+        "map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|"
         "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0"
     )
     assert str(spec) == "map(denominator=r,norecs=skip,order=score,rel=4.5)@20"

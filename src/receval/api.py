@@ -25,6 +25,7 @@ def evaluate(
     rel: Any = UNSET,
     order: Any = UNSET,
     ties: Any = UNSET,
+    hitscore: Any = UNSET,
     dup: Any = UNSET,
     tdup: Any = UNSET,
     empty: Any = UNSET,
@@ -54,7 +55,7 @@ def evaluate(
     dialect
         A dialect name (``"recbole"``, ``"daisyrec@2.3"``) or :class:`receval.dialects.Dialect`:
         the defaults of that library. Options written in a spec win over it.
-    rel, order, ties, dup, tdup, empty, norecs
+    rel, order, ties, hitscore, dup, tdup, empty, norecs
         Context options for every metric (see ``receval metrics``); a spec's own option wins.
     categories, train, catalog
         Side inputs of the beyond-accuracy metrics: item categories (``item_id``,
@@ -79,7 +80,7 @@ def evaluate(
     from .io import parse_sep
 
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
-    overrides = {"rel": rel, "order": order, "ties": ties, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
+    overrides = {"rel": rel, "order": order, "ties": ties, "hitscore": hitscore, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
     if engine == "spark" or type(recs).__module__.startswith("pyspark"):
         from .backends.spark import evaluate_spark
 

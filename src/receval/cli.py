@@ -45,13 +45,18 @@ def column_kwargs(a: argparse.Namespace) -> dict:
 def add_context_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("options for every metric (a spec's own option wins)")
     g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
-    for name in ("order", "ties", "dup", "tdup", "empty", "norecs"):
-        g.add_argument(f"--{name}")
+    from .options import CONTEXT_AXES
+
+    for name in CONTEXT_AXES:
+        if name != "rel":
+            g.add_argument(f"--{name}")
 
 
 def context_kwargs(a: argparse.Namespace) -> dict:
     out = {}
-    for name in ("rel", "order", "ties", "dup", "tdup", "empty", "norecs"):
+    from .options import CONTEXT_AXES
+
+    for name in CONTEXT_AXES:
         v = getattr(a, name, None)
         if v is not None:
             out[name] = v

@@ -25,13 +25,14 @@ from .encode import Encoded, encode, gather, rank_order
 from .errors import DataError, SpecError
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
+from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, no_user_left, user_policy
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
 from .spec import expand_ks
 
-CONTEXT_KEYS = ("rel", "order", "ties", "dup", "tdup", "empty", "norecs")
+CONTEXT_KEYS = tuple(CONTEXT_AXES)
 
 
 @dataclass

@@ -59,6 +59,10 @@ class Hits:
     # ties=average: 1-based first and last position of each hit's tie group (else None)
     hit_lo: np.ndarray | None = None
     hit_hi: np.ndarray | None = None
+    # hitscore=positive: user code and rating of every recommended relevant item, hit or not
+    # (the masked ones included), for the "listed" denominators and ideals (else None: the hits)
+    listed_user: np.ndarray | None = None
+    listed_rating: np.ndarray | None = None
     #: side inputs of the beyond-accuracy metrics (:class:`receval.engine.SideInputs`), set by the engine
     side: Any = None
     #: the largest position of any recommended row (0 without rows): every cut-off beyond it
@@ -113,6 +117,13 @@ class Hits:
             starts = np.flatnonzero(np.r_[True, self.hit_user[1:] != self.hit_user[:-1]])
             out[self.hit_user[starts]] = self.hit_pos[starts]
         return out
+
+    def listed(self) -> tuple[np.ndarray, np.ndarray]:
+        """User code and rating of every recommended relevant item: the hits, plus the
+        relevant items scored <= 0 under ``hitscore=positive`` (which are not hits)."""
+        if self.listed_user is None or self.listed_rating is None:
+            return self.hit_user, self.hit_rating
+        return self.listed_user, self.listed_rating
 
     def rel_rank(self) -> np.ndarray:
         """0-based rank of each relevant truth row among its user's, by rating descending."""
@@ -201,6 +212,8 @@ def build(
 
     if options.get("ties") == "average":
         _check_ties_average(recs, options, need_rows or need_items or need_truth_rows)
+    if options.get("hitscore") == "positive" and recs.get("score") is None:
+        raise DataError("hitscore='positive' masks relevant items scored <= 0 and needs a score column; name it with score_col=")
     fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows, dups_checked)
     if fast is not None:
         return fast
@@ -293,6 +306,12 @@ def build(
     t_row = np.where(found, u_rows[np.minimum(idx, len(u_rows) - 1)], -1)
     hit = found & (t_row >= 0)
     hit &= relevant[np.maximum(t_row, 0)]
+    listed_user = listed_rating = None
+    if options.get("hitscore") == "positive" and score is not None:
+        listed_user, listed_rating = r_user[hit].astype(np.int64), rating[t_row[hit]].astype(np.float64)
+        masked = hit & (score <= 0)
+        hit &= ~masked
+        t_row = np.where(masked, -1, t_row)
     hit_user = r_user[hit].astype(np.int64)
     hit_pos = pos[hit].astype(np.int64)
     hit_rating = rating[t_row[hit]].astype(np.float64)
@@ -320,6 +339,8 @@ def build(
         info=info,
         hit_lo=hit_lo,
         hit_hi=hit_hi,
+        listed_user=listed_user,
+        listed_rating=listed_rating,
         max_pos=int(pos.max()) if len(pos) else 0,
     )
     if need_rows or need_items or need_truth_rows:
@@ -476,6 +497,13 @@ def _build_grouped(
     hit_user = np.concatenate(hu) if hu else np.zeros(0, dtype=np.int64)
     hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
     hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
+    listed_user = listed_rating = None
+    if options.get("hitscore") == "positive" and score is not None:
+        listed_user, listed_rating = hit_user.astype(np.int64), rating[hit_t].astype(np.float64)
+        masked = score[hit_row] <= 0
+        if row_truth is not None:
+            row_truth[hit_row[masked]] = -1
+        hit_user, hit_row, hit_t = hit_user[~masked], hit_row[~masked], hit_t[~masked]
     row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
     row_pos = None
     if order_rule == "rank":
@@ -518,6 +546,8 @@ def _build_grouped(
         info=info,
         hit_lo=hit_lo,
         hit_hi=hit_hi,
+        listed_user=listed_user,
+        listed_rating=listed_rating,
         max_pos=max_pos,
         row_user=row_user if need_rows else None,
         row_pos=row_pos if need_rows else None,

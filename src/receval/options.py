@@ -146,6 +146,18 @@ CONTEXT_AXES: dict[str, Axis] = {
             },
         ),
         Axis(
+            "hitscore", "hitscore", "any",
+            "which recommended relevant items count as hits",
+            {
+                "any": "every recommended relevant item, whatever its score",
+                "positive": (
+                    "only those with a score > 0: a relevant item scored <= 0 is not a hit (nor a positive row) "
+                    "but still counts in |R| and among the listed relevant items (torchmetrics >= 1.8 AP, "
+                    "precision, recall, reciprocal rank: PR #3160); needs a score column"
+                ),
+            },
+        ),
+        Axis(
             "dup", "dup", "error",
             "duplicate (user, item) rows in the recommendations",
             {
@@ -199,7 +211,7 @@ def ties_average_error(what: str) -> SpecError:
 
 #: context axes that change the intermediate form itself (metrics that differ only in the
 #: other axes share one build)
-BUILD_AXES = ("rel", "order", "ties", "dup", "tdup")
+BUILD_AXES = ("rel", "order", "ties", "hitscore", "dup", "tdup")
 
 
 def context_defaults() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """sacreBLEU-style signatures: every resolved option that can change a value, in a fixed order.
 
-``ndcg@20|gain:binary|ideal:cut|rel:4.5|order:score|ties:input|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:0.1.0``
+``ndcg@20|gain:binary|ideal:cut|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:0.1.0``
 
 The head is the metric with its cut-off; then ``key:value`` for each axis the metric reads
 (its own axes in declaration order, then the context axes), the dialect that supplied the
@@ -47,7 +47,7 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
 
     >>> from receval.signature import parse_signature
     >>> spec, dialect, version = parse_signature(
-    ...     "map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|tdup:error|"
+    ...     "map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|"
     ...     "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0")
     >>> str(spec), dialect
     ('map(denominator=r,norecs=skip,order=score,rel=4.5)@20', 'ms_recommenders')

@@ -14,7 +14,7 @@ standard default dropped: it is the key of a result and the head of its signatur
 'ndcg(gain=exp2,ideal=uncut)@20'
 >>> str(parse_spec("map(denominator=min_k_r)@20"))   # the default is dropped
 'map@20'
->>> str(parse_spec("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|dup:error|"
+>>> str(parse_spec("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|"
 ...                "tdup:error|empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0"))
 'map(denominator=r,norecs=skip,order=score,rel=4.5)@20'
 """

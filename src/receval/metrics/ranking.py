@@ -288,7 +288,7 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     hk = _hits_at(h, ks)
     r = _col(h.n_rel)
     if o["denominator"] == "listed":
-        r = _col(np.bincount(h.hit_user, minlength=h.n_users))
+        r = _col(np.bincount(h.listed()[0], minlength=h.n_users))
     den = np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :]) if o["denominator"] == "min_k_r" else r
     return _safe_div(hk, np.broadcast_to(den, hk.shape))
 
@@ -765,10 +765,11 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
         return np.ones((h.n_users, len(ks)))
     if kind in ("hits", "listed"):
         out = np.zeros((h.n_users, len(ks)))
-        gains = _gain(h.hit_rating, o)
+        lu, lr = (h.hit_user, h.hit_rating) if kind == "hits" else h.listed()
+        gains = _gain(lr, o)
         for j, kk in enumerate(ks):  # a loop over cut-offs, not users
-            keep = h.hit_pos <= kk if kind == "hits" else np.ones(len(h.hit_pos), dtype=bool)
-            u, g = h.hit_user[keep], gains[keep]
+            keep = h.hit_pos <= kk if kind == "hits" else np.ones(len(lu), dtype=bool)
+            u, g = lu[keep], gains[keep]
             srt = np.lexsort((-g, u))
             u, g = u[srt], g[srt]
             rank = np.arange(len(u)) - np.searchsorted(u, u)
