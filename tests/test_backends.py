@@ -31,6 +31,7 @@ CONTEXTS = [
     {"ties": "item", "norecs": "skip"},
     {"ties": "optimistic", "rel": 2.0, "empty": "skip"},
     {"order": "input", "norecs": "zero"},
+    {"hitscore": "positive", "ties": "item_desc"},  # score-0 rows of the data are masked
 ]
 DUP_CONTEXT = {"dup": "first", "tdup": "first"}
 

@@ -66,3 +66,38 @@ def test_daisyrec_1x_ndcg_ideal_reads_the_whole_given_list():
     assert "ideal:listed" in got.signature("ndcg@2")
     # only the top-k hits in the ideal (ideal=hits) would give 1/log2 3 / 1
     assert receval.evaluate(recs, truth, ["ndcg(ideal=hits)@2"])["ndcg(ideal=hits)@2"] == pytest.approx(d3, abs=1e-12)
+
+
+# torchmetrics >= 1.8 (PR #3160): a target whose prediction is <= 0 is not a hit in AP,
+# precision, recall and RR, but recall still divides by every positive passed
+LOGITS = {"user_id": [1, 1, 1, 1], "item_id": [1, 2, 3, 4], "score": [0.9, 0.0, -0.3, -0.5]}
+LOGIT_TRUTH = {"user_id": [1, 1, 1], "item_id": [2, 3, 9]}
+
+
+def test_hitscore_positive_masks_hits_scored_at_most_zero():
+    specs = ["precision@4", "recall(denominator=listed)@4", "mrr@4", "map(denominator=hits)@4", "hitrate@4"]
+    anyhit = receval.evaluate(LOGITS, LOGIT_TRUTH, specs)
+    # hits at positions 2 and 3 (scores 0.0 and -0.3)
+    assert anyhit.values == pytest.approx({
+        "precision@4": 2 / 4, "recall(denominator=listed)@4": 2 / 2, "mrr@4": 1 / 2,
+        "map(denominator=hits)@4": (1 / 2 + 2 / 3) / 2, "hitrate@4": 1.0,
+    }, abs=1e-12)
+    masked = receval.evaluate(LOGITS, LOGIT_TRUTH, specs, hitscore="positive")
+    # no hit is left; recall's listed denominator still counts the two masked positives
+    assert masked.values == {s: 0.0 for s in specs}
+    assert "hitscore:positive" in masked.signature("precision@4")
+    # one positive score among the hits: 0.1 at position 2
+    recs = dict(LOGITS, score=[0.9, 0.1, -0.3, -0.5])
+    got = receval.evaluate(recs, LOGIT_TRUTH, specs + ["ndcg(ideal=listed)@4"], hitscore="positive")
+    assert got["recall(denominator=listed)@4"] == pytest.approx(1 / 2, abs=1e-12)
+    assert got["map(denominator=hits)@4"] == pytest.approx(1 / 2, abs=1e-12)
+    # the ideal holds both listed positives: 1/log2 3 / (1 + 1/log2 3)
+    assert got["ndcg(ideal=listed)@4"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-12)
+
+
+def test_torchmetrics_dialect_masks_where_the_library_does():
+    res = receval.evaluate(LOGITS, LOGIT_TRUTH, ["precision@4", "hitrate@4", "mrr@4"], dialect="torchmetrics")
+    assert res["precision@4"] == 0.0 and res["mrr@4"] == 0.0
+    assert res["hitrate@4"] == 1.0  # hit_rate.py does not mask
+    with pytest.raises(receval.DataError, match="score column"):
+        receval.evaluate({"user_id": [1], "item_id": [2], "rank": [1]}, LOGIT_TRUTH, ["precision@1"], hitscore="positive")

@@ -263,3 +263,13 @@ def test_larger_random_dataset_matches_reference(seed):
             truth["rating"].append(float(rng.integers(1, 11)) / 2)
     ctx = {"rel": 3.0, "ties": ["input", "item", "item_desc", "optimistic"][seed % 4], "empty": "zero" if seed % 2 else "skip"}
     _check(recs, truth, ctx, seed % 2 == 0, VARIANTS)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=datasets(), ctx=contexts(), in_spec=st.booleans())
+def test_hitscore_positive_matches_reference(data, ctx, in_spec):
+    """``hitscore=positive`` (torchmetrics' masking of predictions <= 0) on every metric and
+    option: the scores drawn include 0.0 and -0.2, so masked hits are common here."""
+    recs, truth = data
+    ctx = {**ctx, "hitscore": "positive", "rel": None, "order": "score" if ctx["order"] == "auto" else ctx["order"]}
+    _check(recs, truth, ctx, in_spec, VARIANTS)

@@ -16,6 +16,8 @@ all relevant, relevant items missing from the list, and truth ratings 1..5.
 * ``binary``: ``ties`` whose truth is labelled 0/1: every truth row rated 1 plus up to three
   recommended items per user rated 0 (explicit negatives, as Microsoft Recommenders' stacked
   ``auc`` over the truth⋈pred inner join needs).
+* ``logits``: ``distinct`` shifted by −0.5, one score per list set to exactly 0: about half of
+  every list is scored <= 0 (torchmetrics masks those targets in AP, precision, recall, RR).
 * ``dups``: ``distinct`` plus repeated (user, item) rows in the recommendations (a lower score
   further down) and repeated truth rows, for the peers that tolerate them.
 """
@@ -53,6 +55,10 @@ def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int 
             scores = np.round(rng.random(length), 1)
         else:
             scores = rng.permutation(length).astype(float) / max(length, 1) + rng.random() * 1e-3
+            if kind == "logits":  # raw logits: about half of each list scored <= 0, some exactly 0
+                scores = scores - 0.5
+                if length > 2:
+                    scores[int(rng.integers(0, length))] = 0.0
         # ranking: score descending, ties by the larger item id
         order = np.lexsort((-items, -scores))
         items, scores = items[order], scores[order]
@@ -99,6 +105,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary"])
+    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary", "logits"])
     a = ap.parse_args()
     print(write(a.out, a.seed, a.kind))

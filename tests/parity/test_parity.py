@@ -66,11 +66,15 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     # torchmetrics averages over the users with recommendation rows, recommendation-only users
     # included (as 0): receval averages truth users only, so only per-user values are compared;
     # its results are float32, hence TOL_BY_RUNNER
+    # "logits": half of every list scored <= 0, which torchmetrics masks in AP, precision, recall
+    # and RR (hitscore=positive in the dialect); NDCG averages tied gains (ties=average in the
+    # dialect), so it is also compared on the tied data
     "torchmetrics": ("torchmetrics@1.9.0", [
-        M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", DISTINCT, mean=False) for n, s in [
+        *(M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", ("distinct", "logits"), mean=False) for n, s in [
             ("Precision", "precision"), ("Recall", "recall"), ("HitRate", "hitrate"), ("MRR", "mrr"),
-            ("MAP", "map"), ("NormalizedDCG", "ndcg(gain=binary)"), ("NormalizedDCG(graded)", "ndcg"),
-            ("AUROC", "gauc")]
+            ("MAP", "map"), ("AUROC", "gauc")]),
+        *(M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", ("distinct", "logits", "ties"), mean=False) for n, s in [
+            ("NormalizedDCG", "ndcg(gain=binary)"), ("NormalizedDCG(graded)", "ndcg")]),
     ]),
     "pytrec_eval": ("trec_eval@0.5.11", [
         M("P@{k}", "precision@{k}", DISTINCT), M("recall@{k}", "recall@{k}", DISTINCT),
