@@ -102,9 +102,16 @@ def _rows(cols: dict, names: list[str]) -> list[dict]:
     return [{name: (cols[name][i] if name in cols else None) for name in names} for i in range(n)]
 
 
-def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
-    """Per truth user: ranked list [(position, item)], relevant ratings, matched truth rows."""
+def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> dict:
+    """Per truth user: ranked list [(position, item)] with the rows' scores, relevant ratings,
+    matched truth rows. A context option the ``metric`` does not read (receval records it
+    only for the metrics that read it) keeps its default."""
     ctx = {**CONTEXT_DEFAULTS, **ctx}
+    if metric is not None:
+        from receval.metrics import get_metric
+
+        read = get_metric(metric).context
+        ctx = {a: (CONTEXT_DEFAULTS[a] if a in CONTEXT_DEFAULTS and a not in read else v) for a, v in ctx.items()}
     truth_rows = _rows(truth, ["user_id", "item_id", "rating"])
     if not truth_rows:
         raise RefError("empty truth")
@@ -180,14 +187,15 @@ def prepare(recs: dict, truth: dict, ctx: dict) -> dict:
                         seen_items.add(item)
                         kept_rows.append(row)
                 ranked = _rank(kept_rows, order, ctx["ties"])
-        hits, listed = [], []
+        hits, listed, scores = [], [], []
         for (pos, item), rec in zip(ranked, _sorted_rows(kept_rows, order, ctx["ties"])):
+            scores.append(rec["score"])
             row = first_row.get((u, item))
             if row is not None and is_relevant(row):
                 listed.append((pos, rating_of(row)))
                 if ctx["hitscore"] == "any" or rec["score"] > 0:
                     hits.append((pos, rating_of(row)))
-        out[u] = {"ranked": ranked, "length": len(ranked), "hits": hits, "listed": listed, "rel": relevant_ratings[u]}
+        out[u] = {"ranked": ranked, "scores": scores, "length": len(ranked), "hits": hits, "listed": listed, "rel": relevant_ratings[u]}
     return out
 
 
@@ -331,7 +339,7 @@ def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None
     ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
     o = {**METRIC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
     o["rel"] = ctx["rel"]
-    users = prepare(recs, truth, ctx)
+    users = prepare(recs, truth, ctx, metric)
     per_user: dict = {}
     for u, data in users.items():
         no_rel = len(data["rel"]) == 0

@@ -114,7 +114,7 @@ def reference_ir(recs: dict, truth: dict, metric: str, k: int | None, options: d
     options = options or {}
     ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
     o = {**IR_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
-    users = prepare(recs, truth, ctx)
+    users = prepare(recs, truth, ctx, metric)
     judged, n_nonrel = _nonrel_judged(truth, ctx)
     for data in users.values():
         no_rel = len(data["rel"]) == 0

@@ -82,7 +82,7 @@ def reference_lists(recs, truth, metric, k, options=None, *, train=None, catalog
     options = options or {}
     ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
     o = {**DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
-    users = prepare(recs, truth, ctx)
+    users = prepare(recs, truth, ctx, metric)
     side = {"baseline_of": lambda u: _baseline(baseline, u)}
     if train is not None:
         rows = popularity(train, "rows")

@@ -119,7 +119,7 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
     o = {**POP_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
     if o.get("cut") is None and "split" in o:
         o["cut"] = {"interactions": 0.8, "items": 0.1}[o["split"]]
-    users = prepare(recs, truth, ctx)
+    users = prepare(recs, truth, ctx, metric)
     cat = sorted(set(catalog) if catalog is not None else set(train["item_id"]))
     pop = popularity(train, o.get("count", "users"))
     side = {

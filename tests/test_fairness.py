@@ -68,7 +68,7 @@ def test_refusals():
 
 def oracle(recs, truth, metric, k, ctx, groups, train=None, of="ndcg"):
     ctx = {**CONTEXT_DEFAULTS, **ctx}
-    users = prepare(recs, truth, ctx)
+    users = prepare(recs, truth, ctx, metric)
     if metric in ("reo", "rsp"):
         gof = dict(zip(groups["item_id"], groups["group"]))
         names = sorted(set(groups["group"]))
@@ -110,10 +110,8 @@ def oracle(recs, truth, metric, k, ctx, groups, train=None, of="ndcg"):
         else:
             if data["length"] == 0:
                 continue
-            rows = [j for j in range(len(recs["user_id"])) if recs["user_id"][j] == u]
-            ranked = [i for pos, i in data["ranked"] if pos <= k]
-            score = {recs["item_id"][j]: recs["score"][j] for j in rows}
-            vals.setdefault(gof[u], []).append(sum(score[i] for i in ranked) / len(ranked))
+            top = [sc for (pos, _), sc in zip(data["ranked"], data["scores"]) if pos <= k]
+            vals.setdefault(gof[u], []).append(sum(top) / len(top))
     means = [sum(v) / len(v) for _, v in sorted(vals.items())]
     if len(means) < 2:
         raise RefError("fewer than two groups")

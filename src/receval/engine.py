@@ -26,7 +26,7 @@ from .errors import DataError, SpecError
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
 from .options import CONTEXT_AXES
-from .policy import f1_of_means, f1_per_user, no_user_left, user_policy
+from .policy import f1_of_means, f1_per_user, left_out, no_user_left, user_policy
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
@@ -253,7 +253,7 @@ def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
         sig = make_signature(r, __version__, order=order)
         return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
     v = np.asarray(values)[:, j]
-    include, zero, skipped = user_policy(h, r.options, r.metric.context)
+    include, zero, skipped = user_policy(h, r.options, r.metric.context, left_out(v, r.metric.skips))
     v = np.where(zero[:, None] if v.ndim == 2 else zero, 0.0, v)
     n = int(include.sum())
     sig = make_signature(r, __version__, order=order, skipped=skipped)

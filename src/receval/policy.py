@@ -32,7 +32,7 @@ def policy_error(axis: str, n: int, first: Any) -> DataError:
 
 def no_user_left(spec: Any) -> DataError:
     return DataError(
-        f"no user left to average for '{spec}': every truth user was left out by the empty/norecs policies"
+        f"no user left to average for '{spec}': every truth user was left out by the empty/norecs policies or by the metric's own (e.g. insufficient=exclude)"
     )
 
 
@@ -47,10 +47,13 @@ class Masks:
     err_norecs: np.ndarray
 
 
-def masks(n_rel: np.ndarray, length: np.ndarray, o: dict, context: Sequence[str]) -> Masks:
-    """The policies per user, without raising (a batch of users: Spark sums the error flags)."""
+def masks(n_rel: np.ndarray, length: np.ndarray, o: dict, context: Sequence[str], out: np.ndarray | None = None) -> Masks:
+    """The policies per user, without raising (a batch of users: Spark sums the error flags).
+
+    ``out``: users the metric itself leaves out (its NaN values, for a metric registered with
+    ``skips``); they are left out before ``empty``/``norecs`` would score them 0."""
     u = len(n_rel)
-    include = np.ones(u, dtype=bool)
+    include = np.ones(u, dtype=bool) if out is None else ~out
     zero = np.zeros(u, dtype=bool)
     none = np.zeros(u, dtype=bool)
     skipped, err_empty, err_norecs = none, none, none
@@ -62,7 +65,7 @@ def masks(n_rel: np.ndarray, length: np.ndarray, o: dict, context: Sequence[str]
             include = include & ~no_rel
             skipped = no_rel
         else:
-            zero = zero | no_rel
+            zero = zero | (no_rel & include)
     if "norecs" in context:
         no_recs = (length == 0) & ~no_rel
         if o["norecs"] == "error":
@@ -72,15 +75,20 @@ def masks(n_rel: np.ndarray, length: np.ndarray, o: dict, context: Sequence[str]
     return Masks(include, zero, skipped, err_empty, err_norecs)
 
 
-def user_policy(h: Any, o: dict, context: Sequence[str]) -> tuple[np.ndarray, np.ndarray, int]:
+def user_policy(h: Any, o: dict, context: Sequence[str], out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Apply the ``empty`` and ``norecs`` policies to a whole user set (``h`` has ``n_rel``,
     ``length``, ``user_ids``): (users averaged, users forced to 0, users skipped); an
     ``error`` policy raises its one-line :class:`DataError`."""
-    m = masks(h.n_rel, h.length, o, context)
+    m = masks(h.n_rel, h.length, o, context, out)
     for axis, bad in (("empty", m.err_empty), ("norecs", m.err_norecs)):
         if bad.any():
             raise policy_error(axis, int(bad.sum()), h.user_ids[np.flatnonzero(bad)[0]])
     return m.include, m.zero, int(m.skipped.sum())
+
+
+def left_out(v: np.ndarray, skips: bool) -> np.ndarray | None:
+    """The users a metric registered with ``skips`` leaves out itself (its NaN values)."""
+    return np.isnan(v) if skips and v.ndim == 1 else None
 
 
 def f1_of_means(p: float, r: float) -> float:
@@ -98,14 +106,15 @@ def _py(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-__all__ = ["FIXES", "Masks", "masks", "policy_columns", "user_policy", "policy_error", "no_user_left", "f1_of_means", "f1_per_user"]
+__all__ = ["FIXES", "Masks", "masks", "left_out", "policy_columns", "user_policy", "policy_error", "no_user_left", "f1_of_means", "f1_per_user"]
 
 
-def policy_columns(o: dict, context: Sequence[str], v: np.ndarray, n_rel: np.ndarray, length: np.ndarray) -> dict[str, np.ndarray]:
+def policy_columns(o: dict, context: Sequence[str], v: np.ndarray, n_rel: np.ndarray, length: np.ndarray,
+                   skips: bool = False) -> dict[str, np.ndarray]:
     """The policies per user as columns a distributed engine sums and counts: ``value`` (NaN
     when left out), ``a``/``b`` (precision/recall for F1 of the means, NaN when left out),
     ``skipped``, ``err_empty``, ``err_norecs`` (0/1)."""
-    m = masks(n_rel, length, o, context)
+    m = masks(n_rel, length, o, context, left_out(v, skips))
     v = np.where(m.zero[:, None] if v.ndim == 2 else m.zero, 0.0, v)
     nan = np.full(len(n_rel), np.nan)
     if v.ndim == 2:

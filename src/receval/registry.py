@@ -47,6 +47,9 @@ class Metric:
     #: metric runs in one batch on Polars and is refused on Spark.
     partial: Callable[..., Any] | None = None
     combine: Callable[..., np.ndarray] | None = None
+    #: a per-user metric whose own option may leave a user out of the mean (NaN per-user
+    #: value, e.g. ``pauc(insufficient=exclude)``); for every other metric NaN is a value
+    skips: bool = False
 
     @property
     def doc(self) -> str:
@@ -115,6 +118,7 @@ def register(
     check_hook: Callable[[dict[str, Any]], None] | None = None,
     partial: Callable[..., Any] | None = None,
     combine: Callable[..., np.ndarray] | None = None,
+    skips: bool = False,
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register ``fn`` as metric ``name`` (a decorator)."""
 
@@ -134,6 +138,7 @@ def register(
             check_hook=check_hook,
             partial=partial,
             combine=combine,
+            skips=skips,
         )
         return fn
 

@@ -93,6 +93,8 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     "rectools": ("rectools@0.19.0", [
         M("Precision@{k}", "precision@{k}"), M("Recall@{k}", "recall@{k}"), M("HitRate@{k}", "hitrate@{k}"),
         M("MRR@{k}", "mrr@{k}"), M("MAP@{k}", "map@{k}"), M("NDCG@{k}", "ndcg@{k}"),
+        M("PartialAUC@{k}", "pauc@{k}"), M("PAP@{k}", "pap@{k}"),
+        M("PartialAUC(exclude)@{k}", "pauc(insufficient=exclude)@{k}"), M("PAP(exclude)@{k}", "pap(insufficient=exclude)@{k}"),
     ]),
     # scikit-learn has no dialect: receval's standard definitions with explicit options.
     # ndcg_score averages the gains of tied items (McSherry–Najork): receval's ties=average on

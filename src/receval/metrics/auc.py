@@ -553,3 +553,120 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 #: public name of the merge of by-score counts (the Spark backend reduces with it)
 merge_by_score = _merge_by_score
+
+
+# ------------------------------------------------------------------------------------------
+# partial AUC over the top-k negatives (RecTools PartialAUC / PAP)
+
+INSUFFICIENT = Axis(
+    "insufficient", "insuf", "ignore",
+    "a user whose list holds fewer than k negatives while some relevant item is missing from it "
+    "(so the metric cannot see where that item would rank among the top k negatives)",
+    {
+        "ignore": "computed as it is: a missing relevant item ranks below every negative (understates the value)",
+        "exclude": "the user is left out of the mean",
+        "error": "refuse the input, naming how many users and the fix",
+    },
+)
+
+
+def _top_negative_parts(h: Hits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per hit (sorted by user, position): its 1-based index among the user's hits, and
+    :math:`f` = the negatives ranked above it (positions before it that hold no hit; a rank
+    left out of a rank column counts as a negative, as RecTools' filled ranks do); per user
+    the negatives of the list, :math:`\\max(\\ell_u, \\text{last position}) - H_u`."""
+    hu, hp = h.hit_user, h.hit_pos
+    idx = np.arange(len(hu))
+    start = np.r_[True, hu[1:] != hu[:-1]] if len(hu) else np.zeros(0, dtype=bool)
+    first = np.maximum.accumulate(np.where(start, idx, 0)) if len(hu) else idx
+    j = idx - first + 1
+    # hits at strictly smaller positions (equal positions: tied ranks or optimistic ties)
+    key = hu * (int(hp.max()) + 2 if len(hp) else 1) + hp
+    before = np.searchsorted(key, key, side="left") - first
+    f = (hp - 1 - before).astype(np.float64)
+    last = np.zeros(h.n_users, dtype=np.int64)
+    if h.row_user is not None and len(h.row_user):
+        np.maximum.at(last, h.row_user, h.row_pos)
+    hits = np.bincount(hu, minlength=h.n_users)
+    neg = np.maximum(h.length, last) - hits
+    return j, f, neg
+
+
+def _insufficient(h: Hits, neg: np.ndarray, k: int, o: dict, name: str) -> np.ndarray:
+    """Users with fewer than k negatives in the list and a relevant item missing from it."""
+    hits = np.bincount(h.hit_user, minlength=h.n_users)
+    bad = (neg < k) & (h.n_rel > hits)
+    if o["insufficient"] == "error" and bad.any():
+        raise DataError(
+            f"{name}@{k}: {int(bad.sum())} users have fewer than {k} non-relevant recommendations while a relevant "
+            f"item is missing from their list (e.g. user {h.user_ids[np.flatnonzero(bad)[0]]}); recommend at least "
+            f"|R| + {k} items per user, or pass insufficient=exclude (leave them out) or insufficient=ignore"
+        )
+    return bad if o["insufficient"] == "exclude" else np.zeros(h.n_users, dtype=bool)
+
+
+def _partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positives: bool) -> np.ndarray:
+    j, f, neg = _top_negative_parts(h)
+    out = np.empty((h.n_users, len(ks)))
+    r = h.n_rel.astype(np.float64)
+    for c, k in enumerate(ks):  # a loop over cut-offs, not users
+        keep = f < k
+        if top_positives:
+            keep &= j <= k
+        num = np.bincount(h.hit_user[keep], weights=k - f[keep], minlength=h.n_users)
+        den = (np.minimum(r, k) if top_positives else r) * k
+        v = _safe_div(num, den)
+        out[:, c] = np.where(_insufficient(h, neg, k, o, name), np.nan, v)
+    return out
+
+
+@register("pauc", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True)
+def pauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Partial AUC over the top-k negatives, pAUC@k (RecTools PartialAUC; Hiranandani et al., ICML 2020).
+
+    Formula
+    -------
+    .. math:: pAUC@k_u = \frac{1}{k\,|R_u|} \sum_{p \in P_u,\ f_p < k} (k - f_p)
+
+    the AUC of all of the user's relevant items against its *k* best-ranked negatives: a
+    relevant item at a position with :math:`f_p` negatives above it beats the
+    :math:`k - f_p` top negatives below it; a relevant item missing from the list beats none.
+    Here *k* counts negatives, not list positions. With ``order=rank`` a rank left out of the
+    rank column counts as a negative (RecTools fills the ranks 1..max). A list with fewer than
+    *k* negatives while a relevant item is missing from it is ``insufficient``: ``ignore``
+    (default, RecTools' default) computes it as it is, ``exclude`` leaves the user out of the
+    mean, ``error`` refuses the input.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("pauc@2")    # hits at positions 2 (f = 1) and 4 (f = 2): (2 − 1) / (2 · 3)
+    0.166667
+    >>> worked("pauc@3")    # ((3 − 1) + (3 − 2)) / (3 · 3)
+    0.333333
+    """
+    return _partial_auc(h, ks, o, "pauc", top_positives=False)
+
+
+@register("pap", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True)
+def pap(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Partial AUC + precision, pAp@k (RecTools PAP; Hiranandani et al., ICML 2020).
+
+    Formula
+    -------
+    .. math:: pAp@k_u = \frac{1}{k \min(k, |R_u|)} \sum_{p \in P_u,\ j_p \le k,\ f_p < k} (k - f_p)
+
+    the AUC of the user's first :math:`\min(k, |R_u|)` relevant items (:math:`j_p` is the index
+    of the hit among the user's hits) against its *k* best-ranked negatives, with
+    :math:`f_p` the negatives ranked above the hit. It behaves like precision@k when
+    :math:`|R_u| \ge k` and like pAUC@k otherwise. ``insufficient`` as for ``pauc``.
+
+    Examples
+    --------
+    >>> from receval.examples import worked
+    >>> worked("pap@2")     # (2 − 1) / (2 · min(2, 3))
+    0.25
+    >>> worked("pap@3")     # ((3 − 1) + (3 − 2)) / (3 · 3)
+    0.333333
+    """
+    return _partial_auc(h, ks, o, "pap", top_positives=True)

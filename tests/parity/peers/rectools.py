@@ -12,7 +12,8 @@ Emitted names (k in params):
   Precision@k, Precision(r_precision=True)@k, Recall@k, HitRate@k, MRR@k,
   MAP@k (default: / |R|), MAP(divide_by_k=True)@k,
   NDCG@k (default: IDCG = all k slots relevant), NDCG(divide_by_achievable=True)@k (min(k,|R|)),
-  PartialAUC@k, PAP@k (insufficient_handling="ignore", the default).
+  PartialAUC@k, PAP@k (insufficient_handling="ignore", the default),
+  PartialAUC(exclude)@k, PAP(exclude)@k (insufficient_handling="exclude").
 """
 import sys
 import warnings
@@ -37,6 +38,8 @@ VARIANTS = [
     ("NDCG(divide_by_achievable=True)", NDCG, {"divide_by_achievable": True}),
     ("PartialAUC", PartialAUC, {}),
     ("PAP", PAP, {}),
+    ("PartialAUC(exclude)", PartialAUC, {"insufficient_handling": "exclude"}),
+    ("PAP(exclude)", PAP, {"insufficient_handling": "exclude"}),
 ]
 
 
