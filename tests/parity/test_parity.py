@@ -72,7 +72,7 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     "torchmetrics": ("torchmetrics@1.9.0", [
         *(M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", ("distinct", "logits"), mean=False) for n, s in [
             ("Precision", "precision"), ("Recall", "recall"), ("HitRate", "hitrate"), ("MRR", "mrr"),
-            ("MAP", "map"), ("AUROC", "gauc")]),
+            ("MAP", "map"), ("AUROC", "gauc"), ("AUROC(max_fpr=0.3)", "gauc(maxfpr=0.3)")]),
         *(M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", ("distinct", "logits", "ties"), mean=False) for n, s in [
             ("NormalizedDCG", "ndcg(gain=binary)"), ("NormalizedDCG(graded)", "ndcg")]),
     ]),

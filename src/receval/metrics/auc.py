@@ -56,6 +56,12 @@ DENOMINATOR = Axis(
         "r": "|R_u|: relevant items missing from the list score 0 (Elliot GAUC, OpenRec)",
     },
 )
+MAXFPR = Axis(
+    "maxfpr", "maxfpr", None,
+    "the standardised partial AUC over false-positive rates [0, maxfpr] (McClish 1989; scikit-learn's and "
+    "torchmetrics' max_fpr); 'all' is the whole AUC",
+    numeric=True,
+)
 _MISSING = {
     "zero": "the user scores 0",
     "one": "the user scores 1",
@@ -166,6 +172,8 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
 
     An empty list scores ``empty_list`` (None: it counts as a list without positives).
     """
+    if o.get("maxfpr") is not None:
+        return _user_partial_roc(h, o, k, empty_list)
     p, ell, asum = _per_user_parts(h, o["tied"], k)
     n_exact = ell - p
     nprime = n_exact if o["negatives"] == "exact" else ell - h.n_rel + 1
@@ -176,7 +184,60 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
     return v if empty_list is None else np.where(ell == 0, empty_list, v)
 
 
+def _user_partial_roc(h: Hits, o: dict, k: int | None, empty_list: float | None) -> np.ndarray:
+    """Per-user standardised partial AUC over FPR in [0, m]: the area under the user's ROC
+    (one vertex per distinct score, so tied pairs count ½) up to m, with the segment that
+    crosses m interpolated, then :math:`\frac12\left(1 + \frac{A - m^2/2}{m - m^2/2}\right)`."""
+    m = float(o["maxfpr"])
+    user, pos, score, label = _rows(h)
+    if k is not None:
+        keep = pos <= k
+        user, score, label = user[keep], score[keep], label[keep]
+    p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
+    ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
+    n = ell - p
+    perm = np.lexsort((-score, user))
+    u, sc, lb = user[perm], score[perm], label[perm]
+    last = np.r_[(u[1:] != u[:-1]) | (sc[1:] != sc[:-1]), True] if len(u) else np.zeros(0, dtype=bool)
+    tp, fp = np.cumsum(lb), np.cumsum(~lb)
+    ustart = np.r_[True, u[1:] != u[:-1]] if len(u) else np.zeros(0, dtype=bool)
+    base_tp = np.maximum.accumulate(np.where(ustart, np.arange(len(u)), 0)) if len(u) else np.zeros(0, dtype=np.int64)
+    tp0, fp0 = (tp - lb)[base_tp], (fp - ~lb)[base_tp]  # counts before the user's first row
+    vu, vt, vf = u[last], (tp - tp0)[last].astype(np.float64), (fp - fp0)[last].astype(np.float64)
+    first = np.r_[True, vu[1:] != vu[:-1]] if len(vu) else np.zeros(0, dtype=bool)
+    pt, pf = np.where(first, 0.0, np.r_[0.0, vt[:-1]]), np.where(first, 0.0, np.r_[0.0, vf[:-1]])
+    pp, nn = p[vu], n[vu]
+    ok = (pp > 0) & (nn > 0)
+    y0, y1 = _safe_div(pt, pp), _safe_div(vt, pp)
+    x0, x1 = _safe_div(pf, nn), _safe_div(vf, nn)
+    full = x1 <= m
+    cross = (x0 < m) & ~full
+    ym = y0 + _safe_div((y1 - y0) * (m - x0), x1 - x0)
+    seg = np.where(full, (x1 - x0) * (y0 + y1) / 2, np.where(cross, (m - x0) * (y0 + ym) / 2, 0.0))
+    area = np.bincount(vu[ok], weights=seg[ok], minlength=h.n_users)
+    lo = m * m / 2
+    v = 0.5 * (1 + (area - lo) / (m - lo))
+    v = np.where(n <= 0, _VALUE[o["noneg"]], v)
+    v = np.where(p == 0, _VALUE[o["nopos"]], v)
+    return v if empty_list is None else np.where(ell == 0, empty_list, v)
+
+
+def _check_maxfpr(o: dict) -> None:
+    m = o.get("maxfpr")
+    if m is None:
+        return
+    if not 0 < m <= 1:
+        raise SpecError(f"maxfpr must lie in (0, 1], got {m}; write maxfpr=all for the whole AUC")
+    bad = [f"{a}={o[a]}" for a, d in (("tied", "half"), ("negatives", "exact"), ("denominator", "list")) if o.get(a) != d]
+    if bad:
+        raise SpecError(
+            f"maxfpr reads the ROC curve, where tied scores count ½ over the list's own negatives and positives; "
+            f"it cannot be combined with {', '.join(bad)}: drop them or write maxfpr=all"
+        )
+
+
 def _check_user_kind(o: dict, k: int | None = None) -> None:
+    _check_maxfpr(o)
     for axis in ("nopos", "noneg"):
         if o.get(axis) == "skip":
             raise SpecError(
@@ -468,7 +529,7 @@ def _stacked_value(num2: int, n_pos: int, n_neg: int, rows: str = "all") -> floa
 
 @register(
     "gauc",
-    axes=[TIED, NEGATIVES, DENOMINATOR, NOPOS, NONEG],
+    axes=[TIED, NEGATIVES, DENOMINATOR, NOPOS, NONEG, MAXFPR],
     needs_k=False,
     optional_k=True,
     needs={"rows"},
@@ -503,6 +564,16 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.0
     >>> worked("gauc(tied=order,negatives=plus_one,denominator=r)")   # Elliot: (1/2 + 0) / 3
     0.166667
+
+    ``maxfpr=m`` replaces the AUC by the standardised partial AUC over false-positive rates
+    :math:`[0, m]` (McClish 1989; scikit-learn's and torchmetrics' ``max_fpr``): with
+    :math:`A_m` the area under the user's ROC curve up to FPR *m* (the segment crossing *m*
+    interpolated; tied scores form one diagonal segment, i.e. count ½),
+
+    .. math:: pAUC_u = \tfrac12 \left(1 + \frac{A_m - m^2/2}{m - m^2/2}\right)
+
+    >>> worked("gauc(maxfpr=0.5)")       # ROC (0,0) (½,0) (½,½) (1,½) (1,1): A = 0, (1 + (0 − 1/8)/(3/8))/2
+    0.333333
     """
     return np.stack([_user_auc(h, o, k if k else None) for k in ks], axis=1)
 

@@ -13,7 +13,7 @@ Users = users with recommendation rows; a query with no positive row counts 0
 Emitted names: RetrievalPrecision@k, RetrievalPrecision(adaptive_k=True)@k, RetrievalRecall@k,
 RetrievalHitRate@k, RetrievalMRR@k, RetrievalMAP@k, RetrievalNormalizedDCG@k,
 RetrievalNormalizedDCG(graded)@k (target = rating of the truth row, 0 otherwise),
-RetrievalAUROC@k, RetrievalRPrecision (no k).
+RetrievalAUROC@k, RetrievalAUROC(max_fpr=0.3)@k, RetrievalRPrecision (no k).
 """
 import sys
 import warnings
@@ -58,6 +58,7 @@ def main() -> None:
             (f"RetrievalNormalizedDCG@{k}", R.RetrievalNormalizedDCG, dict(top_k=k), target),
             (f"RetrievalNormalizedDCG(graded)@{k}", R.RetrievalNormalizedDCG, dict(top_k=k), graded),
             (f"RetrievalAUROC@{k}", R.RetrievalAUROC, dict(top_k=k), target),
+            (f"RetrievalAUROC(max_fpr=0.3)@{k}", R.RetrievalAUROC, dict(top_k=k, max_fpr=0.3), target),
         ]
     specs.append(("RetrievalRPrecision", R.RetrievalRPrecision, {}, target))
     with res.timed("compute_s"), warnings.catch_warnings():
