@@ -185,7 +185,7 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
 
 
 def _user_partial_roc(h: Hits, o: dict, k: int | None, empty_list: float | None) -> np.ndarray:
-    """Per-user standardised partial AUC over FPR in [0, m]: the area under the user's ROC
+    r"""Per-user standardised partial AUC over FPR in [0, m]: the area under the user's ROC
     (one vertex per distinct score, so tied pairs count ½) up to m, with the segment that
     crosses m interpolated, then :math:`\frac12\left(1 + \frac{A - m^2/2}{m - m^2/2}\right)`."""
     m = float(o["maxfpr"])
