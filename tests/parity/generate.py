@@ -18,6 +18,9 @@ all relevant, relevant items missing from the list, and truth ratings 1..5.
   ``auc`` over the truth⋈pred inner join needs).
 * ``logits``: ``distinct`` shifted by −0.5, one score per list set to exactly 0: about half of
   every list is scored <= 0 (torchmetrics masks those targets in AP, precision, recall, RR).
+* ``signed``: ``distinct`` with signed graded ratings: each truth rating redrawn from
+  -2..5 (zero and negative grades included) and every truth user whose id ends in 7 rated
+  negative throughout (LensKit clips negative gains to 0: such a user's graded NDCG is 0).
 * ``dups``: ``distinct`` plus repeated (user, item) rows in the recommendations (a lower score
   further down) and repeated truth rows, for the peers that tolerate them.
 """
@@ -36,6 +39,14 @@ KS = [1, 3, 5, 10]
 
 def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int = 40):
     """(recs, truth, params) as pandas frames and a dict."""
+    if kind == "signed":
+        recs, truth, params = generate(seed, "distinct", n_users, n_items)
+        srng = np.random.default_rng([seed, 7])
+        rating = srng.integers(-2, 6, size=len(truth)).astype(float)
+        allneg = (truth["user_id"] % 10 == 7).to_numpy()
+        rating[allneg] = -srng.integers(1, 4, size=int(allneg.sum())).astype(float)
+        truth = truth.assign(rating=rating)
+        return recs, truth, {**params, "kind": kind}
     rng = np.random.default_rng(seed)
     rows, trows = [], []
     for u in range(1, n_users + 1):
@@ -105,6 +116,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary", "logits"])
+    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary", "logits", "signed"])
     a = ap.parse_args()
     print(write(a.out, a.seed, a.kind))
