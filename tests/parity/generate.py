@@ -103,6 +103,17 @@ def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int 
     return recs, truth, {"k": KS, "threshold": None, "seed": seed, "kind": kind}
 
 
+_FRAMES: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def read_frames(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(recs, truth) of a written dataset folder, read once per session."""
+    key = str(path)
+    if key not in _FRAMES:
+        _FRAMES[key] = (pd.read_parquet(path / "recs.parquet"), pd.read_parquet(path / "truth.parquet"))
+    return _FRAMES[key]
+
+
 def write(out: Path, seed: int = 0, kind: str = "ties") -> Path:
     out.mkdir(parents=True, exist_ok=True)
     recs, truth, params = generate(seed, kind)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import pandas as pd
 import pytest
+
+from generate import read_frames  # tests/parity is on sys.path (conftest)
 
 from receval import evaluate
 from receval.errors import DataError
@@ -122,16 +123,6 @@ def _cases():
                     yield pytest.param(runner, dialect, m, kind, k, id=f"{runner}-{kind}-{peer}")
 
 
-_FRAMES: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
-
-
-def _frames(path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    key = str(path)
-    if key not in _FRAMES:
-        _FRAMES[key] = (pd.read_parquet(path / "recs.parquet"), pd.read_parquet(path / "truth.parquet"))
-    return _FRAMES[key]
-
-
 def _close(a: float, b: float, tol: float = TOL) -> bool:
     return abs(a - b) <= tol
 
@@ -143,7 +134,7 @@ def test_parity(runner, dialect, m, kind, k, peer_run, dataset):
     if peer_name not in doc["metrics"]:
         pytest.skip(f"{runner} {doc.get('version')} did not emit {peer_name} on '{kind}' (notes: {doc.get('notes')})")
     got = doc["metrics"][peer_name]
-    recs, truth = _frames(dataset(kind))
+    recs, truth = read_frames(dataset(kind))
     spec = m.spec.format(k=k)
     tol = TOL_BY_RUNNER.get(runner, TOL)
     try:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
 import pytest
+
+from generate import read_frames  # tests/parity is on sys.path (conftest)
 
 from receval import evaluate
 
@@ -59,21 +60,11 @@ def _cases():
                 yield pytest.param(kind, name, f"{spec}@{WHOLE if k is None else k}", id=f"{kind}-{name}")
 
 
-_FRAMES: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
-
-
-def _frames(path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    key = str(path)
-    if key not in _FRAMES:
-        _FRAMES[key] = (pd.read_parquet(path / "recs.parquet"), pd.read_parquet(path / "truth.parquet"))
-    return _FRAMES[key]
-
-
 @pytest.mark.parametrize("kind, peer_name, spec", list(_cases()))
 def test_parity_lenskit(kind, peer_name, spec, peer_run, dataset):
     doc = peer_run("lenskit", kind)
     got = doc["metrics"][peer_name]
-    recs, truth = _frames(dataset(kind))
+    recs, truth = read_frames(dataset(kind))
     res = evaluate(recs, truth, [spec], dialect=DIALECT)
     ours = res[spec]
     problems = []
@@ -97,7 +88,7 @@ def test_parity_lenskit(kind, peer_name, spec, peer_run, dataset):
 def test_lenskit_user_set(peer_run, dataset):
     """LensKit measures the lists of the truth users that have one: receval's user set under the dialect."""
     doc = peer_run("lenskit", "distinct")
-    recs, truth = _frames(dataset("distinct"))
+    recs, truth = read_frames(dataset("distinct"))
     both = set(recs["user_id"].tolist()) & set(truth["user_id"].tolist())
     assert {int(u) for u in doc["metrics"]["NDCG@10"]["per_user"]} == both
     res = evaluate(recs, truth, ["ndcg@10"], dialect=DIALECT)
