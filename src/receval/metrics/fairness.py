@@ -172,42 +172,20 @@ MAD_OF = Axis(
 )
 
 
-def _user_group_codes(users: np.ndarray, ids: np.ndarray, gcode: np.ndarray, sorted_users: bool = True) -> np.ndarray:
-    """Group code of each of ``users`` (−1: no group) from the (``ids``, ``gcode``) pairs."""
-    out = np.full(len(users), -1, dtype=np.int64)
-    if not len(ids) or not len(users):
-        return out
-    if (ids.dtype == object) != (users.dtype == object):
-        raise DataError("user ids of user_groups and the ground truth differ in type; cast them alike")
-    if sorted_users:  # look the group ids up in the sorted users
-        pos = np.minimum(np.searchsorted(users, ids), len(users) - 1)
-        found = users[pos] == ids
-        out[pos[found]] = gcode[found]
-        return out
-    order = np.argsort(ids, kind="stable")
-    sid, sg = ids[order], gcode[order]
-    pos = np.minimum(np.searchsorted(sid, users), len(sid) - 1)
-    found = sid[pos] == users
-    out[found] = sg[pos[found]]
-    return out
-
-
-def _user_groups(h: Hits, metric: str, required: bool = True):
-    """(ids, group codes, group names) of ``user_groups``, or None when not given and not required."""
-    side = getattr(h, "side", None)
-    if side is None or getattr(side, "user_groups", None) is None:
-        if not required:
-            return None
-        raise DataError(f"{metric} needs user groups: pass user_groups= (user_id, group)")
-    ids, groups = _read_groups(side.user_groups, side.cols.user, "user groups", "user")
-    names, gcode = np.unique(groups, return_inverse=True)
-    return ids, gcode, names
-
-
 def _mad_partial(h: Hits, ks: list[int], o: dict) -> dict:
     """Per k and user group: the sum and count of the per-user values of one batch of users."""
-    ids, gcode, names = _user_groups(h, "mad")
-    ug = _user_group_codes(h.user_ids, ids, gcode)
+    side = getattr(h, "side", None)
+    if side is None or getattr(side, "user_groups", None) is None:
+        raise DataError("mad needs user groups: pass user_groups= (user_id, group)")
+    ids, groups = _read_groups(side.user_groups, side.cols.user, "user groups", "user")
+    names, gcode = np.unique(groups, return_inverse=True)
+    ug = np.full(h.n_users, -1, dtype=np.int64)
+    if len(ids):
+        if (ids.dtype == object) != (h.user_ids.dtype == object):
+            raise DataError("user ids of user_groups and the ground truth differ in type; cast them alike")
+        pos = np.minimum(np.searchsorted(h.user_ids, ids), h.n_users - 1)
+        found = h.user_ids[pos] == ids
+        ug[pos[found]] = gcode[found]
     if o["of"] == "ndcg":
         from .ranking import ndcg
 
@@ -273,141 +251,3 @@ def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.3
     """
     return _mad_combine([_mad_partial(h, ks, o)], ks, o)
-
-
-# ---- bias disparity ----------------------------------------------------------------------
-
-BD_OF = Axis(
-    "of", "of", "bd", "which cell value of the (user group × item category) bias tables",
-    {
-        "bd": "bias disparity (B_R − B_S) / B_S: the relative change from the training data to the recommendations (Elliot BiasDisparityBD)",
-        "br": "B_R: the bias of the top-k recommendations (Elliot BiasDisparityBR)",
-        "bs": "B_S: the bias of the training data, the source (Elliot BiasDisparityBS); needs train=",
-    },
-)
-BD_UGROUP = Axis(
-    "ugroup", "ugroup", None,
-    "the user group of the cell: its 0-based index among the user_groups labels in sorted order "
-    "('all': every user as one group, only without user_groups)",
-    numeric=True,
-)
-BD_ICAT = Axis(
-    "icat", "icat", None,
-    "the item category of the cell: its 0-based index among the item_groups labels in sorted order",
-    numeric=True,
-)
-
-
-def _cell(value, names: np.ndarray, axis: str, what: str) -> int:
-    listing = ", ".join(f"{i}={n}" for i, n in enumerate(names))
-    if value is None:
-        raise DataError(f"biasdisp needs the {what} of the cell: write {axis}=N with N one of {listing}")
-    i = int(value)
-    if i != value or not 0 <= i < len(names):
-        raise DataError(f"biasdisp: {axis}={value:g} is not a {what}; use one of {listing}")
-    return i
-
-
-def _bias_counts(item_codes: np.ndarray, ug: np.ndarray, g: np.ndarray, G: int, C: int) -> np.ndarray:
-    """[G, C] rows per (user group, item category); rows without either are left out."""
-    ic = g[item_codes]
-    keep = (ug >= 0) & (ic >= 0)
-    return np.bincount(ug[keep] * C + ic[keep], minlength=G * C).reshape(G, C).astype(np.float64)
-
-
-def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
-    """Per k the [G, C] counts of top-k rows of this batch's users; the training counts (the
-    side input is whole, so every batch carries the same) and the category shares P(C)."""
-    sp = _space(h)
-    g, cats, size = _item_group_codes(h, "biasdisp")
-    C = len(cats)
-    groups = _user_groups(h, "biasdisp", required=False)
-    if groups is None:
-        names = np.array(["all"], dtype=object)
-        ug = np.zeros(h.n_users, dtype=np.int64)
-    else:
-        ids, gcode, names = groups
-        ug = _user_group_codes(h.user_ids, ids, gcode)
-    G = len(names)
-    rec = []
-    for k in ks:
-        items = sp.lists(h, k)[0]
-        users = np.broadcast_to(ug[:, None], items.shape)
-        listed = items >= 0
-        rec.append(_bias_counts(items[listed], users[listed], g, G, C))
-    src = None
-    if o["of"] != "br":
-        if sp.train is None:
-            raise DataError(f"biasdisp(of={o['of']}) compares with the training data: pass train= (user_id, item_id)")
-        tu, ti = sp.train
-        tug = np.zeros(len(tu), dtype=np.int64) if groups is None else _user_group_codes(tu, groups[0], groups[1], sorted_users=False)
-        src = _bias_counts(_encoder(sp.universe)(ti), tug, g, G, C)
-    return {"rec": np.array(rec), "src": src, "share": size / size.sum(), "ugroups": names, "icats": cats}
-
-
-def _bias(counts: np.ndarray, share: np.ndarray, gi: int, ci: int, where: str, names, cats) -> float:
-    tot = counts[gi].sum()
-    if tot == 0:
-        raise DataError(f"biasdisp: user group {names[gi]!r} has no {where} row with a categorised item")
-    return float(counts[gi, ci] / tot / share[ci])
-
-
-def _bd_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    p0 = parts[0]
-    names, cats, share = p0["ugroups"], p0["icats"], p0["share"]
-    gi = 0 if o["ugroup"] is None and len(names) == 1 and names[0] == "all" else _cell(o["ugroup"], names, "ugroup", "user group")
-    ci = _cell(o["icat"], cats, "icat", "item category")
-    rec = sum(p["rec"] for p in parts)
-    bs = None if p0["src"] is None else _bias(p0["src"], share, gi, ci, "training", names, cats)
-    out = []
-    for j in range(len(ks)):
-        if o["of"] == "bs":
-            out.append(bs)
-            continue
-        br = _bias(rec[j], share, gi, ci, "recommended", names, cats)
-        if o["of"] == "br":
-            out.append(br)
-        elif bs == 0:
-            raise DataError(f"biasdisp: B_S is 0 for user group {names[gi]!r} and category {cats[ci]!r} (no training row), so (B_R − B_S)/B_S is undefined")
-        else:
-            out.append((br - bs) / bs)  # type: ignore[operator]
-    return np.array(out, dtype=np.float64)
-
-
-@register("biasdisp", axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
-          family="fairness", partial=_bd_partial, combine=_bd_combine)
-def biasdisp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
-    r"""Bias disparity@k of one (user group, item category) cell (Tsintzou, Pitoura, Tsaparas 2019; Elliot BiasDisparityBS / BR / BD).
-
-    Formula
-    -------
-    .. math::
-
-        P(C) = \frac{|\{i \in C\}|}{|\{i\}|}, \qquad
-        B(G, C) = \frac{n(G, C) / n(G)}{P(C)}, \qquad
-        \mathrm{BD}(G, C) = \frac{B_R(G, C) - B_S(G, C)}{B_S(G, C)}
-
-    :math:`P(C)` is the share of the categorised items (``item_groups``) in category *C*;
-    :math:`n(G, C)` counts the rows of users in group *G* (``user_groups``; without it every
-    user is one group) whose item is in *C*, and :math:`n(G)` those whose item has a
-    category. :math:`B_S` counts the rows of ``train`` (every train user with a group),
-    :math:`B_R` the top-k recommendation rows of the truth users. ``ugroup`` and ``icat`` pick
-    the cell by the 0-based index of its label in sorted order; each cell of the table is one
-    value with its own signature. 1 is no bias for *B*; 0 no disparity for BD.
-
-    Examples
-    --------
-    >>> from receval import evaluate
-    >>> cats = {"item_id": [1, 2, 3, 4], "group": ["drama", "drama", "drama", "horror"]}
-    >>> train = {"user_id": [1, 1, 2, 2], "item_id": [1, 4, 2, 4]}
-    >>> recs = {"user_id": [1, 1, 2, 2], "item_id": [4, 3, 4, 1], "score": [2.0, 1.0, 2.0, 1.0]}
-    >>> truth = {"user_id": [1, 2], "item_id": [3, 1]}
-    >>> kw = dict(item_groups=cats, train=train)
-    >>> evaluate(recs, truth, ["biasdisp(of=bs,icat=1)@1"], **kw)["biasdisp(of=bs,icat=1)@1"]   # (2/4) / (1/4)
-    2.0
-    >>> evaluate(recs, truth, ["biasdisp(of=br,icat=1)@1"], **kw)["biasdisp(of=br,icat=1)@1"]   # (2/2) / (1/4)
-    4.0
-    >>> evaluate(recs, truth, ["biasdisp(icat=1)@1"], **kw)["biasdisp(icat=1)@1"]               # (4 − 2) / 2
-    1.0
-    """
-    return _bd_combine([_bd_partial(h, ks, o)], ks, o)
