@@ -19,8 +19,7 @@ SIDE = dict(
 )
 HUGE = 10**9
 #: options some metrics need on this tiny input (a tail that is not empty, repeats let through)
-OPTIONS = {"popreo": "(split=count,cut=1)", "poprsp": "(split=count,cut=1)", "unrepeated": "(dup=keep)",
-           "biasdisp": "(of=br,ugroup=0,icat=0)"}
+OPTIONS = {"popreo": "(split=count,cut=1)", "poprsp": "(split=count,cut=1)", "unrepeated": "(dup=keep)"}
 
 
 @pytest.mark.parametrize("name", [m.name for m in all_metrics() if m.needs_k or m.optional_k])
