@@ -16,6 +16,8 @@ and RSP equal :math:`|P_1 - P_2| / (P_1 + P_2)`. ``popreo`` / ``poprsp`` in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..errors import DataError, SpecError
@@ -292,7 +294,7 @@ def _named(names: np.ndarray, want: str, side: str, option: str) -> int:
     return int(at[0])
 
 
-def _user_members(h: Hits, o: dict) -> tuple[np.ndarray, object]:
+def _user_members(h: Hits, o: dict) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
     """Whether each truth user is in G, and a function giving it for other user ids (train users)."""
     if o["ugroup"] == "*":
         return np.ones(h.n_users, dtype=bool), lambda ids: np.ones(len(ids), dtype=bool)
