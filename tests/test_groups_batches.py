@@ -1,4 +1,4 @@
-"""The new aggregate metrics (popreo, poprsp, reo, rsp, mad) declare partial/combine: their
+"""The new aggregate metrics (popreo, poprsp, reo, rsp, mad, bias_disparity) declare partial/combine: their
 sufficient statistics over disjoint batches of users combine to the single-batch value
 (bit for bit for the count ratios; to 1e-12 for mad's float sums)."""
 
@@ -32,7 +32,9 @@ def _cols(frame, names):
     return {k: frame[v].to_numpy() for k, v in names.items() if v in frame.columns}
 
 
-@pytest.mark.parametrize("spec", ["reo@5", "rsp@5", "rsp@10", "mad@5", "mad(of=score)@3"])
+@pytest.mark.parametrize("spec", ["reo@5", "rsp@5", "rsp@10", "mad@5", "mad(of=score)@3",
+                                  "bias_disparity(icat=a,ugroup=x)@5", "bias_disparity(of=br,icat=c)@10",
+                                  "bias_disparity(of=bs,icat=b,ugroup=y)@3"])
 def test_group_metrics_partial_combine(spec):
     recs, truth, _, train, _ = make_data()
     rng = np.random.default_rng(3)

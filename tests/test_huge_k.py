@@ -18,8 +18,10 @@ SIDE = dict(
     item_groups={"item_id": [1, 2], "group": ["a", "b"]}, user_groups={"user_id": [1, 2], "group": ["x", "y"]},
 )
 HUGE = 10**9
-#: options some metrics need on this tiny input (a tail that is not empty, repeats let through)
-OPTIONS = {"popreo": "(split=count,cut=1)", "poprsp": "(split=count,cut=1)", "unrepeated": "(dup=keep)"}
+#: options some metrics need on this tiny input (a tail that is not empty, repeats let through,
+#: the category of a bias-disparity cell)
+OPTIONS = {"popreo": "(split=count,cut=1)", "poprsp": "(split=count,cut=1)", "unrepeated": "(dup=keep)",
+           "bias_disparity": "(icat=a)"}
 
 
 @pytest.mark.parametrize("name", [m.name for m in all_metrics() if m.needs_k or m.optional_k])

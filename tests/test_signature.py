@@ -42,20 +42,29 @@ SIDE = {
 }
 
 NUMERIC_TRIALS = {"rel": [3.0], "base": [math.e, 10.0], "t": [1.0]}
+#: options that name a group of the data (free names): the groups of SIDE
+NAME_TRIALS = {"icat": ["p", "q"], "ugroup": ["x", "y"]}
+#: options a metric needs to compute at all, added to each of its sweep specs
+REQUIRED = {"bias_disparity": {"icat": "p"}}
 
 
 def _specs_for(metric) -> list[str]:
     """The metric with each value of each option (one option at a time), rel=3 variants too."""
     k = "@3" if metric.needs_k else ""
-    out = [metric.name + k]
+    need = REQUIRED.get(metric.name, {})
+    base = ",".join(f"{a}={v}" for a, v in need.items())
+    out = [metric.name + (f"({base})" if base else "") + k]
     for name, axis in metric.all_axes().items():
         if axis.values:
             values = [v for v in axis.values if v != axis.default]
+        elif axis.free:
+            values = NAME_TRIALS[name]
         else:
             values = NUMERIC_TRIALS.get(name, [0.3])
         for v in values:
             shown = axis.render(v) if axis.numeric else v
-            out.append(f"{metric.name}({name}={shown}){k}")
+            opts = {**need, name: shown}
+            out.append(f"{metric.name}({','.join(f'{a}={w}' for a, w in opts.items())}){k}")
     return out
 
 

@@ -283,7 +283,7 @@ def _metrics(p: argparse.ArgumentParser):
         rows = []
         for m in all_metrics():
             opts = "; ".join(
-                f"{n}={'|'.join(ax.values) if ax.values else 'number'} (default {ax.render(ax.default)})"
+                f"{n}={'|'.join(ax.values) if ax.values else ('name' if ax.free else 'number')} (default {ax.render(ax.default)})"
                 for n, ax in m.axes.items()
             )
             rows.append([m.name + ("@k" if m.needs_k else ""), m.summary, opts or "–"])
@@ -311,6 +311,8 @@ def metrics_text(width: int = 100) -> str:
         default = ax.render(ax.default)
         if ax.values:
             values = " | ".join(v + (" (default)" if v == default else "") for v in ax.values)
+        elif ax.free:
+            values = f"a group name (default {default})"
         else:
             values = f"a number{' or all' if name == 'rel' else ''} (default {default})"
         lines.extend(wrap(values, " " * 18, f"  {name:<14}  "))

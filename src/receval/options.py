@@ -33,11 +33,16 @@ class Axis:
     doc: str
     values: dict[str, str] = field(default_factory=dict)
     numeric: bool = False
+    #: a name the data defines (a group of a side input), not one of ``values``: any text
+    #: without the spec's separators, compared in lower case as the spec grammar reads it
+    free: bool = False
 
     def parse(self, raw: Any) -> Any:
         """Validate and normalise a raw value (a string from a spec, or a Python value)."""
         if self.numeric:
             return _parse_number(self.name, raw)
+        if self.free:
+            return _parse_name(self.name, raw)
         if isinstance(raw, bool):  # True/False: yes/no where the option has them
             if ("yes" if raw else "no") in self.values:
                 return "yes" if raw else "no"
@@ -65,6 +70,22 @@ class Axis:
         if self.numeric:
             return _render_number(value)
         return str(value)
+
+
+_NAME_FORBIDDEN = ",()|=@"
+
+
+def _parse_name(name: str, raw: Any) -> str:
+    """A group name as an option value: lower case (the spec grammar lower-cases its text),
+    stripped, without the characters that separate a spec or a signature."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise SpecError(f"option `{name}` takes a group name, got {type(raw).__name__} {raw!r}")
+    text = str(raw).strip().lower()
+    if not text or any(c in text for c in _NAME_FORBIDDEN):
+        raise SpecError(
+            f"option `{name}` takes a group name without {' '.join(_NAME_FORBIDDEN)}, got {raw!r}; rename the group in the data"
+        )
+    return text
 
 
 def _parse_number(name: str, raw: Any) -> Any:

@@ -1,4 +1,5 @@
-r"""Fairness over item or user groups: REO, RSP (item groups) and MAD (user groups).
+r"""Fairness over item or user groups: REO, RSP (item groups), MAD (user groups) and bias
+disparity (user groups × item categories).
 
 Groups are side inputs of :func:`receval.evaluate`:
 
@@ -7,16 +8,19 @@ Groups are side inputs of :func:`receval.evaluate`:
 * ``user_groups``: a frame with ``user_id`` and ``group`` (one group per user; truth users
   without a group are left out), e.g. activity or demographic classes.
 
-The metrics are aggregates: one value per cut-off over the truth users. With two groups REO
+The metrics are aggregates: one value per cut-off over the truth users (bias disparity's
+source bias reads the train users too). With two groups REO
 and RSP equal :math:`|P_1 - P_2| / (P_1 + P_2)`. ``popreo`` / ``poprsp`` in
 :mod:`receval.metrics.popularity` are the same measures over the popularity split.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
@@ -41,7 +45,7 @@ def _read_groups(obj, key_col: str, what: str, role: str = "item") -> tuple[np.n
     return ids, groups
 
 
-def _item_group_codes(h: Hits, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _item_group_codes(h: Hits, metric: str, min_groups: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group code of every item code (−1: no group; one extra −1 slot for padding), group names,
     and the group sizes (items per group in ``item_groups``)."""
     s = _space(h)
@@ -57,7 +61,7 @@ def _item_group_codes(h: Hits, metric: str) -> tuple[np.ndarray, np.ndarray, np.
         pos = np.minimum(np.searchsorted(s.universe, ids), len(s.universe) - 1)
         found = s.universe[pos] == ids
         out[pos[found]] = gcode[found]
-    if len(names) < 2:
+    if len(names) < min_groups:
         raise DataError(f"{metric} compares groups: item_groups must name at least two")
     return out, names, np.bincount(gcode, minlength=len(names)).astype(np.float64)
 
@@ -251,3 +255,155 @@ def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.3
     """
     return _mad_combine([_mad_partial(h, ks, o)], ks, o)
+
+
+# ---- bias disparity (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD) ------------------
+
+BD_OF = Axis(
+    "of", "of", "bd", "which quantity of the (user group, item category) cell",
+    {
+        "bd": "bias disparity (BR − BS) / BS: the relative change of the bias from the train data to the top-k lists (Elliot BiasDisparityBD)",
+        "br": "bias in the recommendations B_R: the category's share of the group's top-k items over its share of item_groups (Elliot BiasDisparityBR)",
+        "bs": "bias in the source B_S: the category's share of the group's distinct train interactions over its share of item_groups (Elliot BiasDisparityBS); k is not read",
+    },
+)
+BD_UGROUP = Axis(
+    "ugroup", "ugroup", "*",
+    "the user group G: a group of user_groups (names compare in lower case); * pools every user, with a group or without, into one group (Elliot without a user clustering)",
+    free=True,
+)
+BD_ICAT = Axis(
+    "icat", "icat", "*",
+    "the item category C: a group of item_groups (names compare in lower case); required (* names no cell)",
+    free=True,
+)
+
+
+def _named(names: np.ndarray, want: str, side: str, option: str) -> int:
+    """The code of the group ``want`` (the lower-cased name an option gives) among ``names``."""
+    low = np.char.lower(names.astype(str))
+    at = np.flatnonzero(low == want)
+    if len(at) == 0:
+        shown = ", ".join(str(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+        raise DataError(f"bias_disparity: {side} have no group '{want}' ({option}={want}); its groups: {shown}")
+    if len(at) > 1:
+        raise DataError(
+            f"bias_disparity: the {side} groups {' and '.join(repr(str(n)) for n in names[at])} differ only in case "
+            f"and {option}= compares in lower case; rename one"
+        )
+    return int(at[0])
+
+
+def _user_members(h: Hits, o: dict) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """Whether each truth user is in G, and a function giving it for other user ids (train users)."""
+    if o["ugroup"] == "*":
+        return np.ones(h.n_users, dtype=bool), lambda ids: np.ones(len(ids), dtype=bool)
+    side = getattr(h, "side", None)
+    if side is None or getattr(side, "user_groups", None) is None:
+        raise DataError(f"bias_disparity(ugroup={o['ugroup']}) needs user groups: pass user_groups= (user_id, group), or ugroup=* to pool every user")
+    ids, groups = _read_groups(side.user_groups, side.cols.user, "user groups", "user")
+    names, gcode = np.unique(groups, return_inverse=True)
+    members = np.sort(ids[gcode == _named(names, o["ugroup"], "user_groups", "ugroup")])
+
+    def member(query: np.ndarray) -> np.ndarray:
+        if not len(members) or not len(query):
+            return np.zeros(len(query), dtype=bool)
+        if (members.dtype == object) != (query.dtype == object):
+            raise DataError("user ids of user_groups and the ground truth or train differ in type; cast them alike")
+        pos = np.minimum(np.searchsorted(members, query), len(members) - 1)
+        return members[pos] == query
+
+    return member(h.user_ids), member
+
+
+def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
+    """The cell's counts: top-k items of the batch's users of G (per k) in C and in any
+    category; the distinct train pairs of G in C and in any category (whole train: the same
+    in every batch); the share |C| / |item_groups|."""
+    if o["icat"] == "*":
+        raise SpecError("bias_disparity is one cell: name its item category, e.g. bias_disparity(icat=<a group of item_groups>)@10")
+    s = _space(h)
+    g, names, size = _item_group_codes(h, "bias_disparity", min_groups=1)
+    c = _named(names, o["icat"], "item_groups", "icat")
+    in_g, member = _user_members(h, o)
+    out: dict = {"pc": size[c] / size.sum()}
+    if o["of"] != "bs":
+        num, tot = [], []
+        for k in ks:
+            lg = g[s.lists(h, k)[0][in_g]]  # padding (−1) reads the −1 slot
+            num.append(float(np.count_nonzero(lg == c)))
+            tot.append(float(np.count_nonzero(lg >= 0)))
+        out["r_num"], out["r_tot"] = np.array(num), np.array(tot)
+    if o["of"] != "br":
+        if s.train is None:
+            raise DataError(f"bias_disparity(of={o['of']}) needs the train interactions (the source data): pass train= or --train FILE")
+        tu, ti = s.train
+        users, ucode = np.unique(tu, return_inverse=True)
+        pairs = np.unique(np.stack([ucode, _encoder(s.universe)(ti)], axis=1), axis=0)
+        lg = g[pairs[member(users)[pairs[:, 0]], 1]]
+        out["s_num"], out["s_tot"] = float(np.count_nonzero(lg == c)), float(np.count_nonzero(lg >= 0))
+    return out
+
+
+def _bd_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
+    pc = parts[0]["pc"]
+    cell = f"(ugroup={o['ugroup']}, icat={o['icat']})"
+    if o["of"] != "br":
+        if parts[0]["s_tot"] == 0:
+            raise DataError(f"bias_disparity{cell}: the train users of the group have no interaction with a categorised item; B_S divides by that count, choose another ugroup")
+        bs = parts[0]["s_num"] / parts[0]["s_tot"] / pc
+        if o["of"] == "bs":
+            return np.full(len(ks), bs)
+    r_num = sum(p["r_num"] for p in parts)
+    r_tot = sum(p["r_tot"] for p in parts)
+    if (r_tot == 0).any():
+        raise DataError(f"bias_disparity{cell}: the group's top-{ks[int(np.argmax(r_tot == 0))]} lists hold no categorised item; B_R divides by that count, choose another ugroup")
+    br = r_num / r_tot / pc
+    if o["of"] == "br":
+        return br
+    if bs == 0:
+        raise DataError(f"bias_disparity{cell}: the group has no train interaction in the category (B_S = 0) and BD divides by B_S; report of=br and of=bs instead")
+    return (br - bs) / bs
+
+
+@register("bias_disparity", axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
+          family="fairness", partial=_bd_partial, combine=_bd_combine)
+def bias_disparity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Bias disparity@k of one (user group, item category) cell: source bias, recommendation bias and their relative change (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD).
+
+    Formula
+    -------
+    .. math::
+
+        B_X(G, C) = \frac{N_X(G, C) / N_X(G)}{|C| / |I_g|}, \qquad
+        \mathrm{BD}(G, C) = \frac{B_R(G, C) - B_S(G, C)}{B_S(G, C)}
+
+    :math:`B_S` (``of=bs``, the source): :math:`N_S(G, C)` counts the distinct ``train``
+    pairs (u, i) with u in G and i in C, :math:`N_S(G)` those with i in any category; every
+    train user of G is read, not only the truth users. :math:`B_R` (``of=br``, the
+    recommendations): :math:`N_R(G, C) = \sum_{u \in G} |L^u_k \cap C|` over the truth users
+    of G, each list position counted (a repeated item under ``dup=keep`` twice), and
+    :math:`N_R(G)` the positions holding an item with a category. :math:`|C|` counts the items
+    ``item_groups`` puts in C, :math:`|I_g|` its items. ``of=bd`` (the default) is BD.
+
+    One value is one cell: C is ``icat`` (required), G is ``ugroup`` (a group of
+    ``user_groups``; ``*``, the default, pools every user). 1 is no bias (B_S, B_R); BD > 0:
+    the lists over-represent C for G more than the train data did, BD < 0 less. A zero count
+    in a denominator (or :math:`B_S = 0` for BD) is an error.
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> groups = {"item_id": [1, 2, 3, 4], "group": ["a", "a", "b", "b"]}   # P(a) = 2/4
+    >>> users = {"user_id": [1, 2], "group": ["x", "y"]}
+    >>> train = {"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 3]}
+    >>> recs = {"user_id": [1, 1], "item_id": [1, 3], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [4]}
+    >>> specs = ["bias_disparity(of=bs,icat=a,ugroup=x)@2", "bias_disparity(of=br,icat=a,ugroup=x)@2",
+    ...          "bias_disparity(icat=a,ugroup=x)@2", "bias_disparity(of=bs,icat=a)@2"]
+    >>> r = evaluate(recs, truth, specs, item_groups=groups, user_groups=users, train=train)
+    >>> # B_S = (2/3)/(2/4); B_R = (1/2)/(2/4); BD = (1 − 4/3)/(4/3); pooled B_S = (2/4)/(2/4)
+    >>> [round(v, 6) for v in r.values.values()]
+    [1.333333, 1.0, -0.25, 1.0]
+    """
+    return _bd_combine([_bd_partial(h, ks, o)], ks, o)
