@@ -1,5 +1,6 @@
 """``ties=average``: the expected value over all orderings of equally scored items
-(McSherry & Najork, ECIR 2008), for precision, recall, f1, hitrate, mrr, map, dcg and ndcg.
+(McSherry & Najork, ECIR 2008), for precision, recall, f1, hitrate, mrr, map, dcg, ndcg,
+rprecision, rbp and ncrr.
 
 Goldens written as arithmetic, a brute-force check against the mean over every permutation of
 every tie group (hypothesis, small data), the bit-identity with ``ties=input`` when no score is
@@ -140,6 +141,20 @@ def _per_order(order, rel, k, metric, opt, n_listed):
         den = {"min_k_r": min(k, n_r), "r": n_r, "k": k, "length": min(k, ell), "min_length_r": min(k, ell, n_r),
                "cumulative_min": sum(min(i, n_r) for i in range(1, k + 1))}[opt]
         return ap / den if den else 0.0
+    if metric == "rprecision":
+        return sum(1 for i in order[:n_r] if i in rel) / n_r
+    if metric == "rbp":
+        pers, norm, gain = opt
+        s = sum((rel[i] if gain == "rating" else 1.0) * pers**t for t, i in enumerate(top) if i in rel)
+        if norm == "no":
+            return (1 - pers) * s
+        m = min(n_r, k) if norm == "cut" else min(n_r, len(top))
+        ideal = sum(pers**t for t in range(m))
+        return s / ideal if ideal else 0.0
+    if metric == "ncrr":
+        s = sum(1 / (t + 1) for t, i in enumerate(top) if i in rel)
+        ideal = sum(1 / j for j in range(1, min(k, n_r) + 1))
+        return s / ideal if ideal else 0.0
     if metric == "mrr":
         ranks = [t + 1 for t, i in enumerate(top) if i in rel]
         if opt == "all":
@@ -185,6 +200,10 @@ CASES = [
     ("dcg", ("exp2", None), "dcg(gain=exp2)@{k}"),
     *[("ndcg", ("linear", i), f"ndcg(gain=linear,ideal={i})@{{k}}") for i in ("cut", "uncut", "k", "listed", "none")],
     ("ndcg", ("binary", "cut"), "ndcg@{k}"), ("ndcg", ("exp2", "cut"), "ndcg(gain=exp2)@{k}"),
+    ("rprecision", None, "rprecision"),
+    ("rbp", (0.8, "no", "binary"), "rbp@{k}"), ("rbp", (0.5, "no", "rating"), "rbp(persistence=0.5,gain=rating)@{k}"),
+    ("rbp", (0.8, "listed", "binary"), "rbp(normalize=listed)@{k}"), ("rbp", (0.8, "cut", "binary"), "rbp(normalize=cut)@{k}"),
+    ("ncrr", None, "ncrr@{k}"),
 ]
 
 
@@ -258,7 +277,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 REFUSED = [
     "map(denominator=hits)@3", "map(indicator=no)@3", "mar@3",
     "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
-    "alpha_ndcg@3", "ab_ndcg@3",
+    "alpha_ndcg@3", "ab_ndcg@3", "err@3", "bpref",
 ]
 
 
@@ -273,7 +292,7 @@ def test_refuses_other_metrics(spec):
             call()
         msg = str(exc.value)
         assert "\n" not in msg
-        assert "ties=average" in msg and "precision, recall, f1, hitrate, mrr, map, dcg, ndcg" in msg
+        assert "ties=average" in msg and "precision, recall, f1, hitrate, mrr, map, dcg, ndcg, rprecision, rbp, ncrr" in msg
 
 
 def test_refused_alongside_a_supported_metric():

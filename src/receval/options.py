@@ -162,7 +162,7 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
-                    "scikit-learn's ndcg_score); precision, recall, f1, hitrate, mrr, dcg, ndcg only; needs scores (order=auto ranks by score)"
+                    "scikit-learn's ndcg_score); precision, recall, f1, hitrate, mrr, map, dcg, ndcg, rprecision, rbp, ncrr only; needs scores (order=auto ranks by score)"
                 ),
             },
         ),
@@ -219,7 +219,7 @@ CONTEXT_AXES: dict[str, Axis] = {
 
 #: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
 #: the orderings of a tie group is linear in the per-position hits
-TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "map", "dcg", "ndcg")
+TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "map", "dcg", "ndcg", "rprecision", "rbp", "ncrr")
 
 
 def ties_average_error(what: str) -> SpecError:

@@ -9,7 +9,11 @@ Worked example shared by the doctests (:func:`receval.examples.worked`): user 1 
 items 10, 20, 30, 40 and likes 20 (rating 5), 40 (rating 4) and 50 (rating 3), so |R| = 3
 and the hits sit at positions 2 and 4.
 
-None of these metrics defines a tie-averaged value: ``ties=average`` is refused by name.
+``rprecision``, ``rbp`` and ``ncrr`` are sums of per-position weights over the hits, so their
+tie-averaged value (``ties=average``, McSherry & Najork 2008) replaces a hit's weight by the
+mean weight over the positions of its tie group (those inside the cut-off): a hit whose group
+spans positions lo..hi contributes :math:`\frac{1}{hi - lo + 1}\sum_{i=lo}^{\min(hi, k)} w_i`.
+``bpref`` and ``err`` are not linear in the hits and refuse ``ties=average``.
 """
 
 from __future__ import annotations
@@ -51,10 +55,31 @@ def _sum_hits(h: Hits, ks: list[int], weights: np.ndarray) -> np.ndarray:
     return out
 
 
+def _expected_sum(h: Hits, ks: list[int], gain: np.ndarray, prefix) -> np.ndarray:
+    """``[U, len(ks)]`` with ``ties=average``: Σ over hits of gain × the mean of w_i over the
+    positions lo..min(hi, k) of the hit's tie group (÷ its size); ``prefix(n)`` = Σ_{i≤n} w_i."""
+    lo, hi = h.hit_lo.astype(np.float64), h.hit_hi.astype(np.float64)
+    size = hi - lo + 1
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        top = np.minimum(hi, _cut(k))
+        inside = top >= lo
+        w = np.where(inside, prefix(np.where(inside, top, lo)) - prefix(lo - 1), 0.0) / size
+        out[:, j] = np.bincount(h.hit_user, weights=gain * w, minlength=h.n_users)
+    return out
+
+
+def _harmonic(n: np.ndarray) -> np.ndarray:
+    """H_n = Σ_{i≤n} 1/i for integer-valued n >= 0 (digamma: ψ(n + 1) + γ)."""
+    from scipy.special import digamma
+
+    return digamma(np.asarray(n, dtype=np.float64) + 1.0) + np.euler_gamma
+
+
 # ---- R-precision ---------------------------------------------------------------------------
 
 
-@register("rprecision", needs_k=False, family="classification", check_hook=_refuse_average("rprecision"))
+@register("rprecision", needs_k=False, family="classification")
 def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""R-precision: precision at the user's own number of relevant items (trec_eval Rprec, ranx r-precision).
 
@@ -70,8 +95,19 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> from receval.examples import worked
     >>> worked("rprecision")          # one hit (position 2) in the first |R| = 3 positions, / 3
     0.333333
+
+    With ``ties=average`` a hit in a tie group spanning lo..hi counts
+    :math:`|[lo, hi] \cap [1, |R|]| / (hi - lo + 1)`.
+
+    >>> from receval.examples import tied
+    >>> tied("rprecision(ties=average)")   # 20 tied with 30 at 2-3: both inside |R| = 3
+    0.333333
     """
-    inside = (h.hit_pos <= h.n_rel[h.hit_user]).astype(np.float64)
+    if h.hit_lo is not None and h.hit_hi is not None:
+        r = h.n_rel[h.hit_user]
+        inside = np.clip(np.minimum(h.hit_hi, r) - h.hit_lo + 1, 0, None) / (h.hit_hi - h.hit_lo + 1.0)
+    else:
+        inside = (h.hit_pos <= h.n_rel[h.hit_user]).astype(np.float64)
     hr = np.bincount(h.hit_user, weights=inside, minlength=h.n_users)
     return np.repeat(_safe_div(hr, h.n_rel)[:, None], len(ks), axis=1)
 
@@ -154,8 +190,6 @@ RBP_GAIN = Axis(
 
 
 def _rbp_check(o: dict, *_: object) -> None:
-    if o.get("ties") == "average":
-        raise ties_average_error("rbp")
     if not 0 < o["persistence"] < 1:
         raise SpecError(f"rbp: persistence must lie strictly between 0 and 1, got {o['persistence']}")
     if o["gain"] == "rating" and o["normalize"] != "no":
@@ -187,10 +221,19 @@ def rbp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.357143
     >>> worked("rbp(persistence=0.5,gain=rating)@4")       # 0.5·(5·0.5 + 4·0.125)
     1.5
+
+    With ``ties=average`` a hit's :math:`p^{i-1}` is averaged over the positions of its tie group.
+
+    >>> from receval.examples import tied
+    >>> tied("rbp(persistence=0.5,ties=average)@4")        # 0.5·((0.5 + 0.25)/2 + 0.125)
+    0.25
     """
     p = float(o["persistence"])
     g = h.hit_rating if o["gain"] == "rating" else np.ones(len(h.hit_pos))
-    s = _sum_hits(h, ks, g * p ** (h.hit_pos.astype(np.float64) - 1.0))
+    if h.hit_lo is not None:  # ties=average: Σ_{i≤n} p^(i−1) = (1 − p^n) / (1 − p)
+        s = _expected_sum(h, ks, g, lambda n: (1.0 - p**n) / (1.0 - p))
+    else:
+        s = _sum_hits(h, ks, g * p ** (h.hit_pos.astype(np.float64) - 1.0))
     if o["normalize"] == "no":
         return (1.0 - p) * s
     R = h.n_rel.astype(np.float64)[:, None]
@@ -268,7 +311,7 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- NCRR ----------------------------------------------------------------------------------
 
 
-@register("ncrr", needs_k=False, optional_k=True, family="ranking", check_hook=_refuse_average("ncrr"))
+@register("ncrr", needs_k=False, optional_k=True, family="ranking")
 def ncrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NCRR: normalised cumulative reciprocal rank (Cornac NCRR): Σ 1/i over the hits, over its ideal.
 
@@ -284,8 +327,17 @@ def ncrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> from receval.examples import worked
     >>> worked("ncrr@4")      # (1/2 + 1/4) / (1 + 1/2 + 1/3)
     0.409091
+
+    With ``ties=average`` a hit's :math:`1/i` is averaged over the positions of its tie group.
+
+    >>> from receval.examples import tied
+    >>> tied("ncrr(ties=average)@4")   # ((1/2 + 1/3)/2 + 1/4) / (1 + 1/2 + 1/3)
+    0.363636
     """
-    s = _sum_hits(h, ks, 1.0 / h.hit_pos.astype(np.float64))
+    if h.hit_lo is not None:
+        s = _expected_sum(h, ks, np.ones(len(h.hit_pos)), _harmonic)
+    else:
+        s = _sum_hits(h, ks, 1.0 / h.hit_pos.astype(np.float64))
     R = h.n_rel.astype(np.float64)[:, None]
     out = np.empty_like(s)
     for j, k in enumerate(ks):
