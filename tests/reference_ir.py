@@ -10,7 +10,7 @@ from __future__ import annotations
 from reference import CONTEXT_DEFAULTS, RefError, prepare
 
 IR_DEFAULTS = {
-    "rprecision": {},
+    "rprecision": {"r": "truth"},
     "bpref": {},
     "rbp": {"persistence": 0.8, "normalize": "no", "gain": "binary"},
     "err": {"grade": "binary", "gmax": None},
@@ -19,7 +19,7 @@ IR_DEFAULTS = {
 
 #: every value of every option (numeric ones sampled)
 IR_VALUES = {
-    "rprecision": {},
+    "rprecision": {"r": ["truth", "listed"]},
     "bpref": {},
     "rbp": {"persistence": [0.5, 0.8, 0.95], "normalize": ["no", "listed", "cut"], "gain": ["binary"]},
     "err": {"grade": ["binary"]},
@@ -66,6 +66,8 @@ def per_user_ir(metric: str, k: int | None, o: dict, user: dict, judged: set, n_
     R = len(user["rel"])
     cut = (lambda pos: True) if k is None else (lambda pos: pos <= k)
     if metric == "rprecision":
+        if o.get("r", "truth") == "listed":  # the relevant items present in the list
+            R = len(user["listed"])
         return 0.0 if R == 0 else sum(1 for pos, _ in hits if pos <= R) / R
     if metric == "bpref":
         if R == 0:

@@ -142,7 +142,8 @@ def _per_order(order, rel, k, metric, opt, n_listed):
                "cumulative_min": sum(min(i, n_r) for i in range(1, k + 1))}[opt]
         return ap / den if den else 0.0
     if metric == "rprecision":
-        return sum(1 for i in order[:n_r] if i in rel) / n_r
+        r = n_r if opt == "truth" else n_listed
+        return sum(1 for i in order[:r] if i in rel) / r if r else 0.0
     if metric == "rbp":
         pers, norm, gain = opt
         s = sum((rel[i] if gain == "rating" else 1.0) * pers**t for t, i in enumerate(top) if i in rel)
@@ -200,7 +201,7 @@ CASES = [
     ("dcg", ("exp2", None), "dcg(gain=exp2)@{k}"),
     *[("ndcg", ("linear", i), f"ndcg(gain=linear,ideal={i})@{{k}}") for i in ("cut", "uncut", "k", "listed", "none")],
     ("ndcg", ("binary", "cut"), "ndcg@{k}"), ("ndcg", ("exp2", "cut"), "ndcg(gain=exp2)@{k}"),
-    ("rprecision", None, "rprecision"),
+    ("rprecision", "truth", "rprecision"), ("rprecision", "listed", "rprecision(r=listed)"),
     ("rbp", (0.8, "no", "binary"), "rbp@{k}"), ("rbp", (0.5, "no", "rating"), "rbp(persistence=0.5,gain=rating)@{k}"),
     ("rbp", (0.8, "listed", "binary"), "rbp(normalize=listed)@{k}"), ("rbp", (0.8, "cut", "binary"), "rbp(normalize=cut)@{k}"),
     ("ncrr", None, "ncrr@{k}"),

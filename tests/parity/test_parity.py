@@ -76,6 +76,7 @@ PEERS: dict[str, tuple[str, list[M]]] = {
             ("MAP", "map"), ("AUROC", "gauc"), ("AUROC(max_fpr=0.3)", "gauc(maxfpr=0.3)")]),
         *(M(f"Retrieval{n}@{{k}}", f"{s}@{{k}}", ("distinct", "logits", "ties"), mean=False) for n, s in [
             ("NormalizedDCG", "ndcg(gain=binary)"), ("NormalizedDCG(graded)", "ndcg")]),
+        M("RetrievalRPrecision", "rprecision", ("distinct", "logits"), mean=False),
     ]),
     "pytrec_eval": ("trec_eval@0.5.11", [
         M("P@{k}", "precision@{k}", DISTINCT), M("recall@{k}", "recall@{k}", DISTINCT),

@@ -79,7 +79,16 @@ def _harmonic(n: np.ndarray) -> np.ndarray:
 # ---- R-precision ---------------------------------------------------------------------------
 
 
-@register("rprecision", needs_k=False, family="classification")
+RPREC_R = Axis(
+    "r", "r", "truth", "R, the cut-off and denominator of R-precision",
+    {
+        "truth": "|R|, the user's relevant truth items (trec_eval Rprec, ranx)",
+        "listed": "|R ∩ L|, the relevant items present in the list (torchmetrics RetrievalRPrecision sees only the scored items)",
+    },
+)
+
+
+@register("rprecision", axes=[RPREC_R], needs_k=False, family="classification")
 def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""R-precision: precision at the user's own number of relevant items (trec_eval Rprec, ranx r-precision).
 
@@ -88,13 +97,17 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{RPrec} = \frac{H_{|R|}}{|R|}
 
     the hits among the first :math:`|R|` recommendations over :math:`|R|` (0 when |R| = 0);
-    a list shorter than |R| is not padded. It equals recall@|R| and precision@|R|.
+    a list shorter than |R| is not padded. It equals recall@|R| and precision@|R|. With
+    ``r=listed`` (torchmetrics) :math:`|R|` is replaced by :math:`|R \cap L|`, the relevant
+    items present in the list.
 
     Examples
     --------
     >>> from receval.examples import worked
     >>> worked("rprecision")          # one hit (position 2) in the first |R| = 3 positions, / 3
     0.333333
+    >>> worked("rprecision(r=listed)")   # 2 relevant items listed: 1 hit in the first 2, / 2
+    0.5
 
     With ``ties=average`` a hit in a tie group spanning lo..hi counts
     :math:`|[lo, hi] \cap [1, |R|]| / (hi - lo + 1)`.
@@ -103,13 +116,14 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> tied("rprecision(ties=average)")   # 20 tied with 30 at 2-3: both inside |R| = 3
     0.333333
     """
+    n_r = h.n_rel if o["r"] == "truth" else np.bincount(h.listed()[0], minlength=h.n_users)
     if h.hit_lo is not None and h.hit_hi is not None:
-        r = h.n_rel[h.hit_user]
+        r = n_r[h.hit_user]
         inside = np.clip(np.minimum(h.hit_hi, r) - h.hit_lo + 1, 0, None) / (h.hit_hi - h.hit_lo + 1.0)
     else:
-        inside = (h.hit_pos <= h.n_rel[h.hit_user]).astype(np.float64)
+        inside = (h.hit_pos <= n_r[h.hit_user]).astype(np.float64)
     hr = np.bincount(h.hit_user, weights=inside, minlength=h.n_users)
-    return np.repeat(_safe_div(hr, h.n_rel)[:, None], len(ks), axis=1)
+    return np.repeat(_safe_div(hr, n_r)[:, None], len(ks), axis=1)
 
 
 # ---- Bpref ---------------------------------------------------------------------------------
