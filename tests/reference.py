@@ -79,7 +79,7 @@ METRIC_VALUES = {
 }
 
 CONTEXT_VALUES = {
-    "order": ["auto", "score", "rank", "input"],
+    "order": ["auto", "score", "rank", "rank_value", "input"],
     "ties": ["input", "item", "item_desc", "text_desc", "optimistic"],
     "hitscore": ["any", "positive"],
     "dup": ["error", "first", "keep"],
@@ -156,7 +156,7 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
         order = "rank" if has_rank else "score"
     if order == "score" and not has_score:
         raise RefError("no score column")
-    if order == "rank" and not has_rank:
+    if order in ("rank", "rank_value") and not has_rank:
         raise RefError("no rank column")
     if ctx["hitscore"] == "positive" and not has_score:
         raise RefError("hitscore=positive without a score column")
@@ -202,7 +202,7 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
 def _sorted_rows(rows: list[dict], order: str, ties: str) -> list[dict]:
     if order == "input":
         return list(rows)
-    if order == "rank":
+    if order in ("rank", "rank_value"):
         return sorted(rows, key=lambda r: r["rank"])
     if ties in ("input", "optimistic"):
         return sorted(rows, key=lambda r: -r["score"])  # sorted() is stable
@@ -221,6 +221,8 @@ def _rank(rows: list[dict], order: str, ties: str) -> list[tuple[int, object]]:
         ranks = [r["rank"] for r in srt]
         if len(set(ranks)) < len(ranks):
             raise RefError("equal ranks")
+        return [(int(r["rank"]), r["item_id"]) for r in srt]
+    if order == "rank_value":  # the rank values are the positions, shared by equal ranks
         return [(int(r["rank"]), r["item_id"]) for r in srt]
     if order == "score" and ties == "optimistic":
         return [(1 + sum(1 for o in srt if o["score"] > r["score"]), r["item_id"]) for r in srt]

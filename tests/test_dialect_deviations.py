@@ -101,3 +101,22 @@ def test_torchmetrics_dialect_masks_where_the_library_does():
     assert res["hitrate@4"] == 1.0  # hit_rate.py does not mask
     with pytest.raises(receval.DataError, match="score column"):
         receval.evaluate({"user_id": [1], "item_id": [2], "rank": [1]}, LOGIT_TRUTH, ["precision@1"], hitscore="positive")
+
+
+def test_rank_value_positions_are_the_given_ranks():
+    # RecTools input: two items at rank 1, then rank 3 (rank 2 is skipped)
+    recs = {"user_id": [1, 1, 1], "item_id": [5, 6, 7], "rank": [1, 1, 3]}
+    truth = {"user_id": [1, 1], "item_id": [6, 7]}
+    with pytest.raises(receval.DataError, match="same rank"):
+        receval.evaluate(recs, truth, ["precision@1"], order="rank")
+    res = receval.evaluate(recs, truth, ["precision@1", "mrr@3", "ndcg@3", "recall@2"], order="rank_value")
+    assert res["precision@1"] == 1.0          # item 6 sits at position 1
+    assert res["mrr@3"] == 1.0
+    assert res["recall@2"] == 1 / 2           # position 3 is beyond 2
+    assert res["ndcg@3"] == pytest.approx((1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3)), abs=1e-12)
+    assert "order:rank_value" in res.signature("precision@1")
+    # the rectools dialect reads ranks this way, except MAP, which refuses ties (not expressible)
+    got = receval.evaluate(recs, truth, ["precision@1"], dialect="rectools")
+    assert got["precision@1"] == 1.0
+    with pytest.raises(receval.DataError, match="same rank"):
+        receval.evaluate(recs, truth, ["map@3"], dialect="rectools")

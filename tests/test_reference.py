@@ -106,10 +106,13 @@ def datasets(draw):
         items = draw(st.lists(st.integers(0, 9), min_size=n_recs, max_size=n_recs, unique=not allow_dup))
         scores = draw(st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.0, -0.2]), min_size=n_recs, max_size=n_recs))
         ranks = draw(st.permutations(list(range(1, n_recs + 1))))
+        tied_ranks = draw(st.booleans())
         if presort:  # rows already in ranked order (score descending, ranks agreeing): the fast path
             by_score = sorted(range(n_recs), key=lambda j: -scores[j])
             items, scores = [items[j] for j in by_score], [scores[j] for j in by_score]
             ranks = list(range(1, n_recs + 1))
+        if tied_ranks:  # tied ranks with gaps: 2,3 -> 2 and 4,5 -> 4 (order=rank refuses them)
+            ranks = [max(1, r - r % 2) for r in ranks]
         for i, s, r in zip(items, scores, ranks):
             recs["user_id"].append(uid(u))
             recs["item_id"].append(iid(i))
@@ -142,7 +145,7 @@ def datasets(draw):
 def contexts(draw):
     # every value is drawn, but the refusing ones ('error') rarely, so most examples compute
     weighted = {
-        "order": ["auto", "score", "score", "score", "rank", "input"],
+        "order": ["auto", "score", "score", "score", "rank", "rank_value", "input"],
         "ties": CONTEXT_VALUES["ties"],
         "hitscore": ["any", "any", "positive"],
         "dup": ["first", "keep"] * 3 + ["error"],

@@ -171,15 +171,19 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     r = enc.recs
     if rule == "score" and "score" not in r:
         raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
-    if rule == "rank" and "rank" not in r:
-        raise DataError("order='rank' needs a rank column in the recommendations; name it with rank_col=")
-    if rule == "rank" and len(r["rank"]) and int(r["rank"].min()) < 1:
+    if rule in ("rank", "rank_value") and "rank" not in r:
+        raise DataError(f"order='{rule}' needs a rank column in the recommendations; name it with rank_col=")
+    if rule in ("rank", "rank_value") and len(r["rank"]) and int(r["rank"].min()) < 1:
         raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
     sorted_user: list[np.ndarray] = []
     ties, tie_item = opts.get("ties", "input"), r["item"]
     if ties == "text_desc":  # trec_eval: tied items by their ids compared as text, descending
         ties, tie_item = "item_desc", _text_ranks(enc, r["item"])
-    perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user)
+    if rule == "rank_value":  # equal ranks allowed: a stable sort keeps their input order
+        perm = np.lexsort((r["rank"], r["user"]))
+        perm = None if np.array_equal(perm, np.arange(len(perm))) else perm
+    else:
+        perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user)
     if perm is not None:
         r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
     h = build(

@@ -272,8 +272,8 @@ def build(
     info["order"] = order_rule
     if order_rule == "score" and score is None:
         raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
-    if order_rule == "rank" and rank is None:
-        raise DataError("order='rank' needs a rank column in the recommendations; name it with rank_col=")
+    if order_rule in ("rank", "rank_value") and rank is None:
+        raise DataError(f"order='{order_rule}' needs a rank column in the recommendations; name it with rank_col=")
     if score is not None and not np.all(np.isfinite(score)):
         bad = int((~np.isfinite(score)).sum())
         raise DataError(f"{bad} recommendation scores are NaN or infinite; drop those rows or give them a finite score")
@@ -302,7 +302,7 @@ def build(
             keep[first_idx] = True
             r_user, ri, found, idx = r_user[keep], ri[keep], found[keep], idx[keep]
             score = None if score is None else score[keep]
-            pos = pos[keep] if order_rule == "rank" else _positions(r_user, score, ties if order_rule == "score" else "input")
+            pos = pos[keep] if order_rule in ("rank", "rank_value") else _positions(r_user, score, ties if order_rule == "score" else "input")
     t_row = np.where(found, u_rows[np.minimum(idx, len(u_rows) - 1)], -1)
     hit = found & (t_row >= 0)
     hit &= relevant[np.maximum(t_row, 0)]
@@ -400,7 +400,7 @@ def _build_grouped(
     order_rule = options.get("order", "auto")
     if order_rule == "auto":
         order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
-    if (order_rule == "score" and score is None) or (order_rule == "rank" and rank is None):
+    if (order_rule == "score" and score is None) or (order_rule in ("rank", "rank_value") and rank is None):
         return None
     if score is not None and not np.all(np.isfinite(score)):
         return None
@@ -445,8 +445,9 @@ def _build_grouped(
                 if not np.all(~tied | step):
                     return None
         del tied
-    elif order_rule == "rank":
-        if np.any(rank < 1) or np.any(same & (rank[1:] <= rank[:-1])):
+    elif order_rule in ("rank", "rank_value"):
+        tie_ok = order_rule == "rank_value"  # equal ranks share a position
+        if np.any(rank < 1) or np.any(same & ((rank[1:] < rank[:-1]) if tie_ok else (rank[1:] <= rank[:-1]))):
             return None
     del same
 
@@ -506,7 +507,7 @@ def _build_grouped(
         hit_user, hit_row, hit_t = hit_user[~masked], hit_row[~masked], hit_t[~masked]
     row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
     row_pos = None
-    if order_rule == "rank":
+    if order_rule in ("rank", "rank_value"):
         row_pos = rank.astype(np.int64)
     elif order_rule == "score" and ties == "optimistic":
         row_pos = _positions(row_user, score, "optimistic")
@@ -585,6 +586,12 @@ def _rank(
         perm = None if grouped else np.argsort(user, kind="stable")
         u = user if perm is None else user[perm]
         return perm, _positions(u, None, "input")
+    if order_rule == "rank_value":  # the rank values are the positions; equal ranks allowed
+        if np.any(rank < 1):
+            raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
+        ok = grouped and np.all(~same_user | (rank[1:] >= rank[:-1]))
+        perm = None if ok else np.lexsort((rank, user))
+        return perm, (rank if perm is None else rank[perm]).astype(np.int64)
     if order_rule == "rank":
         if np.any(rank < 1):
             raise DataError("ranks must be >= 1 (1 = best); found a rank below 1")
@@ -663,7 +670,7 @@ def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any], ne
     if need_rows:
         raise ties_average_error("metrics that read every recommendation row (AUC, diversity, novelty, ...)")
     order_rule = options.get("order", "auto")
-    if order_rule in ("rank", "input"):
+    if order_rule in ("rank", "rank_value", "input"):
         raise SpecError(
             f"ties=average averages over the orderings of equal scores, so it needs order=score, not order={order_rule}; "
             "pass order=score (with a score column)"

@@ -148,6 +148,7 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "auto": "the rank column if given, else the score column, else the input row order",
                 "score": "score descending; ties by the `ties` rule",
                 "rank": "the given rank column (1 = best); equal ranks are an error",
+                "rank_value": "the given rank column read as the positions themselves: equal ranks share a position and a skipped rank stays empty (RecTools)",
                 "input": "the input row order within each user, never re-sorted (rs_metrics)",
             },
         ),

@@ -21,6 +21,8 @@ all relevant, relevant items missing from the list, and truth ratings 1..5.
 * ``signed``: ``distinct`` with signed graded ratings: each truth rating redrawn from
   -2..5 (zero and negative grades included) and every truth user whose id ends in 7 rated
   negative throughout (LensKit clips negative gains to 0: such a user's graded NDCG is 0).
+* ``rank_ties``: ``distinct`` with tied ranks and gaps (ranks 2, 3 → 2 and 4, 5 → 4), valid
+  RecTools input: its positions are the rank values (``order=rank_value``).
 * ``dups``: ``distinct`` plus repeated (user, item) rows in the recommendations (a lower score
   further down) and repeated truth rows, for the peers that tolerate them.
 """
@@ -98,6 +100,8 @@ def generate(seed: int = 0, kind: str = "ties", n_users: int = 60, n_items: int 
         recs = recs.sort_values(["user_id", "score", "item_id"], ascending=[True, False, False], kind="stable")
         recs["rank"] = recs.groupby("user_id").cumcount() + 1
         truth = pd.concat([truth, truth.sample(n=5, random_state=seed)]).sort_values(["user_id"], kind="stable")
+    if kind == "rank_ties":  # tied ranks with gaps, as RecTools accepts them: 2,3 -> 2 and 4,5 -> 4
+        recs["rank"] = np.maximum(1, recs["rank"] - recs["rank"] % 2)
     recs = recs.reset_index(drop=True).astype({"user_id": "int64", "item_id": "int64", "score": "float64", "rank": "int64"})
     truth = truth.reset_index(drop=True).astype({"user_id": "int64", "item_id": "int64", "rating": "float64"})
     return recs, truth, {"k": KS, "threshold": None, "seed": seed, "kind": kind}
@@ -127,6 +131,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary", "logits", "signed"])
+    ap.add_argument("--kind", default="ties", choices=["ties", "ties_truth", "distinct", "dups", "binary", "logits", "signed", "rank_ties"])
     a = ap.parse_args()
     print(write(a.out, a.seed, a.kind))

@@ -93,8 +93,11 @@ PEERS: dict[str, tuple[str, list[M]]] = {
         M("ndcg(graded)@{k}", "ndcg@{k}", DISTINCT),
     ]),
     "rectools": ("rectools@0.19.0", [
-        M("Precision@{k}", "precision@{k}"), M("Recall@{k}", "recall@{k}"), M("HitRate@{k}", "hitrate@{k}"),
-        M("MRR@{k}", "mrr@{k}"), M("MAP@{k}", "map@{k}"), M("NDCG@{k}", "ndcg@{k}"),
+        # "rank_ties": tied ranks, whose positions are the rank values (order=rank_value); MAP
+        # keeps order=rank there (RecTools adds one term per distinct hit rank) and refuses
+        *(M(f"{n}@{{k}}", f"{sp}@{{k}}", ("ties", "distinct", "rank_ties")) for n, sp in [
+            ("Precision", "precision"), ("Recall", "recall"), ("HitRate", "hitrate"), ("MRR", "mrr"), ("NDCG", "ndcg")]),
+        M("MAP@{k}", "map@{k}"),
         M("PartialAUC@{k}", "pauc@{k}"), M("PAP@{k}", "pap@{k}"),
         M("PartialAUC(exclude)@{k}", "pauc(insufficient=exclude)@{k}"), M("PAP(exclude)@{k}", "pap(insufficient=exclude)@{k}"),
     ]),
