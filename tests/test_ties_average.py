@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from receval import evaluate
 from receval.errors import DataError, SpecError
+from receval.options import TIES_AVERAGE_METRICS
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True)
 
@@ -131,15 +132,17 @@ def _per_order(order, rel, k, metric, opt, n_listed):
         return 2 * hits / (k + n_r)
     if metric == "hitrate":
         return float(hits) if opt == "hits" else float(hits > 0)
-    if metric == "map":
+    if metric in ("map", "mar"):
+        d, ind = opt if isinstance(opt, tuple) else (opt, "yes" if metric == "map" else "no")
         ap, h = 0.0, 0
-        for t, i in enumerate(top):
-            if i in rel:
-                h += 1
-                ap += h / (t + 1)
+        for t in range(k):  # positions past the list keep H constant
+            is_rel = t < len(top) and top[t] in rel
+            h += is_rel
+            at = h / (t + 1) if metric == "map" else h / n_r
+            ap += at if (ind == "no" or is_rel) else 0.0
         ell = len(order)
         den = {"min_k_r": min(k, n_r), "r": n_r, "k": k, "length": min(k, ell), "min_length_r": min(k, ell, n_r),
-               "cumulative_min": sum(min(i, n_r) for i in range(1, k + 1))}[opt]
+               "cumulative_min": sum(min(i, n_r) for i in range(1, k + 1)), "hits": hits}[d]
         return ap / den if den else 0.0
     if metric == "rprecision":
         r = n_r if opt == "truth" else n_listed
@@ -152,6 +155,14 @@ def _per_order(order, rel, k, metric, opt, n_listed):
         m = min(n_r, k) if norm == "cut" else min(n_r, len(top))
         ideal = sum(pers**t for t in range(m))
         return s / ideal if ideal else 0.0
+    if metric == "err":
+        val, reach = 0.0, 1.0
+        for t, i in enumerate(top):
+            if i in rel:
+                stop = 0.5 if opt is None else (2.0 ** rel[i] - 1) / 2.0**opt
+                val += reach * stop / (t + 1)
+                reach *= 1 - stop
+        return val
     if metric == "ncrr":
         s = sum(1 / (t + 1) for t, i in enumerate(top) if i in rel)
         ideal = sum(1 / j for j in range(1, min(k, n_r) + 1))
@@ -196,7 +207,10 @@ CASES = [
     ("f1", None, "f1@{k}"),
     ("hitrate", "any", "hitrate@{k}"), ("hitrate", "hits", "hitrate(count=hits)@{k}"),
     ("mrr", "first", "mrr@{k}"), ("mrr", "all", "mrr(hits=all)@{k}"),
-    *[("map", d, f"map(denominator={d})@{{k}}") for d in ("min_k_r", "r", "k", "length", "min_length_r", "cumulative_min")],
+    *[("map", d, f"map(denominator={d})@{{k}}") for d in ("min_k_r", "r", "k", "length", "min_length_r", "cumulative_min", "hits")],
+    *[("map", (d, "no"), f"map(indicator=no,denominator={d})@{{k}}") for d in ("min_k_r", "k", "hits", "length")],
+    *[("mar", (d, "no"), f"mar(denominator={d})@{{k}}") for d in ("k", "r", "hits", "min_length_r")],
+    *[("mar", (d, "yes"), f"mar(indicator=yes,denominator={d})@{{k}}") for d in ("min_k_r", "hits", "cumulative_min")],
     ("dcg", ("binary", None), "dcg@{k}"), ("dcg", ("linear", None), "dcg(gain=linear)@{k}"),
     ("dcg", ("exp2", None), "dcg(gain=exp2)@{k}"),
     *[("ndcg", ("linear", i), f"ndcg(gain=linear,ideal={i})@{{k}}") for i in ("cut", "uncut", "k", "listed", "none")],
@@ -205,6 +219,7 @@ CASES = [
     ("rbp", (0.8, "no", "binary"), "rbp@{k}"), ("rbp", (0.5, "no", "rating"), "rbp(persistence=0.5,gain=rating)@{k}"),
     ("rbp", (0.8, "listed", "binary"), "rbp(normalize=listed)@{k}"), ("rbp", (0.8, "cut", "binary"), "rbp(normalize=cut)@{k}"),
     ("ncrr", None, "ncrr@{k}"),
+    ("err", None, "err@{k}"), ("err", 5.0, "err(grade=rating,gmax=5)@{k}"),
 ]
 
 
@@ -276,9 +291,8 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "map(denominator=hits)@3", "map(indicator=no)@3", "mar@3",
     "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
-    "alpha_ndcg@3", "ab_ndcg@3", "err@3", "bpref",
+    "alpha_ndcg@3", "ab_ndcg@3", "bpref",
 ]
 
 
@@ -293,12 +307,12 @@ def test_refuses_other_metrics(spec):
             call()
         msg = str(exc.value)
         assert "\n" not in msg
-        assert "ties=average" in msg and "precision, recall, f1, hitrate, mrr, map, dcg, ndcg, rprecision, rbp, ncrr" in msg
+        assert "ties=average" in msg and ", ".join(TIES_AVERAGE_METRICS) in msg
 
 
 def test_refused_alongside_a_supported_metric():
-    with pytest.raises(SpecError, match="not defined for map"):
-        evaluate(TIED, TRUTH, ["ndcg@3", "map(denominator=hits)@3"], ties="average")
+    with pytest.raises(SpecError, match="not defined for ndcg"):
+        evaluate(TIED, TRUTH, ["map@3", "ndcg(ideal=hits)@3"], ties="average")
 
 
 @pytest.mark.parametrize("order", ["rank", "input"])

@@ -220,7 +220,7 @@ CONTEXT_AXES: dict[str, Axis] = {
 
 #: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
 #: the orderings of a tie group is linear in the per-position hits
-TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "map", "dcg", "ndcg", "rprecision", "rbp", "ncrr")
+TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err")
 
 
 def ties_average_error(what: str) -> SpecError:

@@ -267,8 +267,6 @@ ERR_GMAX = Axis("gmax", "gmax", None, "g_max, the top grade of grade=rating (e.g
 
 
 def _err_check(o: dict, *_: object) -> None:
-    if o.get("ties") == "average":
-        raise ties_average_error("err")
     if o["grade"] == "rating" and o["gmax"] is None:
         raise SpecError("err(grade=rating) needs the top grade: write err(grade=rating,gmax=5)")
     if o["grade"] == "binary" and o["gmax"] is not None:
@@ -298,6 +296,14 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.3125
     >>> worked("err(grade=rating,gmax=5)@4")  # 1/2 · 31/32 + 1/4 · 15/32 · 1/32
     0.488037
+
+    With ``ties=average`` the value is its expectation over the orderings of each tie group
+    (a closed form in the group's elementary symmetric polynomials of 1 − R; see
+    :func:`receval.metrics.ir._expected_err`):
+
+    >>> from receval.examples import tied     # 20 (relevant) ties with 30 at 2-3; 40 at 4
+    >>> tied("err(ties=average)@4")           # (1/2 · 1/2 + 1/3 · 1/2) / 2 + 1/4 · 1/2 · 1/2
+    0.270833
     """
     if o["grade"] == "binary":
         stop = np.full(len(h.hit_pos), 0.5)
@@ -308,6 +314,8 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             bad = g[(g < 0) | (g > gmax)][0]
             raise DataError(f"err: a hit has grade {bad:g} outside [0, gmax={gmax:g}]; pass a larger gmax or rescale the ratings")
         stop = (np.exp2(g) - 1.0) / np.exp2(gmax)
+    if h.hit_lo is not None:
+        return _expected_err(h, ks, stop)
     # the probability of reaching each hit: the product of (1 − R) over the user's earlier hits,
     # multiplied in position order (a loop over hit ranks, not users)
     hu = h.hit_user
@@ -320,6 +328,60 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         at = np.flatnonzero(rank == r)
         reach[at] = reach[at - 1] * (1.0 - stop[at - 1])
     return _sum_hits(h, ks, reach * stop / h.hit_pos.astype(np.float64))
+
+
+def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
+    r"""``[U, len(ks)]`` E[ERR@k] over the orderings of the tie groups (``ties=average``).
+
+    A group at positions lo..lo+n−1 holds r relevant items with :math:`x_j = 1 - \mathcal{R}_j`;
+    :math:`P_b` is the product of x over the user's earlier groups. Item d at slot t (each with
+    probability 1/n) follows a uniform t-subset of the group's other items, so
+    :math:`E[\prod x] = \sum_s e_s(x_{-d})\binom{n-r}{t-s}/\binom{n-1}{t}` (e_s the elementary
+    symmetric polynomials), and summing :math:`\mathcal{R}_d = 1 - x_d` over d with
+    :math:`\sum_d e_s(x_{-d}) = (r-s)e_s`, :math:`\sum_d x_d e_s(x_{-d}) = (s+1)e_{s+1}`:
+
+    .. math:: E_g = \frac{P_b}{n}\sum_{s=0}^{r-1}\big[(r-s)e_s - (s+1)e_{s+1}\big]
+              \sum_{t=s}^{m-1}\frac{\binom{n-r}{t-s}}{\binom{n-1}{t}\,(lo+t)}
+
+    with m the group's slots inside the top k.
+    """
+    from .ranking import _lncomb, _tie_groups
+
+    gu, lo, n, r = _tie_groups(h)
+    G = len(gu)
+    x = 1.0 - stop
+    gstart = np.cumsum(r) - r  # groups are contiguous runs of the (user, position)-sorted hits
+    # e_0..e_r of each group, ragged (group g owns r_g + 1 slots from eoff[g]); Σ_g r_g² / 2 work
+    eoff = np.cumsum(r + 1) - (r + 1)
+    e = np.zeros(int((r + 1).sum()))
+    e[eoff] = 1.0
+    for j in range(int(r.max()) if G else 0):  # a loop over members of a group, not users
+        act = np.flatnonzero(r > j)
+        at = np.repeat(eoff[act], j + 1) + np.tile(np.arange(j + 1, 0, -1), len(act))
+        e[at] = e[at] + np.repeat(x[gstart[act] + j], j + 1) * e[at - 1]
+    # P_b: the product of x over the user's earlier groups = exp of an exclusive cumulative log-sum
+    logp = np.log(np.maximum(e[eoff + r], 1e-300))
+    first = np.r_[True, gu[1:] != gu[:-1]] if G else np.zeros(0, dtype=bool)
+    cl = np.cumsum(logp) - logp
+    start = np.maximum.accumulate(np.where(first, np.arange(G), 0)) if G else np.zeros(0, dtype=np.int64)
+    pb = np.exp(cl - cl[start])
+    # per (group, s): c_s = (r − s)e_s − (s + 1)e_{s+1}
+    gs = np.repeat(np.arange(G), r)
+    s = np.arange(len(gs)) - np.repeat(gstart, r)
+    c = (r[gs] - s) * e[eoff[gs] + s] - (s + 1) * e[eoff[gs] + s + 1]
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for jk, k in enumerate(ks):  # a loop over cut-offs, not users
+        m = n if k == 0 else np.clip(k - lo + 1, 0, n)
+        # (group, s, t) for t = s .. min(m − 1, s + n − r)
+        cnt = np.maximum(0, np.minimum(m[gs] - 1, s + n[gs] - r[gs]) - s + 1)
+        rep = np.repeat(np.arange(len(gs)), cnt)
+        t = np.repeat(s, cnt) + (np.arange(len(rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        g = gs[rep]
+        w = np.exp(_lncomb(n[g] - r[g], t - s[rep]) - _lncomb(n[g] - 1, t)) / (lo[g] + t)
+        ws = np.bincount(rep, weights=w, minlength=len(gs))
+        per_group = np.bincount(gs, weights=c * ws, minlength=G) * pb / n
+        out[:, jk] = np.bincount(gu, weights=per_group, minlength=h.n_users)
+    return out
 
 
 # ---- NCRR ----------------------------------------------------------------------------------

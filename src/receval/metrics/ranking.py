@@ -483,35 +483,84 @@ def _harmonic_gap(lo: int, hi: int) -> float:
     return float(digamma(hi + 1.0) - digamma(lo + 1.0))
 
 
-def _expected_ap_sum(h: Hits, ks: list[int]) -> np.ndarray:
-    """``[U, len(ks)]`` E[Σ_{i≤k} rel_i·H_i/i] over the orderings of the tie groups. In a group at
-    positions lo..hi (n items, r relevant, h_b relevant items in the groups above), position
-    lo + t is relevant with probability r/n, and then holds h_b + 1 + t(r − 1)/(n − 1) hits in
-    expectation (the others of the group fall before it hypergeometrically)."""
+def _tie_group_table(h: Hits) -> tuple[np.ndarray, ...]:
+    """The tie groups holding hits with the relevant items of the user's earlier groups:
+    (user, lo, n, r, before), sorted by (user, lo)."""
     gu, lo, n, r = _tie_groups(h)
     start = np.r_[True, gu[1:] != gu[:-1]] if len(gu) else np.zeros(0, dtype=bool)
     cum = np.cumsum(r)
-    before = cum - r - np.maximum.accumulate(np.where(start, cum - r, 0))  # relevant items in the user's earlier groups
+    before = cum - r - np.maximum.accumulate(np.where(start, cum - r, 0))
+    return gu, lo, n, r, before
+
+
+def _slots_sum(lo: np.ndarray, m: np.ndarray, x: np.ndarray, before: np.ndarray, n_rel: np.ndarray,
+               inner: str, indicator: str, hm: np.ndarray, chm: np.ndarray, wk: float, k: int) -> np.ndarray:
+    """E[the hits' share of Σ_{i≤k} w_i·H_i·(rel_i or 1)] for x relevant items placed uniformly
+    in the m slots lo..lo+m−1 (``before`` relevant items above them); w_i = 1/i (precision) or
+    1/|R| (recall)."""
+    xf, mf = x.astype(np.float64), m.astype(np.float64)
+    if indicator == "yes":  # Σ_hits w(p)·H_p: slot lo+t relevant w.p. x/m, then h_b + 1 + t(x−1)/(m−1) hits
+        if inner == "precision":
+            s0 = hm[lo + m - 1] - hm[lo - 1]  # Σ_{t<m} 1/(lo + t)
+            s1 = mf - lo * s0  # Σ_{t<m} t/(lo + t)
+        else:
+            s0, s1 = mf / n_rel, mf * (mf - 1) / 2 / n_rel
+        rho = np.where(m > 1, (xf - 1) / np.maximum(mf - 1, 1), 0.0)
+        return np.where(m > 0, xf / np.maximum(mf, 1), 0.0) * ((before + 1) * s0 + rho * s1)
+    # indicator=no: Σ_{i≤k} w_i H_i = Σ_hits Σ_{i=p}^{k} w_i, a hit uniform over the m slots
+    if inner == "precision":
+        mean_before = (chm[lo + m - 1] - chm[lo - 1]) / np.maximum(mf, 1)  # mean of H_{p−1} (harmonic)
+        return xf * (wk - mean_before)
+    return xf * (k - (2 * lo + mf - 3) / 2) / n_rel  # Σ_{i=p}^{k} 1/|R| = (k − p + 1)/|R|
+
+
+def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
+    """``[U, len(ks)]`` E[AP@k] (``inner=precision``) or E[AR@k] (``recall``) over the orderings of
+    the tie groups, for both indicators and every denominator. Only the group straddling k
+    makes the hits in the top k random: conditioned on the x relevant items among its m slots
+    inside the top k (hypergeometric), its relevant items are uniform over those slots, so the
+    sum is exact in closed form and D = H_k (``denominator=hits``) is fixed; the expectation is
+    then a finite sum over x."""
+    gu, lo, n, r, before = _tie_group_table(h)
+    n_rel = h.n_rel[gu].astype(np.float64)
     hi = lo + n - 1
     width = max(1, min(max(ks), int(hi.max()) if len(hi) else 1))
-    hm = np.r_[0.0, np.cumsum(1.0 / np.arange(1, width + 1))]
-    slope = np.where(n > 1, (r - 1) / np.maximum(n - 1, 1), 0.0)
+    hm = np.r_[0.0, np.cumsum(1.0 / np.arange(1, width + 1))]  # hm[i] = Σ_{j≤i} 1/j
+    chm = np.r_[0.0, np.cumsum(hm)]  # chm[i] = Σ_{j<i} hm[j]
+    den_name = o["denominator"]
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
-        m = np.clip(min(k, width) - lo + 1, 0, n)
-        keep = m > 0
-        lk, mm = lo[keep], m[keep]
-        s0 = hm[lk + mm - 1] - hm[lk - 1]  # Σ_{t<m} 1/(lo + t)
-        s1 = mm - lk * s0  # Σ_{t<m} t/(lo + t)
-        val = (r[keep] / n[keep]) * ((before[keep] + 1) * s0 + slope[keep] * s1)
-        out[:, j] = np.bincount(gu[keep], weights=val, minlength=h.n_users)
-    return out
+        wk = float(hm[min(k, width)]) + _harmonic_gap(width, k)
+        m = np.clip(k - lo + 1, 0, n)
+        full = m == n
+        part = np.flatnonzero((m > 0) & (m < n))  # at most one group per user straddles k
+        fixed = _slots_sum(lo[full], n[full], r[full], before[full], n_rel[full], inner, o["indicator"], hm, chm, wk, k)
+        a = np.bincount(gu[full], weights=fixed, minlength=h.n_users)
+        hfix = np.bincount(gu[full], weights=r[full].astype(np.float64), minlength=h.n_users)
+        # expand each straddling group over x = max(0, m − (n − r)) .. min(r, m)
+        x_lo = np.maximum(0, m[part] - (n[part] - r[part]))
+        cnt = np.minimum(r[part], m[part]) - x_lo + 1
+        rep = np.repeat(part, cnt)
+        x = np.repeat(x_lo, cnt) + (np.arange(len(rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        p = np.exp(_lncomb(r[rep], x) + _lncomb(n[rep] - r[rep], m[rep] - x) - _lncomb(n[rep], m[rep]))
+        b = _slots_sum(lo[rep], m[rep], x, before[rep], n_rel[rep], inner, o["indicator"], hm, chm, wk, k)
+        if den_name == "hits":
+            res = _safe_div(a, hfix)
+            u = gu[rep]
+            res[gu[part]] = 0.0
+            res += np.bincount(u, weights=p * _safe_div(a[u] + b, hfix[u] + x), minlength=h.n_users)
+            out[:, j] = res
+        else:
+            out[:, j] = a + np.bincount(gu[rep], weights=p * b, minlength=h.n_users)
+    if den_name == "hits":
+        return out
+    return _safe_div(out, _ap_den(h, ks, den_name, out))
 
 
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
     width = h.width(ks)
-    if _averaged(h):  # the check hook admits only precision, indicator=yes, a denominator free of the order
-        return _safe_div(_expected_ap_sum(h, ks), _ap_den(h, ks, o["denominator"], _hits_at(h, ks)))
+    if _averaged(h):
+        return _expected_average(h, ks, o, inner)
     if o["indicator"] == "yes" and _sparse(h):
         c = _hit_rank(h)
         if inner == "precision":
@@ -542,14 +591,7 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
     return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
-def _check_map_ties(o: dict, *_: object) -> None:
-    if o.get("ties") == "average" and (o["indicator"] != "yes" or o["denominator"] == "hits"):
-        # D = H_k depends on the order (the expectation of the ratio is not the ratio of the
-        # expectations); indicator=no has no closed form here yet
-        raise ties_average_error(f"map(indicator={o['indicator']},denominator={o['denominator']})")
-
-
-@register("map", axes=[AP_DEN, AP_IND], check_hook=_check_map_ties)
+@register("map", axes=[AP_DEN, AP_IND])
 def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAP@k: the mean over users of average precision at k.
 
@@ -562,16 +604,20 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
     :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
 
-    With ``ties=average`` (McSherry & Najork 2008; ``indicator=yes`` and a denominator that
-    does not depend on the order) the numerator is its expectation over the orderings of the
-    tie groups: in a group at positions *lo..hi* with *n* items, *r* relevant and :math:`h_b`
-    relevant items in the groups above,
+    With ``ties=average`` (McSherry & Najork 2008) the value is its expectation over the
+    orderings of the tie groups, for both indicators and every denominator. In a group at
+    positions *lo..hi* with *n* items, *r* relevant and :math:`h_b` relevant items in the groups
+    above, position *lo + t* is relevant with probability r/n and then holds
+    :math:`c_t = h_b + 1 + t\rho` hits in expectation, ρ = (r − 1)/(n − 1) (0 for a group of one):
 
     .. math:: E\Big[\sum_{i \le k} \frac{rel_i H_i}{i}\Big] = \sum_g \frac{r}{n} \sum_{t=0}^{m-1}
-              \frac{c_t}{lo + t}, \qquad c_t = h_b + 1 + t \rho, \qquad m = \min(n, k - lo + 1)
+              \frac{c_t}{lo + t}, \qquad m = \min(n, k - lo + 1)
 
-    where ρ = (r − 1) / (n − 1) is the expected number of the group's other relevant items per
-    slot above position *lo + t*, given that position is relevant (0 for a group of one).
+    With ``indicator=no`` each hit adds :math:`\sum_{i=p}^{k} 1/i` from its position p, averaged
+    over the group's slots. Only the group straddling k makes :math:`H_k` random: for
+    ``denominator=hits`` the value is conditioned on the x relevant items among its m slots in
+    the top k (hypergeometric; given x they are uniform over those slots, i.e. a group of m
+    with x relevant) and averaged, :math:`E[AP] = \sum_x P(x)\, E[S \mid x] / (H_{fixed} + x)`.
 
     Examples
     --------
@@ -589,6 +635,8 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> from receval.examples import tied       # 20 (relevant) and 30 tie at 2-3; 40 at 4
     >>> tied("map(ties=average)@4")              # ((1/2)(1/2 + 1/3) + 2/4) / 3
     0.305556
+    >>> tied("map(ties=average,denominator=hits)@2")  # 20 at 2 w.p. 1/2: (1/2)(1/2 / 1)
+    0.25
     """
     return _average_precision(h, ks, o, "precision")
 
@@ -606,7 +654,7 @@ MAR_DEN = Axis(
 )
 
 
-@register("mar", axes=[MAR_DEN, MAR_IND], check_hook=_refuse_ties_average("mar"))
+@register("mar", axes=[MAR_DEN, MAR_IND])
 def mar(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAR@k: the mean over users of average recall at k.
 
@@ -622,6 +670,12 @@ def mar(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> from receval.examples import worked
     >>> worked("mar@4")                          # (0 + 1/3 + 1/3 + 2/3) / 4
     0.333333
+
+    ``ties=average`` takes the expectation as for MAP (every indicator and denominator):
+
+    >>> from receval.examples import tied       # 20 (relevant) and 30 tie at 2-3; 40 at 4
+    >>> tied("mar(ties=average)@4")             # (0 + (1/2)(1/3) + 1/3 + 2/3) / 4
+    0.291667
     """
     return _average_precision(h, ks, o, "recall")
 
