@@ -155,6 +155,16 @@ def _per_order(order, rel, k, metric, opt, n_listed):
         m = min(n_r, k) if norm == "cut" else min(n_r, len(top))
         ideal = sum(pers**t for t in range(m))
         return s / ideal if ideal else 0.0
+    if metric == "bpref":
+        judged_nonrel, n_r = opt
+        above, total = 0, 0.0
+        den = min(n_r, len(judged_nonrel))
+        for i in top:
+            if i in rel:
+                total += 1.0 if above == 0 else 1.0 - min(above, n_r) / den
+            elif i in judged_nonrel:
+                above += 1
+        return total / n_r
     if metric == "err":
         val, reach = 0.0, 1.0
         for t, i in enumerate(top):
@@ -220,6 +230,7 @@ CASES = [
     ("rbp", (0.8, "listed", "binary"), "rbp(normalize=listed)@{k}"), ("rbp", (0.8, "cut", "binary"), "rbp(normalize=cut)@{k}"),
     ("ncrr", None, "ncrr@{k}"),
     ("err", None, "err@{k}"), ("err", 5.0, "err(grade=rating,gmax=5)@{k}"),
+    ("bpref", None, "bpref@{k}"),
 ]
 
 
@@ -269,6 +280,8 @@ def test_equals_mean_over_all_orderings(data, k, rel):
             if not relevant:
                 continue  # empty=skip
             n_listed = sum(1 for i, _ in rows if i in relevant)
+            if metric == "bpref":
+                opt = ({i for i in ratings if i not in relevant}, len(relevant))
             vals = [_per_order(o, relevant, k, metric, opt, n_listed) for o in _orderings(rows)]
             per_user.append(sum(vals) / len(vals))
         expected = sum(per_user) / len(per_user)
@@ -292,7 +305,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 
 REFUSED = [
     "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
-    "alpha_ndcg@3", "ab_ndcg@3", "bpref",
+    "alpha_ndcg@3", "ab_ndcg@3",
 ]
 
 

@@ -59,6 +59,9 @@ class Hits:
     # ties=average: 1-based first and last position of each hit's tie group (else None)
     hit_lo: np.ndarray | None = None
     hit_hi: np.ndarray | None = None
+    # ties=average with row-level data: the same bounds for every row (else None)
+    row_lo: np.ndarray | None = None
+    row_hi: np.ndarray | None = None
     # hitscore=positive: user code and rating of every recommended relevant item, hit or not
     # (the masked ones included), for the "listed" denominators and ideals (else None: the hits)
     listed_user: np.ndarray | None = None
@@ -211,7 +214,7 @@ def build(
         raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
 
     if options.get("ties") == "average":
-        _check_ties_average(recs, options, need_rows or need_items or need_truth_rows)
+        _check_ties_average(recs, options)
     if options.get("hitscore") == "positive" and recs.get("score") is None:
         raise DataError("hitscore='positive' masks relevant items scored <= 0 and needs a score column; name it with score_col=")
     fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows, dups_checked)
@@ -353,6 +356,8 @@ def build(
         h.truth_item = ti
         h.truth_rating = rating
         h.truth_rel = relevant & keep_rows
+        if ties == "average":
+            h.row_lo, h.row_hi = lo, hi
     return h
 
 
@@ -519,7 +524,7 @@ def _build_grouped(
     else:  # positions 1..ℓ: only the hits' are needed
         hit_pos = hit_row - ustart[hit_user] + 1
         max_pos = int(gl.max()) if len(gl) else 0
-    hit_lo = hit_hi = None
+    hit_lo = hit_hi = lo_b = hi_b = None
     if ties == "average" and order_rule == "score":
         lo_b, hi_b = _tie_bounds(row_user, score)
         hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
@@ -552,6 +557,8 @@ def _build_grouped(
         max_pos=max_pos,
         row_user=row_user if need_rows else None,
         row_pos=row_pos if need_rows else None,
+        row_lo=lo_b if need_rows else None,
+        row_hi=hi_b if need_rows else None,
         row_score=score if need_rows else None,
         row_item=ri if need_rows else None,
         row_truth=row_truth,
@@ -660,15 +667,12 @@ def _positions(user: np.ndarray, score: np.ndarray | None, ties: str) -> np.ndar
     return idx - seg_start + 1
 
 
-def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any], need_rows: bool) -> None:
-    """Refuse ``ties=average`` where it has no defined value: without scores, or for a metric
-    that reads row-level data (AUC, diversity, ...: none of them is linear in the hits).
-    ``order=auto`` ranks by score under this rule (a rank column, if any, is not read)."""
+def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any]) -> None:
+    """Refuse ``ties=average`` without scores (the metrics that have no tie-averaged value are
+    refused when their specs resolve). ``order=auto`` ranks by score under this rule (a rank
+    column, if any, is not read)."""
     from .errors import SpecError
-    from .options import ties_average_error
 
-    if need_rows:
-        raise ties_average_error("metrics that read every recommendation row (AUC, diversity, novelty, ...)")
     order_rule = options.get("order", "auto")
     if order_rule in ("rank", "rank_value", "input"):
         raise SpecError(

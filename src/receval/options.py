@@ -219,15 +219,17 @@ CONTEXT_AXES: dict[str, Axis] = {
 }
 
 #: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
-#: the orderings of a tie group is linear in the per-position hits
-TIES_AVERAGE_METRICS = ("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err")
+#: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
+TIES_AVERAGE_METRICS = (
+    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref",
+)
 
 
 def ties_average_error(what: str) -> SpecError:
     """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant)."""
     return SpecError(
         f"ties=average is not defined for {what}; it is supported by {', '.join(TIES_AVERAGE_METRICS)} "
-        "(expected hits and DCG over the orderings of tied scores); use another `ties` rule"
+        "(the expectation over the orderings of tied scores); use another `ties` rule"
     )
 
 

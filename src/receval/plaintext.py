@@ -23,6 +23,7 @@ _SYMBOLS = {
     r"\phi": "φ", r"\ell": "ℓ", r"\hat": "", r"\log": "log", r"\ln": "ln", r"\min": "min",
     r"\max": "max", r"\mathcal": "", r"\mathrm": "", r"\mathbb": "", r"\text": "", r"\operatorname": "",
     r"\left": "", r"\right": "", r"\bigl": "", r"\bigr": "", r"\Bigl": "", r"\Bigr": "",
+    r"\big": "", r"\Big": "", r"\sim": "~",
     r"\qquad": "    ", r"\quad": "  ", r"\;": " ", r"\,": " ", r"\!": "", r"\|": "|", r"\{": "{", r"\}": "}",
     r"\tfrac": r"\frac", r"\dfrac": r"\frac",
 }
@@ -62,6 +63,11 @@ def _latex(text: str) -> str:
             i = j
             if i < len(text) and text[i] not in " ,.;:)}]^_":
                 out.append(" ")
+        elif text.startswith(r"\binom", i):
+            top, j = _group(text, _skip(text, i + 6))
+            bot, j = _group(text, _skip(text, j))
+            out.append(f"C({_latex(top)}, {_latex(bot)})")
+            i = j
         elif text.startswith(r"\sum", i) or text.startswith(r"\prod", i):
             sym = "Σ" if text.startswith(r"\sum", i) else "Π"
             j = i + (4 if sym == "Σ" else 5)

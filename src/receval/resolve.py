@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .metrics import get_metric
+from .options import TIES_AVERAGE_METRICS, ties_average_error
 from .registry import Metric
 from .spec import parse_spec
 
@@ -74,6 +75,8 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
         values = metric.resolve_hook(values, *extra)
     if metric.check_hook:
         metric.check_hook(values, *extra)
+    if values.get("ties") == "average" and metric.needs & {"rows", "items", "truth_rows"} and metric.name not in TIES_AVERAGE_METRICS:
+        raise ties_average_error(metric.name)  # reads every row: no tie-averaged value
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
                     order_source=sources.get("order", "default"))
 

@@ -129,7 +129,7 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Bpref ---------------------------------------------------------------------------------
 
 
-@register("bpref", needs_k=False, optional_k=True, needs={"rows"}, family="ranking", check_hook=_refuse_average("bpref"))
+@register("bpref", needs_k=False, optional_k=True, needs={"rows"}, family="ranking")
 def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Bpref: binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
 
@@ -148,6 +148,12 @@ def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\min(|R|, N)` even when N = 0 (giving NaN); trec_eval and receval score such a
     term 1.
 
+    With ``ties=average`` each relevant item's term is its expectation over its slot *t* in its
+    tie group (probability 1/n each, *t < m* for the *m* slots inside the cut-off) and over
+    the judged non-relevant items placed before it: :math:`n_r = N_b + y` with :math:`N_b`
+    those in the groups above and :math:`y \sim \mathrm{Hypergeometric}(n-1, b, t)`, *b*
+    the judged non-relevant items of the group.
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -161,7 +167,12 @@ def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> recs = {"user_id": [1, 1, 1], "item_id": [20, 50, 40], "score": [3.0, 2.0, 1.0]}
     >>> worked("bpref", recs=recs, rel=4)   # 20 counts 1, 40 has 50 above: (1 + (1 − 1/1)) / 2
     0.5
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [20, 50, 40], "score": [2.0, 2.0, 1.0]}
+    >>> worked("bpref(ties=average)", recs=recs, rel=4)   # 20 above or below 50: ((1 + 0)/2 + 0) / 2
+    0.25
     """
+    if h.row_lo is not None:
+        return _expected_bpref(h, ks)
     order = np.lexsort((h.row_pos, h.row_user))
     ru, rp, rt = h.row_user[order], h.row_pos[order], h.row_truth[order]
     judged = rt >= 0
@@ -183,6 +194,46 @@ def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         den = np.minimum(Ru, Nu)
         term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, Ru), den), 1.0)
         out[:, j] = _safe_div(np.bincount(u[rl], weights=term[rl], minlength=h.n_users), R)
+    return out
+
+
+def _expected_bpref(h: Hits, ks: list[int]) -> np.ndarray:
+    """``[U, len(ks)]`` E[bpref] over the orderings of the tie groups (``ties=average``): for a
+    group at lo..lo+n−1 with r relevant and b judged non-relevant items, N_b judged non-relevant
+    items in the groups above, each relevant item at slot t < m (m slots inside the cut-off)
+    sees N_b + y of them above, y ~ Hypergeometric(n − 1, b, t)."""
+    from .ranking import _lncomb
+
+    judged = h.row_truth >= 0
+    relevant = judged & h.truth_rel[np.maximum(h.row_truth, 0)]
+    nonrel = judged & ~relevant
+    R = h.n_rel.astype(np.float64)
+    den = np.minimum(R, (h.n_truth - h.n_rel).astype(np.float64))
+    width = int(h.row_hi.max()) + 2 if len(h.row_hi) else 1
+    nr_key = np.sort(h.row_user[nonrel] * width + h.row_lo[nonrel])
+    rel_rows = np.flatnonzero(relevant)
+    gkey, at, r = np.unique(h.row_user[rel_rows] * width + h.row_lo[rel_rows], return_index=True, return_counts=True)
+    gu, lo = gkey // width, gkey % width
+    n_row = h.row_hi[rel_rows[at]] - lo + 1
+    b = np.searchsorted(nr_key, gkey, side="right") - np.searchsorted(nr_key, gkey, side="left")
+    nb = np.searchsorted(nr_key, gkey, side="left") - np.searchsorted(nr_key, gu * width, side="left")
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        m = n_row if k == 0 else np.clip(k - lo + 1, 0, n_row)
+        # (group, t, y): slot t < m, y = max(0, t − (n − 1 − b)) .. min(t, b)
+        rep = np.repeat(np.arange(len(gu)), m)
+        t = np.arange(len(rep)) - np.repeat(np.cumsum(m) - m, m)
+        y0 = np.maximum(0, t - (n_row[rep] - 1 - b[rep]))
+        cnt = np.minimum(t, b[rep]) - y0 + 1
+        rep2 = np.repeat(rep, cnt)
+        tt = np.repeat(t, cnt)
+        y = np.repeat(y0, cnt) + (np.arange(len(rep2)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        nn, bb = n_row[rep2], b[rep2]
+        p = np.exp(_lncomb(bb, y) + _lncomb(nn - 1 - bb, tt - y) - _lncomb(nn - 1, tt))
+        above = (nb[rep2] + y).astype(np.float64)
+        u = gu[rep2]
+        term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[u]), den[u]), 1.0)
+        out[:, j] = _safe_div(np.bincount(u, weights=r[rep2] / nn * p * term, minlength=h.n_users), R)
     return out
 
 
@@ -289,6 +340,19 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     the hit's truth rating and ``gmax`` must be given (a hit graded outside [0, g_max] is an
     error). Without ``@k`` the whole list is read.
 
+    With ``ties=average`` the value is its expectation over the orderings of each tie group.
+    A group at positions *lo..lo+n−1* holds *r* relevant items with
+    :math:`x_j = 1 - \mathcal{R}_j`, :math:`P_b` is the product of *x* over the user's earlier
+    groups, :math:`e_s` are the elementary symmetric polynomials of the group's *x*, and *m*
+    of its slots lie inside the top *k*:
+
+    .. math::
+
+        E_g = \frac{P_b}{n} \sum_{s=0}^{r-1} \big((r-s)\,e_s - (s+1)\,e_{s+1}\big)
+              \sum_{t=s}^{m-1} \frac{\binom{n-r}{t-s}}{\binom{n-1}{t}\,(lo+t)}
+
+    (an item at slot *t* follows a uniform *t*-subset of the group's other items).
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -296,10 +360,6 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.3125
     >>> worked("err(grade=rating,gmax=5)@4")  # 1/2 · 31/32 + 1/4 · 15/32 · 1/32
     0.488037
-
-    With ``ties=average`` the value is its expectation over the orderings of each tie group
-    (a closed form in the group's elementary symmetric polynomials of 1 − R; see
-    :func:`receval.metrics.ir._expected_err`):
 
     >>> from receval.examples import tied     # 20 (relevant) ties with 30 at 2-3; 40 at 4
     >>> tied("err(ties=average)@4")           # (1/2 · 1/2 + 1/3 · 1/2) / 2 + 1/4 · 1/2 · 1/2

@@ -608,9 +608,9 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     orderings of the tie groups, for both indicators and every denominator. In a group at
     positions *lo..hi* with *n* items, *r* relevant and :math:`h_b` relevant items in the groups
     above, position *lo + t* is relevant with probability r/n and then holds
-    :math:`c_t = h_b + 1 + t\rho` hits in expectation, ρ = (r − 1)/(n − 1) (0 for a group of one):
+    :math:`c_t = h_b + 1 + t\rho` hits in expectation, ρ = (r − 1) / (n − 1) (0 for a group of one):
 
-    .. math:: E\Big[\sum_{i \le k} \frac{rel_i H_i}{i}\Big] = \sum_g \frac{r}{n} \sum_{t=0}^{m-1}
+    .. math:: E[\sum_{i \le k} \frac{rel_i H_i}{i}] = \sum_g \frac{r}{n} \sum_{t=0}^{m-1}
               \frac{c_t}{lo + t}, \qquad m = \min(n, k - lo + 1)
 
     With ``indicator=no`` each hit adds :math:`\sum_{i=p}^{k} 1/i` from its position p, averaged
