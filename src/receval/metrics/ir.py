@@ -212,7 +212,8 @@ def _expected_bpref(h: Hits, ks: list[int]) -> np.ndarray:
     width = int(h.row_hi.max()) + 2 if len(h.row_hi) else 1
     nr_key = np.sort(h.row_user[nonrel] * width + h.row_lo[nonrel])
     rel_rows = np.flatnonzero(relevant)
-    gkey, at, r = np.unique(np.asarray(h.row_user[rel_rows] * width + h.row_lo[rel_rows], dtype=np.int64), return_index=True, return_inverse=False, return_counts=True)
+    rkey = h.row_user[rel_rows].astype(np.int64) * width + h.row_lo[rel_rows]
+    gkey, at, r = np.unique(rkey, return_index=True, return_counts=True)
     gu, lo = gkey // width, gkey % width
     n_row = h.row_hi[rel_rows[at]] - lo + 1
     b = np.searchsorted(nr_key, gkey, side="right") - np.searchsorted(nr_key, gkey, side="left")
