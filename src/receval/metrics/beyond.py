@@ -527,6 +527,12 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`r_{c,j-1}` counts the items above *j* covering *c*; :math:`G^*` is the greedy ideal
     list over the user's relevant items (ties to the largest item code, as ndeval).
 
+    With ``ties=average`` the run's α-DCG is its expectation over the orderings of the tie
+    groups (the ideal does not read the order): an item at slot *t* of a group of *n* follows
+    a uniform *t*-subset of the group's other items, so the number of them covering *c* is
+    hypergeometric and :math:`E[(1-\alpha)^{Y}]` is a finite sum
+    (:func:`receval.metrics.aspects.expected_alpha_dcg`).
+
     Examples
     --------
     >>> from receval import evaluate
@@ -535,6 +541,9 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> truth = {"user_id": [1, 1, 1], "item_id": [1, 2, 3]}
     >>> # run: 1 + 0.5/log2 3 + 1/log2 4; greedy ideal (items 3, 2, 1): 1 + 1/log2 3 + 0.5/log2 4
     >>> round(evaluate(recs, truth, ["alpha_ndcg@3"], categories=cats)["alpha_ndcg@3"], 6)
+    0.965195
+    >>> recs["score"] = [2.0, 2.0, 1.0]      # 1 and 2 tied: the same DCG in either order
+    >>> round(evaluate(recs, truth, ["alpha_ndcg(ties=average)@3"], categories=cats)["alpha_ndcg(ties=average)@3"], 6)
     0.965195
     """
     s = _space(h)
@@ -546,7 +555,19 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
         items, rel, _ = s.lists(h, k)
-        return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
+        if h.row_lo is None:
+            return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
+        # ties=average: the greedy ideal does not read the order; the run's DCG is its expectation
+        _, _, idcg = _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k,
+                                     return_parts=True)
+        t = h.row_truth
+        hit = np.flatnonzero((t >= 0) & h.truth_rel[np.maximum(t, 0)])
+        lo = h.row_lo[hit]
+        dcg = _asp.expected_alpha_dcg(h.row_user[hit], lo, h.row_hi[hit] - lo + 1, s.row_code[hit], s.aspects,
+                                      h.n_users, [k], alpha=o["alpha"])[:, 0]
+        out = np.zeros(h.n_users)
+        np.divide(dcg, idcg, out=out, where=idcg > 0)
+        return out
 
     return _per_k(h, ks, one)
 
