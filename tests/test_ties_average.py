@@ -304,7 +304,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "ndcg(ideal=hits)@3", "auc", "auc@3", "gauc", "lauc@3", "coverage@3", "entropy@3", "gini@3",
+    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "coverage@3", "entropy@3", "gini@3",
     "ab_ndcg@3",
 ]
 
@@ -395,3 +395,53 @@ def test_alpha_ndcg_equals_mean_over_all_orderings(data, k, rel, alpha, item_cat
         vals = [_alpha_dcg(o, relevant, cats, k, q) for o in _orderings(rows)]
         per_user.append(sum(vals) / len(vals) / ideal if ideal else 0.0)
     assert got == pytest.approx(sum(per_user) / len(per_user), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# AUC over the whole list: tied=half is the expectation over the orderings of tied scores
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("spec", ["gauc", "auc(form=users)", "auc(form=positives)", "gauc(negatives=plus_one,denominator=r)"])
+def test_auc_equals_mean_over_all_orderings(seed, spec):
+    import random
+
+    rnd = random.Random(seed)
+    recs, truth = {"user_id": [], "item_id": [], "score": []}, {"user_id": [], "item_id": [], "rating": []}
+    users = {}
+    for u in range(3):
+        items = rnd.sample(range(10), rnd.randint(2, 6))
+        scores = [rnd.choice([0.1, 0.2, 0.3]) for _ in items]
+        rel = rnd.sample(range(12), rnd.randint(1, 4))
+        recs["user_id"] += [u] * len(items)
+        recs["item_id"] += items
+        recs["score"] += scores
+        truth["user_id"] += [u] * len(rel)
+        truth["item_id"] += rel
+        truth["rating"] += [1.0] * len(rel)
+        users[u] = (list(zip(items, scores)), rel)
+    name, paren, inner = spec.partition("(")
+    tied = f"{name}(tied=order,{inner}" if paren else f"{name}(tied=order)"
+    # the expectation: every combination of the users' orderings, each scored with tied=order
+    per_combo = []
+    for combo in itertools.product(*(list(_orderings(rows)) for rows, _ in users.values())):
+        r2 = {"user_id": [], "item_id": [], "score": []}
+        for u, order in enumerate(combo):
+            r2["user_id"] += [u] * len(order)
+            r2["item_id"] += order
+            r2["score"] += [float(len(order) - t) for t in range(len(order))]
+        try:
+            per_combo.append(evaluate(r2, truth, [tied]).value(tied))
+        except DataError:
+            pytest.skip("a user set this AUC form refuses")
+    try:
+        got = evaluate(recs, truth, [spec], ties="average").value(spec)
+    except DataError:
+        pytest.skip("refused on this data")
+    assert got == pytest.approx(sum(per_combo) / len(per_combo), abs=1e-12)
+
+
+@pytest.mark.parametrize("spec", ["auc@3", "gauc@3", "gauc(tied=correct)", "auc(tied=correct)", "gauc(maxfpr=0.5)"])
+def test_auc_ties_average_needs_the_whole_list_and_half(spec):
+    with pytest.raises(SpecError, match="ties=average is defined for"):
+        evaluate(TIED, TRUTH, [spec], ties="average")

@@ -221,7 +221,7 @@ CONTEXT_AXES: dict[str, Axis] = {
 #: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
 #: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
 TIES_AVERAGE_METRICS = (
-    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg",
+    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg", "auc", "gauc",
 )
 
 

@@ -236,7 +236,22 @@ def _check_maxfpr(o: dict) -> None:
         )
 
 
+def _check_ties_average(o: dict, k: int | None, name: str) -> None:
+    """``ties=average``: the whole-list AUC with tied pairs counted ½ is already the expectation
+    over the orderings of tied scores (a negative tied with a positive lies above it in half of
+    them); a cut-off (which items are in the top k) or the ROC cut at ``maxfpr`` are not."""
+    if o.get("ties") != "average":
+        return
+    if k is not None or o.get("tied") != "half" or o.get("maxfpr") is not None:
+        raise SpecError(
+            f"ties=average is defined for {name} over the whole list with tied=half (then it equals the "
+            f"expectation over the orderings of tied scores), not with a cut-off, tied={o.get('tied')} or maxfpr; "
+            f"write {name}(tied=half) without @k, or use another `ties` rule"
+        )
+
+
 def _check_user_kind(o: dict, k: int | None = None) -> None:
+    _check_ties_average(o, k, "gauc")
     _check_maxfpr(o)
     for axis in ("nopos", "noneg"):
         if o.get(axis) == "skip":
@@ -267,6 +282,7 @@ def _auc_resolve(o: dict, k: int | None = None) -> dict:
 
 
 def _auc_check(o: dict, k: int | None = None) -> None:
+    _check_ties_average(o, k, "auc")
     if k is not None:
         _check_user_kind(o)
         return
