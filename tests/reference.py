@@ -71,7 +71,7 @@ METRIC_VALUES = {
     "f1": {"aggregate": ["users", "means"]},
     "hitrate": {"count": ["any", "hits"]},
     "mrr": {"hits": ["first", "all"]},
-    "map": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
+    "map": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no", "distinct"]},
     "mar": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
     "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "hits", "listed", "none"],
              "discount": ["log", "logmax2"]},
@@ -290,7 +290,8 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         for i in range(1, k + 1):
             Hi = _hits_upto(hits, i)
             at = Hi / i if metric == "map" else _div(Hi, R)
-            weight = sum(1 for pos, _ in hits if pos == i) if o["indicator"] == "yes" else 1
+            at_i = sum(1 for pos, _ in hits if pos == i)
+            weight = {"yes": at_i, "distinct": min(at_i, 1), "no": 1}[o["indicator"]]
             total += at * weight
         d = o["denominator"]
         if d == "min_k_r":

@@ -115,8 +115,11 @@ def test_rank_value_positions_are_the_given_ranks():
     assert res["recall@2"] == 1 / 2           # position 3 is beyond 2
     assert res["ndcg@3"] == pytest.approx((1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3)), abs=1e-12)
     assert "order:rank_value" in res.signature("precision@1")
-    # the rectools dialect reads ranks this way, except MAP, which refuses ties (not expressible)
-    got = receval.evaluate(recs, truth, ["precision@1"], dialect="rectools")
+    # the rectools dialect reads ranks this way; its MAP adds one P@r per distinct hit rank
+    got = receval.evaluate(recs, truth, ["precision@1", "map@3"], dialect="rectools")
     assert got["precision@1"] == 1.0
-    with pytest.raises(receval.DataError, match="same rank"):
-        receval.evaluate(recs, truth, ["map@3"], dialect="rectools")
+    assert got["map@3"] == pytest.approx((1 / 1 + 2 / 3) / 2, abs=1e-15)  # P@1 = 1 (item 6), P@3 = 2/3 (item 7)
+    recs2 = {"user_id": [1, 1, 1], "item_id": [5, 6, 7], "rank": [1, 2, 2]}  # both hits share rank 2
+    got = receval.evaluate(recs2, truth, ["map@3", "map(indicator=yes)@3"], dialect="rectools")
+    assert got["map@3"] == pytest.approx((2 / 2) / 2, abs=1e-15)  # one term: P@2 = 2/2
+    assert got["map(indicator=yes)@3"] == pytest.approx(2 * (2 / 2) / 2, abs=1e-15)  # one per hit

@@ -94,10 +94,10 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     ]),
     "rectools": ("rectools@0.19.0", [
         # "rank_ties": tied ranks, whose positions are the rank values (order=rank_value); MAP
-        # keeps order=rank there (RecTools adds one term per distinct hit rank) and refuses
+        # adds one term per distinct hit rank (indicator=distinct)
         *(M(f"{n}@{{k}}", f"{sp}@{{k}}", ("ties", "distinct", "rank_ties")) for n, sp in [
-            ("Precision", "precision"), ("Recall", "recall"), ("HitRate", "hitrate"), ("MRR", "mrr"), ("NDCG", "ndcg")]),
-        M("MAP@{k}", "map@{k}"),
+            ("Precision", "precision"), ("Recall", "recall"), ("HitRate", "hitrate"), ("MRR", "mrr"), ("NDCG", "ndcg"),
+            ("MAP", "map")]),
         M("PartialAUC@{k}", "pauc@{k}"), M("PAP@{k}", "pap@{k}"),
         M("PartialAUC(exclude)@{k}", "pauc(insufficient=exclude)@{k}"), M("PAP(exclude)@{k}", "pap(insufficient=exclude)@{k}"),
     ]),

@@ -445,6 +445,7 @@ AP_IND = Axis(
     {
         "yes": "Σ P@i·rel_i (the standard)",
         "no": "Σ P@i over every position 1..k (Elliot's MAP; seed 001's worked example)",
+        "distinct": "Σ P@i·1[a hit at i]: a position shared by several hits (equal ranks, order=rank_value) counts once (RecTools' MAP); the same as yes when positions are distinct",
     },
 )
 
@@ -559,9 +560,12 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
 
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
     width = h.width(ks)
+    ind = o["indicator"]
+    if ind == "distinct" and (_averaged(h) or _sparse(h)):  # every position holds at most one hit
+        o, ind = dict(o, indicator="yes"), "yes"
     if _averaged(h):
         return _expected_average(h, ks, o, inner)
-    if o["indicator"] == "yes" and _sparse(h):
+    if ind == "yes" and _sparse(h):
         c = _hit_rank(h)
         if inner == "precision":
             w = c / h.hit_pos.astype(np.float64)
@@ -575,12 +579,14 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
         at_i = cum / pos
     else:  # recall at i
         at_i = _safe_div(cum, np.broadcast_to(_col(h.n_rel), cum.shape))
-    if o["indicator"] == "yes":
+    if ind == "yes":
         at_i = at_i * h.dense(width)
+    elif ind == "distinct":
+        at_i = at_i * (h.dense(width) > 0)
     cols = h.cols(ks, width)
     num = np.cumsum(at_i, axis=1)[:, cols]
     hk = cum[:, cols]
-    if o["indicator"] == "no" and max(ks) > width:
+    if ind == "no" and max(ks) > width:
         # positions past every list keep H constant: P@i = H/i, R@i = H/|R| (no array as wide as k)
         for j, k in enumerate(ks):
             if k > width:
@@ -599,8 +605,9 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     -------
     .. math:: AP@k = \frac{1}{D} \sum_{i=1}^{k} P@i \cdot w_i, \qquad P@i = \frac{H_i}{i}
 
-    with :math:`w_i = rel_i` (``indicator=yes``, default) or :math:`w_i = 1`
-    (``indicator=no``), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
+    with :math:`w_i = rel_i` (``indicator=yes``, default), :math:`w_i = 1` (``indicator=no``)
+    or :math:`w_i = 1[\text{a hit at } i]` (``indicator=distinct``: with equal ranks several
+    hits share a position, which then counts once), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
     :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
     :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
 
@@ -632,6 +639,13 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.333333
     >>> worked("map(denominator=cumulative_min)@4")  # (1/2 + 2/4) / (1 + 2 + 3 + 3)
     0.111111
+    >>> from receval import evaluate                # 20 and 40 both at rank 2 (order=rank_value)
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [10, 20, 40], "rank": [1, 2, 2]}
+    >>> truth = {"user_id": [1, 1], "item_id": [20, 40]}
+    >>> evaluate(recs, truth, ["map(indicator=distinct)@2"], order="rank_value").value("map(indicator=distinct)@2")
+    0.5
+    >>> evaluate(recs, truth, ["map@2"], order="rank_value").value("map@2")   # 2 · (2/2) / 2
+    1.0
     >>> from receval.examples import tied       # 20 (relevant) and 30 tie at 2-3; 40 at 4
     >>> tied("map(ties=average)@4")              # ((1/2)(1/2 + 1/3) + 2/4) / 3
     0.305556
