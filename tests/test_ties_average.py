@@ -304,7 +304,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "coverage@3", "entropy@3", "gini@3",
+    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "epc@3", "serendipity@3", "mad@3",
     "ab_ndcg@3",
 ]
 
@@ -445,3 +445,53 @@ def test_auc_equals_mean_over_all_orderings(seed, spec):
 def test_auc_ties_average_needs_the_whole_list_and_half(spec):
     with pytest.raises(SpecError, match="ties=average is defined for"):
         evaluate(TIED, TRUTH, [spec], ties="average")
+
+
+# ------------------------------------------------------------------------------------------
+# metrics of the top-k *set*: defined under ties=average when the scores settle that set
+
+SET_RECS = {  # user 1: 20 and 30 tie inside the top 3; user 2: 40 and 50 tie at 2-3
+    "user_id": [1, 1, 1, 1, 2, 2, 2, 2],
+    "item_id": [10, 20, 30, 40, 10, 40, 50, 60],
+    "score": [4.5, 4.0, 4.0, 3.0, 4.0, 3.5, 3.5, 2.0],
+}
+SET_TRUTH = {"user_id": [1, 1, 1, 2, 2], "item_id": [20, 40, 10, 40, 60], "rating": [5.0, 3.0, 4.0, 4.0, 2.0]}
+SET_SIDE = {
+    "categories": {"item_id": [10, 20, 30, 40, 50, 60, 70], "category": ["a", "b", "a", "c", "b", "a", "c"]},
+    "train": {"user_id": [1, 2, 5, 5, 5], "item_id": [10, 10, 20, 30, 70]},
+    "catalog": [10, 20, 30, 40, 50, 60, 70, 80],
+    "baseline": {"user_id": [1, 1, 2], "item_id": [20, 80, 10], "score": [2.0, 1.0, 1.0]},
+    "item_groups": {"item_id": [10, 20, 30, 40, 50, 60, 70, 80], "group": ["p", "q", "p", "q", "p", "q", "p", "q"]},
+    "user_groups": {"user_id": [1, 2], "group": ["x", "y"]},
+}
+
+
+def _set_metrics():
+    from receval.metrics import all_metrics
+
+    return sorted(m.name for m in all_metrics() if m.topk_set)
+
+
+@pytest.mark.parametrize("name", _set_metrics())
+def test_topk_set_metrics_are_defined_when_the_ties_do_not_cross_k(name):
+    spec = {"bias_disparity": "bias_disparity(icat=p)@3", "unrepeated": "unrepeated(dup=keep)@3"}.get(name, f"{name}@3")
+    # at k = 3 no tie group straddles the cut: every ordering has the same top-3 sets
+    avg = evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)
+    plain = evaluate(SET_RECS, SET_TRUTH, [spec], **SET_SIDE)
+    swapped = dict(SET_RECS, item_id=[10, 30, 20, 40, 10, 50, 40, 60])  # the other order of each tie
+    other = evaluate(swapped, SET_TRUTH, [spec], **SET_SIDE)
+    assert plain.value(spec) == pytest.approx(other.value(spec), abs=1e-12, nan_ok=True)
+    assert avg.value(spec) == pytest.approx(plain.value(spec), abs=1e-12, nan_ok=True)
+    assert "ties:average" in avg.signature(spec)
+    # at k = 2 user 2's tie (positions 2-3) straddles the cut: refused, naming the fix
+    spec2 = spec.replace("@3", "@2")
+    with pytest.raises(DataError) as exc:
+        evaluate(SET_RECS, SET_TRUTH, [spec2], ties="average", **SET_SIDE)
+    msg = str(exc.value)
+    assert "\n" not in msg and "2 users have" in msg and "position 2" in msg and "ties=input" in msg
+
+
+def test_position_reading_set_metrics_stay_refused():
+    for spec in ("epc@3", "efd@3", "mad@3", "lauc@3", "serendipity@3"):
+        with pytest.raises(SpecError, match="ties=average is not defined"):
+            evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)

@@ -112,6 +112,25 @@ class Hits:
             self._dense[cache_key] = np.cumsum(self.dense(width), axis=1)
         return self._dense[cache_key]
 
+    def check_topk_settled(self, ks: list[int], metric: str) -> None:
+        """``ties=average`` for a metric that reads only *which* items are in the top k: every
+        ordering of the tied scores gives it the same value unless a tie group straddles k
+        (then the top-k set itself differs between orderings: refused, naming the fix)."""
+        if self.row_lo is None or self.row_hi is None or self.row_user is None:
+            return
+        for k in ks:
+            if not k:
+                continue
+            across = (self.row_lo <= k) & (self.row_hi > k)
+            if across.any():
+                users = int(np.unique(self.row_user[across]).size)
+                raise DataError(
+                    f"{metric}@{k} with ties=average: {users} {'user has' if users == 1 else 'users have'} "
+                    f"equally scored items on both sides of position {k}, "
+                    f"so the top-{k} set differs between the orderings of the ties and {metric} has no tie-averaged value; "
+                    "break the ties (ties=input, item or item_desc) or pick a cut-off at a tie-group boundary"
+                )
+
     @cached_property
     def first_hit(self) -> np.ndarray:
         """[U] position of the first hit (0 where the user has none)."""

@@ -163,7 +163,9 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
-                    "scikit-learn's ndcg_score); precision, recall, f1, hitrate, mrr, map, dcg, ndcg, rprecision, rbp, ncrr only; needs scores (order=auto ranks by score)"
+                    "scikit-learn's ndcg_score), in closed form: precision, recall, f1, hitrate, mrr, map, mar, dcg, ndcg, rprecision, "
+                    "rbp, ncrr, err, bpref, alpha_ndcg, auc/gauc (whole list, tied=half); the metrics of the top-k set (coverage, "
+                    "novelty, popularity, fairness, list quality) when no tie group straddles k; needs scores (order=auto ranks by score)"
                 ),
             },
         ),
@@ -229,7 +231,8 @@ def ties_average_error(what: str) -> SpecError:
     """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant)."""
     return SpecError(
         f"ties=average is not defined for {what}; it is supported by {', '.join(TIES_AVERAGE_METRICS)} "
-        "(the expectation over the orderings of tied scores); use another `ties` rule"
+        "(the expectation over the orderings of tied scores) and by the metrics of the top-k set when no tie crosses k; "
+        "use another `ties` rule"
     )
 
 

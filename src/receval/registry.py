@@ -50,6 +50,10 @@ class Metric:
     #: a per-user metric whose own option may leave a user out of the mean (NaN per-user
     #: value, e.g. ``pauc(insufficient=exclude)``); for every other metric NaN is a value
     skips: bool = False
+    #: reads only which items are in the top k, never their positions (coverage, novelty, ...):
+    #: under ``ties=average`` its value is the same in every ordering of the ties unless a tie
+    #: group straddles k, which :meth:`receval.hits.Hits.check_topk_settled` refuses
+    topk_set: bool = False
 
     @property
     def doc(self) -> str:
@@ -103,6 +107,18 @@ def _section(doc: str, title: str) -> str:
 _REGISTRY: dict[str, Metric] = {}
 
 
+def _settled(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn(h, ks, o)`` preceded by the check that the top-k sets are settled by the scores."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(h: Any, ks: list[int], o: dict[str, Any]) -> Any:
+        h.check_topk_settled(ks, name)
+        return fn(h, ks, o)
+
+    return run
+
+
 def register(
     name: str,
     *,
@@ -119,13 +135,14 @@ def register(
     partial: Callable[..., Any] | None = None,
     combine: Callable[..., np.ndarray] | None = None,
     skips: bool = False,
+    topk_set: bool = False,
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register ``fn`` as metric ``name`` (a decorator)."""
 
     def deco(fn: ComputeFn) -> ComputeFn:
         _REGISTRY[name] = Metric(
             name=name,
-            compute=fn,
+            compute=_settled(fn, name) if topk_set else fn,
             axes={a.name: a for a in (axes or [])},
             needs_k=needs_k,
             optional_k=optional_k,
@@ -136,9 +153,10 @@ def register(
             family=family,
             resolve_hook=resolve_hook,
             check_hook=check_hook,
-            partial=partial,
+            partial=_settled(partial, name) if (topk_set and partial) else partial,
             combine=combine,
             skips=skips,
+            topk_set=topk_set,
         )
         return fn
 

@@ -75,7 +75,8 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
         values = metric.resolve_hook(values, *extra)
     if metric.check_hook:
         metric.check_hook(values, *extra)
-    if values.get("ties") == "average" and metric.needs & {"rows", "items", "truth_rows"} and metric.name not in TIES_AVERAGE_METRICS:
+    if (values.get("ties") == "average" and metric.needs & {"rows", "items", "truth_rows"} and not metric.topk_set
+            and metric.name not in TIES_AVERAGE_METRICS):
         raise ties_average_error(metric.name)  # reads every row: no tie-averaged value
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
                     order_source=sources.get("order", "default"))

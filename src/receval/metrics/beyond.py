@@ -297,7 +297,7 @@ def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"},
-          family="diversity", partial=_entropy_partial, combine=_entropy_combine)
+          family="diversity", partial=_entropy_partial, combine=_entropy_combine, topk_set=True)
 def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
 
@@ -363,7 +363,7 @@ def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
-          partial=_coverage_partial, combine=_coverage_combine)
+          partial=_coverage_partial, combine=_coverage_combine, topk_set=True)
 def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Coverage@k: the share of the catalogue recommended to at least one user.
 
@@ -416,7 +416,7 @@ def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("gini", axes=[GINI_FORM, GINI_PAD], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
-          partial=_gini_partial, combine=_gini_combine)
+          partial=_gini_partial, combine=_gini_combine, topk_set=True)
 def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
 
@@ -448,7 +448,7 @@ NOV_UNKNOWN = Axis(
 )
 
 
-@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity")
+@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", topk_set=True)
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -480,7 +480,7 @@ ILD_DIST = Axis(
 )
 
 
-@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity")
+@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity", topk_set=True)
 def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ILD@k: intra-list diversity, the mean pairwise category distance inside the top k.
 

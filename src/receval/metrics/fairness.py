@@ -85,7 +85,7 @@ def _reo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return _ratio_combine(parts, "reo", parts[0]["names"])
 
 
-@register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine)
+@register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, topk_set=True)
 def reo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""REO@k: ranking-based equal opportunity over item groups (Zhu et al. 2020; Elliot REO).
 
@@ -140,7 +140,7 @@ def _rsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return _ratio_combine(parts, "rsp", parts[0]["names"])
 
 
-@register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine)
+@register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, topk_set=True)
 def rsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""RSP@k: ranking-based statistical parity over item groups (Zhu et al. 2020; Elliot RSP).
 
@@ -367,7 +367,7 @@ def _bd_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("bias_disparity", axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
-          family="fairness", partial=_bd_partial, combine=_bd_combine)
+          family="fairness", partial=_bd_partial, combine=_bd_combine, topk_set=True)
 def bias_disparity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Bias disparity@k of one (user group, item category) cell: source bias, recommendation bias and their relative change (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD).
 

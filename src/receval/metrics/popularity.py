@@ -129,7 +129,7 @@ ARP_SCALE = Axis(
 )
 
 
-@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity")
+@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", topk_set=True)
 def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
 
@@ -166,7 +166,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
-@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, topk_set=True)
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
 
@@ -195,7 +195,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _per_k(ks, one)
 
 
-@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, topk_set=True)
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
 
@@ -296,7 +296,7 @@ def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("popreo", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine)
+          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, topk_set=True)
 def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
 
@@ -325,7 +325,7 @@ def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("poprsp", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine)
+          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, topk_set=True)
 def poprsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
 
@@ -444,7 +444,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Surprisal (RePlay) ----------------------------------------------------------------------
 
 
-@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity")
+@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", topk_set=True)
 def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
 
@@ -548,7 +548,7 @@ def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
     return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
 
 
-@register("unexpectedness", needs={"rows", "items"}, family="popularity")
+@register("unexpectedness", needs={"rows", "items"}, family="popularity", topk_set=True)
 def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
 

@@ -66,7 +66,7 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- categorical diversity (RePlay) --------------------------------------------------------------
 
 
-@register("catdiv", axes=[LIST_DEN], needs={"rows", "items"}, family="diversity")
+@register("catdiv", axes=[LIST_DEN], needs={"rows", "items"}, family="diversity", topk_set=True)
 def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""CatDiv@k: the number of distinct categories in the top k over k (RePlay CategoricalDiversity).
 
@@ -106,7 +106,7 @@ def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- subtopic recall (Elliot SRecall) ------------------------------------------------------------
 
 
-@register("srecall", needs={"rows", "items"}, family="diversity")
+@register("srecall", needs={"rows", "items"}, family="diversity", topk_set=True)
 def srecall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""SRecall@k: subtopic recall (Zhai et al. 2003; Elliot SRecall), categories of the relevant items found in the top k.
 
@@ -156,7 +156,7 @@ def _cal_check(o: dict, *_: object) -> None:
         raise SpecError(f"miscalibration: alpha must lie strictly between 0 and 1, got {o['alpha']}")
 
 
-@register("miscalibration", axes=[CAL_ALPHA], needs={"rows", "items"}, family="diversity", check_hook=_cal_check)
+@register("miscalibration", axes=[CAL_ALPHA], needs={"rows", "items"}, family="diversity", check_hook=_cal_check, topk_set=True)
 def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Miscalibration@k (Steck, RecSys 2018): KL divergence of the list's category distribution from the history's.
 
