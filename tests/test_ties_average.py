@@ -304,7 +304,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "epc@3", "serendipity@3", "mad@3",
+    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "mad@3",
     "ab_ndcg@3",
 ]
 
@@ -441,10 +441,23 @@ def test_auc_equals_mean_over_all_orderings(seed, spec):
     assert got == pytest.approx(sum(per_combo) / len(per_combo), abs=1e-12)
 
 
-@pytest.mark.parametrize("spec", ["auc@3", "gauc@3", "gauc(tied=correct)", "auc(tied=correct)", "gauc(maxfpr=0.5)"])
-def test_auc_ties_average_needs_the_whole_list_and_half(spec):
+@pytest.mark.parametrize("spec", ["gauc(tied=correct)", "auc(tied=correct)", "gauc(tied=order)@3", "gauc(maxfpr=0.5)"])
+def test_auc_ties_average_needs_half(spec):
     with pytest.raises(SpecError, match="ties=average is defined for"):
         evaluate(TIED, TRUTH, [spec], ties="average")
+
+
+@pytest.mark.parametrize("spec", ["auc@{k}", "gauc@{k}", "gauc(negatives=plus_one,denominator=r)@{k}"])
+def test_auc_at_k_when_the_ties_do_not_cross_k(spec):
+    # TIED: 20 and 30 share positions 2-3; at k = 3 or 4 both orders give the same top-k rows
+    swapped = dict(TIED, item_id=[10, 30, 20, 40])
+    for k in (1, 3, 4):
+        s = spec.format(k=k)
+        ordered = s.replace("@", "(tied=order)@") if "(" not in s else s.replace(")", ",tied=order)")
+        mean = (_value(ordered, TIED) + _value(ordered, swapped)) / 2
+        assert evaluate(TIED, TRUTH, [s], ties="average").value(s) == pytest.approx(mean, abs=1e-12)
+    with pytest.raises(DataError, match="on both sides of position 2"):
+        evaluate(TIED, TRUTH, [spec.format(k=2)], ties="average")
 
 
 # ------------------------------------------------------------------------------------------
@@ -492,6 +505,70 @@ def test_topk_set_metrics_are_defined_when_the_ties_do_not_cross_k(name):
 
 
 def test_position_reading_set_metrics_stay_refused():
-    for spec in ("epc@3", "efd@3", "mad@3", "lauc@3", "serendipity@3"):
+    for spec in ("mad@3", "lauc@3", "pauc@3"):
         with pytest.raises(SpecError, match="ties=average is not defined"):
             evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)
+
+
+# ------------------------------------------------------------------------------------------
+# EPC, EFD (rank-discounted) and serendipity: each row's position term averaged over its slots
+
+TRAIN = {"user_id": [100, 100, 101, 101, 102, 103, 103], "item_id": [0, 1, 0, 2, 0, 3, 1]}
+CATALOG = list(range(12))
+
+
+def _pop_per_order(order, rel, k, metric, opt):
+    users = {}
+    for u, i in zip(TRAIN["user_id"], TRAIN["item_id"]):
+        users.setdefault(i, set()).add(u)
+    n_train = len(set(TRAIN["user_id"]))
+    top = order[:k]
+    if metric in ("epc", "efd"):
+        disc_kind, relevance = opt
+        num = den = 0.0
+        for t, i in enumerate(top):
+            disc = 1 / L2(t + 2) if disc_kind == "log" else 1.0
+            phi = len(users.get(i, ()))
+            nov = 1 - phi / n_train if metric == "epc" else -math.log2(max(phi, 1) / n_train)
+            num += disc * nov * (1.0 if relevance == "any" or i in rel else 0.0)
+            den += disc
+        return num / den if den else 0.0
+    counts = {}
+    for i in TRAIN["item_id"]:
+        counts[i] = counts.get(i, 0) + 1
+    distinct = sorted(set(counts.values()), reverse=True)
+    n = len(CATALOG)
+    total = 0.0
+    for t, i in enumerate(top):
+        pu = (n + 1 - (distinct.index(counts[i]) + 1)) / n if i in counts else 0.0
+        total += max((n + 1 - (t + 1)) / n - pu, 0.0) * (i in rel)
+    d = len(top) if opt == "length" else k
+    return total / d if d else 0.0
+
+
+POP_CASES = [
+    ("epc", ("log", "hits"), "epc@{k}"), ("epc", ("none", "any"), "epc(discount=none,relevance=any)@{k}"),
+    ("efd", ("log", "hits"), "efd@{k}"), ("efd", ("log", "any"), "efd(relevance=any)@{k}"),
+    ("serendipity", "length", "serendipity@{k}"), ("serendipity", "k", "serendipity(denominator=k)@{k}"),
+]
+
+
+@SETTINGS
+@given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]))
+def test_position_terms_equal_mean_over_all_orderings(data, k, rel):
+    if data is None:
+        return
+    recs, truth, users = data
+    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
+        return
+    specs = [c[2].format(k=k) for c in POP_CASES]
+    res = evaluate(recs, truth, specs, ties="average", rel=rel, train=TRAIN, catalog=CATALOG)
+    for metric, opt, spec in POP_CASES:
+        per_user = []
+        for rows, ratings in users.values():
+            relevant = {i: r for i, r in ratings.items() if rel is None or r >= rel}
+            if not relevant:
+                continue
+            vals = [_pop_per_order(o, relevant, k, metric, opt) for o in _orderings(rows)]
+            per_user.append(sum(vals) / len(vals))
+        assert res.value(spec.format(k=k)) == pytest.approx(sum(per_user) / len(per_user), abs=1e-12), spec

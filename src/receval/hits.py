@@ -112,6 +112,18 @@ class Hits:
             self._dense[cache_key] = np.cumsum(self.dense(width), axis=1)
         return self._dense[cache_key]
 
+    def slot_mean(self, k: int, g: np.ndarray) -> np.ndarray:
+        """``ties=average``: per row, E[g(pos)·1(pos ≤ k)] over the orderings of its tie group,
+        i.e. (1/n) Σ_{i=lo}^{min(hi, k)} g(i); ``g[i − 1]`` is g at position i (as long as the
+        longest list)."""
+        assert self.row_lo is not None and self.row_hi is not None
+        cum = np.r_[0.0, np.cumsum(np.asarray(g, dtype=np.float64))]
+        top = np.minimum(self.row_hi, k)
+        inside = top >= self.row_lo
+        lo = np.minimum(self.row_lo, top + 1)  # an empty range where the group starts past k
+        out = (cum[np.maximum(top, 0)] - cum[lo - 1]) / (self.row_hi - self.row_lo + 1)
+        return np.where(inside, out, 0.0)
+
     def check_topk_settled(self, ks: list[int], metric: str) -> None:
         """``ties=average`` for a metric that reads only *which* items are in the top k: every
         ordering of the tied scores gives it the same value unless a tie group straddles k

@@ -133,6 +133,13 @@ def _render_number(value: Any) -> str:
 
 # --- context axes: read by every metric ------------------------------------------------------
 
+#: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
+#: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
+TIES_AVERAGE_METRICS = (
+    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg", "auc", "gauc", "epc", "efd", "serendipity",
+)
+
+
 CONTEXT_AXES: dict[str, Axis] = {
     a.name: a
     for a in [
@@ -163,9 +170,9 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
-                    "scikit-learn's ndcg_score), in closed form: precision, recall, f1, hitrate, mrr, map, mar, dcg, ndcg, rprecision, "
-                    "rbp, ncrr, err, bpref, alpha_ndcg, auc/gauc (whole list, tied=half); the metrics of the top-k set (coverage, "
-                    "novelty, popularity, fairness, list quality) when no tie group straddles k; needs scores (order=auto ranks by score)"
+                    f"scikit-learn's ndcg_score), in closed form for {', '.join(TIES_AVERAGE_METRICS)} "
+                    "(auc/gauc with tied=half); for the metrics of the top-k set (coverage, novelty, popularity, fairness, "
+                    "list quality) when no tie group straddles k; needs scores (order=auto ranks by score)"
                 ),
             },
         ),
@@ -220,11 +227,6 @@ CONTEXT_AXES: dict[str, Axis] = {
     ]
 }
 
-#: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
-#: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
-TIES_AVERAGE_METRICS = (
-    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg", "auc", "gauc",
-)
 
 
 def ties_average_error(what: str) -> SpecError:

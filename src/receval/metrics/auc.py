@@ -237,16 +237,17 @@ def _check_maxfpr(o: dict) -> None:
 
 
 def _check_ties_average(o: dict, k: int | None, name: str) -> None:
-    """``ties=average``: the whole-list AUC with tied pairs counted ½ is already the expectation
-    over the orderings of tied scores (a negative tied with a positive lies above it in half of
-    them); a cut-off (which items are in the top k) or the ROC cut at ``maxfpr`` are not."""
+    """``ties=average``: the AUC with tied pairs counted ½ is already the expectation over the
+    orderings of tied scores (a negative tied with a positive lies above it in half of them),
+    over the whole list and, when no tie group straddles k (checked on the data), inside the
+    top k; ``tied=correct|order`` and the ROC cut at ``maxfpr`` are not."""
     if o.get("ties") != "average":
         return
-    if k is not None or o.get("tied") != "half" or o.get("maxfpr") is not None:
+    if o.get("tied") != "half" or o.get("maxfpr") is not None:
         raise SpecError(
-            f"ties=average is defined for {name} over the whole list with tied=half (then it equals the "
-            f"expectation over the orderings of tied scores), not with a cut-off, tied={o.get('tied')} or maxfpr; "
-            f"write {name}(tied=half) without @k, or use another `ties` rule"
+            f"ties=average is defined for {name} with tied=half (then it equals the expectation over the "
+            f"orderings of tied scores), not with tied={o.get('tied')} or maxfpr; "
+            f"write {name}(tied=half), or use another `ties` rule"
         )
 
 
@@ -424,6 +425,7 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     """
     if ks != [0]:  # auc@k: per-user values inside the top-k list (as gauc@k), averaged by the caller
+        h.check_topk_settled(ks, "auc")  # ties=average: the top-k set must not depend on the tie order
         return np.stack([_user_auc(h, o, k) for k in ks], axis=1)
     return _auc_combine([_auc_partial(h, ks, o)], ks, o)
 
@@ -591,6 +593,7 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> worked("gauc(maxfpr=0.5)")       # ROC (0,0) (½,0) (½,½) (1,½) (1,1): A = 0, (1 + (0 − 1/8)/(3/8))/2
     0.333333
     """
+    h.check_topk_settled(ks, "gauc")  # ties=average: the top-k set must not depend on the tie order
     return np.stack([_user_auc(h, o, k if k else None) for k in ks], axis=1)
 
 

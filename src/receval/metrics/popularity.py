@@ -376,6 +376,13 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
     nov = np.r_[nov, 0.0]
 
     def one(k: int) -> np.ndarray:
+        if h.row_lo is not None:  # ties=average: each row's disc averaged over its group's slots ≤ k
+            pos = np.arange(1, h.max_pos + 1, dtype=np.float64)
+            w = h.slot_mean(k, 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(len(pos)))
+            t = h.row_truth
+            use = ((t >= 0) & h.truth_rel[np.maximum(t, 0)]) if o["relevance"] == "hits" else np.ones(len(w), dtype=bool)
+            num = np.bincount(h.row_user, weights=w * use * nov[s.row_code], minlength=h.n_users)
+            return _safe(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
         items, rel, _ = s.lists(h, k)
         pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
         disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
@@ -400,6 +407,10 @@ def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\phi` the distinct train users of the item, :math:`r_i = rel_i` (``relevance=hits``)
     or 1 (``relevance=any``), disc by ``discount``. 0 for an empty list. Elliot is not installed
     here: its EPC is not verified against this form.
+
+    With ``ties=average`` each item's :math:`\mathrm{disc}(i)` is its mean over the positions
+    of its tie group inside the top k, :math:`\frac{1}{n}\sum_{i=lo}^{\min(hi,k)} \mathrm{disc}(i)`
+    (the expectation over the orderings of the ties; the denominator does not depend on them).
 
     Examples
     --------
@@ -428,6 +439,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     as EPC with the self-information :math:`-\log_2 \phi/|U_{tr}|` (items unseen in train count
     as seen by one user). Elliot is not installed here: its EFD is not verified against this form.
+    ``ties=average`` as for EPC.
 
     Examples
     --------

@@ -35,6 +35,10 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     has :math:`p_u = 0`. :math:`D = \ell_k` (``denominator=length``, what RecTools 0.19.0 computes:
     the mean over the top-k rows; its docstring writes ÷k) or *k*.
 
+    With ``ties=average`` a relevant item's term is its mean over the positions of its tie
+    group inside the top k, :math:`\frac{1}{n}\sum_{i=lo}^{\min(hi,k,\pi(j)-1)} (p(i) - p_u(j))`
+    (an arithmetic series: the term is positive exactly for :math:`i < \pi(j)`).
+
     Examples
     --------
     >>> from receval import evaluate
@@ -54,8 +58,19 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     n = float(s.n_catalog)
     pu = np.r_[np.where(rows > 0, (n + 1 - rank) / n, 0.0), 0.0]
 
+    # p(i) > p_u(j) exactly for positions i < π(j) (i ≤ n for an item absent from train)
+    last = np.r_[np.where(rows > 0, rank - 1, n), 0.0]
+
     def one(k: int) -> np.ndarray:
         items, rel, _ = s.lists(h, k)
+        if h.row_lo is not None:  # ties=average: max(p(i) − p_u, 0) summed over the group's slots ≤ k, ÷ n_g
+            t = h.row_truth
+            r = (t >= 0) & h.truth_rel[np.maximum(t, 0)]
+            lo, b = h.row_lo, np.minimum(np.minimum(h.row_hi, k), last[s.row_code])
+            cnt = np.maximum(b - lo + 1, 0).astype(np.float64)
+            total = cnt * ((n + 1) / n - pu[s.row_code]) - (lo + b) * cnt / 2 / n  # Σ_{i=lo}^{b} (n + 1 − i)/n − p_u
+            gain = np.where(r, total / (h.row_hi - lo + 1), 0.0)
+            return _safe(np.bincount(h.row_user, weights=gain, minlength=h.n_users), _den(items, k, o))
         p = (n + 1 - np.arange(1, items.shape[1] + 1, dtype=np.float64)) / n
         gain = np.maximum(p[None, :] - pu[items], 0.0) * rel
         return _safe(gain.sum(axis=1), _den(items, k, o))
