@@ -22,6 +22,7 @@ POP_DEFAULTS = {
     "efd": {"discount": "log", "relevance": "hits"},
     "surprisal": {"denominator": "length"},
     "unexpectedness": {},
+    "unseen": {},
 }
 GLOBAL = {"popreo", "poprsp"}
 
@@ -104,6 +105,9 @@ def per_user_pop(metric, k, o, user, ctx) -> float:
         upop = ctx["upop"]
         w = sum((math.log2(n_users / upop[i]) / math.log2(n_users)) if upop.get(i, 0) > 0 else 1.0 for i in items)
         return 0.0 if den == 0 else w / den
+    if metric == "unseen":  # 1 − |L_k ∩ T_u| / ℓ_k (RePlay's Novelty)
+        seen = {i for tu, i in zip(ctx["train"]["user_id"], ctx["train"]["item_id"]) if tu == user["id"]}
+        return 1.0 - sum(1 for i in items if i in seen) / ell
     if metric == "unexpectedness":
         base = ctx["baseline_of"](user["id"])[:k]
         if not items or not base:
@@ -125,7 +129,7 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
     side = {
         "pop": pop, "upop": popularity(train, "users"), "n_train_users": len(set(train["user_id"])),
         "tail": long_tail(cat, pop, o["split"], o["cut"]) if "split" in o else set(),
-        "baseline_of": lambda u: _baseline(baseline, u),
+        "baseline_of": lambda u: _baseline(baseline, u), "train": train,
     }
     if metric in ("aplt", "aclt", "popreo", "poprsp"):
         for u, data in users.items():

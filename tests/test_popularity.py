@@ -127,7 +127,7 @@ VARIANTS = [
     ("aplt", {"split": "items", "cut": 0.5}), ("aplt", {"split": "count", "cut": 1.0}),
     ("aclt", {}), ("aclt", {"split": "count", "cut": 2.0}), ("aclt", {"cut": 0.5}),
     ("epc", {}), ("epc", {"discount": "none", "relevance": "any"}), ("efd", {}), ("efd", {"relevance": "any"}),
-    ("surprisal", {}), ("surprisal", {"denominator": "k"}), ("unexpectedness", {}),
+    ("surprisal", {}), ("surprisal", {"denominator": "k"}), ("unexpectedness", {}), ("unseen", {}),
     ("popreo", {}), ("popreo", {"split": "items", "cut": 0.5}), ("poprsp", {}), ("poprsp", {"count": "users"}),
     ("popreo", {"users": "listed"}), ("poprsp", {"users": "listed", "count": "users"}),
 ]
@@ -203,3 +203,17 @@ def test_bounds(data, d):
         assert -1e-12 <= res[s] <= 1 + 1e-12, s
     assert 0 <= res["popreo@5"] <= 1 + 1e-12 and 0 <= res["poprsp@5"] <= 1 + 1e-12  # two groups: |a − b| / (a + b)
     assert 0 <= res["aclt@5"] <= 5 and res["efd@5"] >= 0 and res["arp@5"] >= 0
+
+
+def test_unseen_goldens():
+    # RePlay's Novelty: 1 − |L_k ∩ T_u| / ℓ_k
+    train = {"user_id": [1, 1, 2, 9], "item_id": [10, 30, 20, 40]}
+    recs = {"user_id": [1, 1, 1, 2, 2, 3], "item_id": [10, 20, 30, 20, 50, 10], "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0]}
+    truth = {"user_id": [1, 2, 3, 4], "item_id": [20, 50, 10, 10]}
+    res = receval.evaluate(recs, truth, ["unseen@2", "unseen@3", "unseen(norecs=skip)@3"], train=train)
+    per = res._entry("unseen@3").per_user.tolist()
+    assert per == [1 - 2 / 3, 1 - 1 / 2, 1.0, 0.0]  # user 3 has no train rows; user 4 no recs (norecs=zero)
+    assert res["unseen@2"] == pytest.approx((1 / 2 + 1 / 2 + 1 + 0) / 4, abs=1e-15)
+    assert res["unseen(norecs=skip)@3"] == pytest.approx((1 / 3 + 1 / 2 + 1) / 3, abs=1e-15)
+    with pytest.raises(DataError, match="train"):
+        receval.evaluate(recs, truth, ["unseen@2"])

@@ -467,10 +467,55 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> truth = {"user_id": [1], "item_id": [1]}
     >>> evaluate(recs, truth, ["novelty@2"], train=train)["novelty@2"]   # (−log2 4/4 − log2 2/4) / 2
     0.5
+
+    RePlay's Novelty (the share of items unseen by the user in train) is :func:`unseen`.
     """
     s = _space(h)
     s.need("train", "novelty")
     return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
+
+
+@register("unseen", needs={"rows", "items"}, family="diversity", topk_set=True)
+def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
+
+    Formula
+    -------
+    .. math:: \mathrm{Unseen}@k(u) = 1 - \frac{|L_k \cap T_u|}{\ell_k}
+
+    :math:`T_u` the user's train items, :math:`\ell_k = \min(k, \ell)`. A user without
+    recommendations follows ``norecs``; a user without train rows scores 1. RePlay 0.22 calls
+    this Novelty (its docstring writes ÷K, its code divides by the list length) and averages
+    the users of train; receval averages the truth users. Not :func:`novelty` (self-information).
+
+    Examples
+    --------
+    >>> from receval import evaluate
+    >>> train = {"user_id": [1, 1, 2], "item_id": [10, 30, 20]}
+    >>> recs = {"user_id": [1, 1, 1], "item_id": [10, 20, 30], "score": [3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1], "item_id": [20]}
+    >>> evaluate(recs, truth, ["unseen@2"], train=train)["unseen@2"]   # 10 seen, 20 not: 1 − 1/2
+    0.5
+    """
+    s = _space(h)
+    s.need("train", "unseen")
+    tu, ti = s.train
+    uidx = np.searchsorted(h.user_ids, tu)
+    ok = uidx < h.n_users
+    ok[ok] = h.user_ids[uidx[ok]] == tu[ok]
+    seen = np.unique(uidx[ok].astype(np.int64) * s.n_items + _encoder(s.universe)(ti)[ok])
+    key = h.row_user.astype(np.int64) * s.n_items + s.row_code
+    was_seen = np.isin(key, seen)
+
+    def one(k: int) -> np.ndarray:
+        top = h.row_pos <= k
+        n = np.bincount(h.row_user[top], minlength=h.n_users).astype(np.float64)
+        hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)
+        out = np.zeros(h.n_users)  # no recommendations: 0 (norecs=zero; skip and error act before)
+        np.subtract(1.0, hit / np.maximum(n, 1.0), out=out, where=n > 0)
+        return out
+
+    return _per_k(h, ks, one)
 
 
 ILD_DIST = Axis(

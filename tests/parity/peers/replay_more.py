@@ -1,12 +1,14 @@
-"""Peer runner: RePlay 0.22.0 Surprisal, Unexpectedness, CategoricalDiversity (env np2).
+"""Peer runner: RePlay 0.22.0 Surprisal, Unexpectedness, CategoricalDiversity, Novelty, Coverage (env np2).
 
 Public API used: replay.metrics.{Surprisal, Unexpectedness, CategoricalDiversity}(ks,
 query_column, item_column|category_column, rating_column, mode=Mean()|PerUser()) called on
 pandas frames: recs (user_id, item_id, score), train.parquet (Surprisal's train),
 baseline.parquet (Unexpectedness' base_recommendations), and for CategoricalDiversity the recs
 rows with each item replaced by its category (categories.parquet, one per item).
-RePlay measures the users of the recommendations.
-Emitted names: Surprisal@k, Unexpectedness@k, CategoricalDiversity@k (+ per user).
+RePlay measures the users of the recommendations (Novelty: the users of train); Coverage is
+computed on the rows of the truth users (receval reads only their lists).
+Emitted names: Surprisal@k, Unexpectedness@k, CategoricalDiversity@k, Novelty@k (+ per user),
+Coverage@k.
 """
 import sys
 import warnings
@@ -17,7 +19,7 @@ Result, load = _common.Result, _common.load
 
 from importlib.metadata import version  # noqa: E402
 
-from replay.metrics import CategoricalDiversity, Surprisal, Unexpectedness  # noqa: E402
+from replay.metrics import CategoricalDiversity, Coverage, Novelty, Surprisal, Unexpectedness  # noqa: E402
 from replay.metrics.descriptors import Mean, PerUser  # noqa: E402
 
 
@@ -35,11 +37,16 @@ def main() -> None:
             (Surprisal, (r, train[["user_id", "item_id"]]), kw),
             (Unexpectedness, (r, base[["user_id", "item_id", "score"]]), kw),
             (CategoricalDiversity, (cat_recs,), dict(query_column="user_id", category_column="category", rating_column="score")),
+            (Novelty, (r, train[["user_id", "item_id"]]), kw),
         ]:
             means = cls(ks, mode=Mean(), **ckw)(*args)
             per = cls(ks, mode=PerUser(), **ckw)(*args)
             for k in ks:
                 res.add(f"{cls.__name__}@{k}", means[f"{cls.__name__}@{k}"], per[f"{cls.__name__}-PerUser@{k}"])
+        in_truth = r[r["user_id"].isin(set(truth["user_id"]))]
+        cov = Coverage(ks, **kw)(in_truth, train[["user_id", "item_id"]])
+        for k in ks:
+            res.add(f"Coverage@{k}", cov[f"Coverage@{k}"])
     res.write(out)
 
 
