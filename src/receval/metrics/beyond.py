@@ -68,9 +68,10 @@ class _Space:
         self.to_catalog[cat_codes] = np.arange(self.n_catalog)
         if self.train is not None:
             tu, ti = self.train
-            pairs = np.unique(np.stack([np.unique(tu, return_inverse=True)[1], code(ti)], axis=1), axis=0)
+            train_users = _unique(tu)
+            pairs = _unique_pairs(_encoder(train_users)(tu), code(ti))
             self.popularity = np.bincount(pairs[:, 1], minlength=self.n_items).astype(np.float64)
-            self.n_train_users = len(np.unique(tu))
+            self.n_train_users = len(train_users)
             self.train_items = np.unique(code(ti))
         if self.categories is not None:
             import scipy.sparse as sp
@@ -123,26 +124,80 @@ class _Space:
         return None
 
 
+def _strings(values: np.ndarray) -> Any:
+    """``values`` as a polars String series when every one of them is a str, else None."""
+    if values.dtype != object:
+        return None
+    import polars as pl
+
+    try:
+        s = pl.Series("v", values, dtype=pl.String, strict=True)
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        return None
+    return s if s.null_count() == 0 else None
+
+
 def _unique(values: np.ndarray) -> np.ndarray:
-    """Sorted unique values; a presence table (no sort) for integer ids of a small range."""
+    """Sorted unique values; a presence table (no sort) for integer ids of a small range; a
+    polars sort for string ids (code-point order, as numpy's)."""
     if values.dtype != object and len(values):
         lo, hi = int(values.min()), int(values.max())
         if hi - lo < 2**26:
             present = np.zeros(hi - lo + 1, dtype=bool)
             present[values - lo] = True
             return (np.flatnonzero(present) + lo).astype(values.dtype)
+    text = _strings(values)
+    if text is not None:
+        return np.array(text.unique().sort().to_list(), dtype=object)
     return np.unique(values)
 
 
 def _encoder(universe: np.ndarray):
     """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
-    small range (one gather), else a binary search."""
+    small range (one gather), a hash join for string ids, else a binary search."""
     if universe.dtype != object and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
         lo = int(universe[0])
         table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
         table[universe - lo] = np.arange(len(universe))
         return lambda a: table[np.asarray(a, dtype=np.int64) - lo]
+    text = _strings(universe)
+    if text is not None:
+        import polars as pl
+
+        mapping = pl.DataFrame({"v": text, "c": np.arange(len(universe), dtype=np.int64)})
+
+        def by_join(a: np.ndarray) -> np.ndarray:
+            keys = _strings(np.asarray(a, dtype=object))
+            if keys is None:  # not all strings: the values cannot be in a universe of strings
+                return np.searchsorted(universe, a)
+            j = keys.to_frame().join(mapping, on="v", how="left", maintain_order="left")["c"]
+            return j.fill_null(-1).to_numpy()
+
+        return by_join
     return lambda a: np.searchsorted(universe, a)
+
+
+def _index_in(sorted_ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each value in ``sorted_ids`` (0 where absent), whether it is present)."""
+    values = np.asarray(values)
+    if _strings(sorted_ids) is not None and values.dtype == object:
+        idx = _encoder(sorted_ids)(values)
+        ok = idx >= 0
+        return np.where(ok, idx, 0), ok
+    idx = np.searchsorted(sorted_ids, values)
+    ok = idx < len(sorted_ids)
+    ok[ok] = sorted_ids[idx[ok]] == values[ok]
+    return np.where(ok, idx, 0), ok
+
+
+def _unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.unique(np.stack([a, b], axis=1), axis=0)`` for non-negative integer codes, by one
+    sort of int64 keys."""
+    if len(a) == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    span = int(b.max()) + 1
+    key = np.unique(np.asarray(a, dtype=np.int64) * span + np.asarray(b, dtype=np.int64))
+    return np.stack([key // span, key % span], axis=1)
 
 
 def _space(h: Hits) -> _Space:
@@ -500,9 +555,7 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     s = _space(h)
     s.need("train", "unseen")
     tu, ti = s.train
-    uidx = np.searchsorted(h.user_ids, tu)
-    ok = uidx < h.n_users
-    ok[ok] = h.user_ids[uidx[ok]] == tu[ok]
+    uidx, ok = _index_in(h.user_ids, tu)
     seen = np.unique(uidx[ok].astype(np.int64) * s.n_items + _encoder(s.universe)(ti)[ok])
     key = h.row_user.astype(np.int64) * s.n_items + s.row_code
     was_seen = np.isin(key, seen)

@@ -24,7 +24,7 @@ from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
-from .beyond import _encoder, _space
+from .beyond import _encoder, _index_in, _space, _unique, _unique_pairs
 from .popularity import _ratio_combine
 
 _CTX = ("rel", "order", "ties", "dup", "tdup")
@@ -121,11 +121,9 @@ def _rsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
     if s.train is not None:
         tu, ti = s.train
         codes = _encoder(s.universe)(ti)
-        uidx = np.searchsorted(h.user_ids, tu)
-        ok = uidx < h.n_users
-        ok[ok] = h.user_ids[uidx[ok]] == tu[ok]
+        uidx, ok = _index_in(h.user_ids, tu)
         if ok.any():
-            pairs = np.unique(np.stack([uidx[ok], codes[ok]], axis=1), axis=0)
+            pairs = _unique_pairs(uidx[ok], codes[ok])
             pg = g[pairs[:, 1]]
             den = den - np.bincount(pg[pg >= 0], minlength=G)
     nums = []
@@ -187,8 +185,7 @@ def _mad_partial(h: Hits, ks: list[int], o: dict) -> dict:
     if len(ids):
         if (ids.dtype == object) != (h.user_ids.dtype == object):
             raise DataError("user ids of user_groups and the ground truth differ in type; cast them alike")
-        pos = np.minimum(np.searchsorted(h.user_ids, ids), h.n_users - 1)
-        found = h.user_ids[pos] == ids
+        pos, found = _index_in(h.user_ids, ids)
         ug[pos[found]] = gcode[found]
     if o["of"] == "ndcg":
         from .ranking import ndcg
@@ -338,8 +335,8 @@ def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
         if s.train is None:
             raise DataError(f"bias_disparity(of={o['of']}) needs the train interactions (the source data): pass train= or --train FILE")
         tu, ti = s.train
-        users, ucode = np.unique(tu, return_inverse=True)
-        pairs = np.unique(np.stack([ucode, _encoder(s.universe)(ti)], axis=1), axis=0)
+        users = _unique(tu)
+        pairs = _unique_pairs(_encoder(users)(tu), _encoder(s.universe)(ti))
         lg = g[pairs[member(users)[pairs[:, 0]], 1]]
         out["s_num"], out["s_tot"] = float(np.count_nonzero(lg == c)), float(np.count_nonzero(lg >= 0))
     return out

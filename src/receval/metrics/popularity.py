@@ -29,7 +29,7 @@ from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
-from .beyond import _encoder, _space
+from .beyond import _encoder, _index_in, _space, _unique_pairs
 
 # ---- shared pieces ---------------------------------------------------------------------------
 
@@ -246,10 +246,9 @@ def _group_partial(h: Hits, ks: list[int], o: dict, metric: str) -> dict:
             n_head, n_tail = float((~tail[cat]).sum()), float(tail[cat].sum())
             tu, ti = s.train
             codes = _encoder(s.universe)(ti)
-            uidx = np.searchsorted(h.user_ids, tu)
-            known = (uidx < h.n_users) & (h.user_ids[np.minimum(uidx, h.n_users - 1)] == tu) & (s.to_catalog[codes] >= 0)
-            known &= um[np.minimum(uidx, h.n_users - 1)]
-            pairs = np.unique(np.stack([uidx[known], codes[known]], axis=1), axis=0) if known.any() else np.zeros((0, 2), dtype=np.int64)
+            uidx, known = _index_in(h.user_ids, tu)
+            known &= (s.to_catalog[codes] >= 0) & um[uidx]
+            pairs = _unique_pairs(uidx[known], codes[known])
             seen_tail = float(tail[pairs[:, 1]].sum())
             seen_head = float(len(pairs)) - seen_tail
             n_u = float(um.sum())
@@ -521,15 +520,13 @@ def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
             sort_key = -b["score"].astype(np.float64)
         else:
             sort_key = np.arange(len(b["user"]), dtype=np.float64)
-        uidx = np.searchsorted(h.user_ids, b["user"])
-        ok = (uidx < h.n_users)
-        ok[ok] = h.user_ids[uidx[ok]] == b["user"][ok]
+        uidx, ok = _index_in(h.user_ids, b["user"])
         uidx, item, sort_key = uidx[ok], b["item"][ok], sort_key[ok]
         order = np.lexsort((sort_key, uidx))  # stable: ties keep input order
         uidx, item = uidx[order], item[order]
         if len(item):
-            code = np.minimum(np.searchsorted(s.universe, item), len(s.universe) - 1)
-            code = np.where(s.universe[code] == item, code, -2)
+            code, known = _index_in(s.universe, item)
+            code = np.where(known, code, -2)
         else:
             code = np.zeros(0, dtype=np.int64)
         # drop repeated (user, item) rows, keeping the first

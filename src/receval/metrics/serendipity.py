@@ -13,7 +13,7 @@ from ..errors import SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
-from .beyond import _encoder, _space
+from .beyond import _encoder, _index_in, _space, _unique_pairs
 from .popularity import LIST_DEN, _den, _per_k, _safe
 
 # ---- Serendipity (RecTools) -------------------------------------------------------------------
@@ -212,10 +212,8 @@ def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     # history: distinct (user, item) train pairs of the averaged users with a category
     tu, ti = s.train
     codes = _encoder(s.universe)(ti)
-    uidx = np.searchsorted(h.user_ids, tu)
-    ok = uidx < h.n_users
-    ok[ok] = h.user_ids[uidx[ok]] == tu[ok]
-    pairs = np.unique(np.stack([uidx[ok], codes[ok]], axis=1), axis=0) if ok.any() else np.zeros((0, 2), dtype=np.int64)
+    uidx, ok = _index_in(h.user_ids, tu)
+    pairs = _unique_pairs(uidx[ok], codes[ok])
     pairs = pairs[per_item[pairs[:, 1]] > 0]
     Hm = sp.csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(h.n_users, s.n_items))
     n_hist = np.asarray(Hm.sum(axis=1)).ravel()
