@@ -72,10 +72,10 @@ def main() -> None:
     print(f"{'spec':32} {'ties=input':>11} {'ties=average':>13} {'ratio':>7}  value (average)")
     for t in SPECS:
         spec = t.format(k=a.k)
-        base = timed(lambda: evaluate(recs, truth, [spec], **side))
+        base = timed(lambda s=spec: evaluate(recs, truth, [s], **side))
         try:
             res = evaluate(recs, truth, [spec], ties="average", **side)
-            avg = timed(lambda: evaluate(recs, truth, [spec], ties="average", **side))
+            avg = timed(lambda s=spec: evaluate(recs, truth, [s], ties="average", **side))
             value: float | str = float(res[spec])
         except DataError as exc:  # a top-k-set metric whose cut splits a tie group
             avg, value = float("nan"), f"refused: {str(exc)[:60]}"
