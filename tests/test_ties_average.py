@@ -54,6 +54,13 @@ GOLDENS = [
         (31 * (1 / L2(3) + 1 / L2(4)) / 2) / (31 + 15 / L2(3) + 7 / L2(4)),
     ),
     ("ndcg(ties=average,ideal=none)@4", (1 / L2(3) + 1 / L2(4)) / 2 + 1 / L2(5)),
+    # lauc: N' = 2 negatives (10, 30); 20 has A = 1 above it and b = 1 tied with it
+    ("lauc(ties=average,tied=half)@2", (1 / 2) * (1 - 1.5 / 2) / 2),  # 20 inside the top 2 w.p. 1/2
+    ("lauc(ties=average,tied=half)@4", ((1 - 1.5 / 2) + (1 - 2 / 2)) / 3),
+    ("lauc(ties=average,tied=correct)@4", ((1 - 1 / 2) + (1 - 2 / 2)) / 3),
+    ("lauc(ties=average,tied=order)@4", (((1 - 1 / 2) + (1 - 2 / 2)) / 2 + 0) / 3),
+    # pauc: 20 at 2 (f = 1) or 3 (f = 2), 40 at 4 (f = 2): k = 2 → (1/2)(2 − 1) / (2 · 3)
+    ("pauc(ties=average)@2", (1 / 2) * 1 / (2 * 3)),
 ]
 
 
@@ -165,6 +172,29 @@ def _per_order(order, rel, k, metric, opt, n_listed):
             elif i in judged_nonrel:
                 above += 1
         return total / n_r
+    if metric == "lauc":  # over the whole list: a_p negatives above, N' = ℓ − P (negatives=exact)
+        tied, = opt
+        negs = [i for i in order if i not in rel]
+        pos_list = [i for i in order if i in rel]
+        nprime = len(negs)
+        total = 0.0
+        for t, i in enumerate(order):
+            if i not in rel or t >= k:
+                continue
+            a = sum(1 for x in order[:t] if x not in rel)
+            total += 1.0 - a / nprime if nprime else 1.0
+        del pos_list
+        return total / min(k, n_r)
+    if metric in ("pauc", "pap"):
+        total, f, j = 0.0, 0, 0
+        for i in order:  # the whole list: k counts negatives, not positions
+            if i in rel:
+                j += 1
+                if f < k and (metric == "pauc" or j <= k):
+                    total += k - f
+            else:
+                f += 1
+        return total / (k * (n_r if metric == "pauc" else min(k, n_r)))
     if metric == "err":
         val, reach = 0.0, 1.0
         for t, i in enumerate(top):
@@ -231,6 +261,8 @@ CASES = [
     ("ncrr", None, "ncrr@{k}"),
     ("err", None, "err@{k}"), ("err", 5.0, "err(grade=rating,gmax=5)@{k}"),
     ("bpref", None, "bpref@{k}"),
+    ("pauc", None, "pauc@{k}"), ("pap", None, "pap@{k}"),
+    ("lauc", ("order",), "lauc(tied=order)@{k}"),
 ]
 
 
@@ -304,7 +336,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # refusals
 
 REFUSED = [
-    "ndcg(ideal=hits)@3", "lauc@3", "pauc@3", "pap@3", "mad@3",
+    "ndcg(ideal=hits)@3", "mad@3",
     "ab_ndcg@3",
 ]
 
@@ -505,7 +537,7 @@ def test_topk_set_metrics_are_defined_when_the_ties_do_not_cross_k(name):
 
 
 def test_position_reading_set_metrics_stay_refused():
-    for spec in ("mad@3", "lauc@3", "pauc@3"):
+    for spec in ("mad@3", "ab_ndcg@3"):
         with pytest.raises(SpecError, match="ties=average is not defined"):
             evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)
 

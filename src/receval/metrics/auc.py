@@ -616,6 +616,11 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     missing from a list that is not a full ranking, is used as it is, like Elliot).
     Elliot's LAUC is ``lauc(tied=order,negatives=plus_one)``.
 
+    With ``ties=average`` a positive's slot *t* in its tie group (*n* items, *b* of them
+    negatives, *A* negatives in the groups above) is uniform:
+    :math:`E = \frac{1}{n}\sum_{t<m} (1 - a(t)/N'_u)` over the *m* slots inside the top k, with
+    :math:`a(t) = A + b/2` (``tied=half``), *A* (``correct``) or :math:`A + t\,b/(n-1)` (``order``).
+
     Examples
     --------
     >>> from receval.examples import worked
@@ -634,9 +639,22 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     sp = np.where(npos != 0, 1.0 - _safe_div(pa, npos), 1.0)
     r = h.n_rel.astype(np.float64)
     out = np.empty((h.n_users, len(ks)))
+    if h.row_lo is not None:  # ties=average: the positive's slot t in its group is uniform
+        order = np.lexsort((h.row_pos, h.row_user))
+        lo, n = h.row_lo[order][label], (h.row_hi - h.row_lo + 1)[order][label]
+        strict = _negatives_above(user, score, label, "correct", h.n_users)[label]  # A: the groups above
+        b = 2.0 * (_negatives_above(user, score, label, "half", h.n_users)[label] - strict)  # the group's negatives
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
-        keep = pp <= k
-        num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
+        if h.row_lo is not None:
+            # E[1(lo + t ≤ k)(1 − a(t)/N')] = (m − Σ_{t<m} a(t)/N') / n, a(t) = A + (b/2 | 0 | t·b/(n − 1))
+            m = np.clip(k - lo + 1, 0, n).astype(np.float64)
+            extra = {"half": m * b / 2, "correct": 0.0 * m,
+                     "order": np.where(n > 1, b / np.maximum(n - 1, 1), 0.0) * m * (m - 1) / 2}[o["tied"]]
+            w = np.where(npos != 0, m - _safe_div(m * strict + extra, npos), m) / n
+            num = np.bincount(pu, weights=w, minlength=h.n_users)
+        else:
+            keep = pp <= k
+            num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
         out[:, j] = _safe_div(num, np.minimum(float(k), r))
     return out
 
@@ -695,7 +713,42 @@ def _insufficient(h: Hits, neg: np.ndarray, k: int, o: dict, name: str) -> np.nd
     return bad if o["insufficient"] == "exclude" else np.zeros(h.n_users, dtype=bool)
 
 
+def _expected_partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positives: bool) -> np.ndarray:
+    """``ties=average``: E[pAUC@k] / E[pAp@k] over the orderings of the tie groups. A group at
+    lo..lo+n−1 with r hits and b = n − r negatives, F negatives and H_b hits above it: a hit at
+    slot t has y ~ Hypergeometric(n − 1, b, t) of the group's negatives above it (f = F + y)
+    and t − y of its hits (j = H_b + t − y + 1); every hit of the group has the same law."""
+    from .ranking import _lncomb, _tie_group_table
+
+    gu, lo, n, r, hb = _tie_group_table(h)
+    b = n - r
+    F = lo - 1 - hb  # positions above the group that hold no hit (score order leaves no gaps)
+    _, _, neg = _top_negative_parts(h)
+    R = h.n_rel.astype(np.float64)
+    out = np.empty((h.n_users, len(ks)))
+    for c, k in enumerate(ks):  # a loop over cut-offs, not users
+        room = np.clip(k - 1 - F, -1, None)  # y ≤ room keeps f < k
+        tmax = np.where(room >= 0, np.minimum(n - 1, r - 1 + np.minimum(b, room)), -1)
+        g = np.repeat(np.arange(len(gu)), tmax + 1)
+        t = np.arange(len(g)) - np.repeat(np.cumsum(tmax + 1) - (tmax + 1), tmax + 1)
+        y0 = np.maximum(0, t - (r[g] - 1))
+        cnt = np.maximum(0, np.minimum(np.minimum(t, b[g]), room[g]) - y0 + 1)
+        g2, t2 = np.repeat(g, cnt), np.repeat(t, cnt)
+        y = np.repeat(y0, cnt) + (np.arange(len(g2)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        p = np.exp(_lncomb(b[g2], y) + _lncomb(r[g2] - 1, t2 - y) - _lncomb(n[g2] - 1, t2))
+        val = (k - F[g2] - y).astype(np.float64)
+        if top_positives:
+            val = np.where(hb[g2] + t2 - y + 1 <= k, val, 0.0)
+        per_group = np.bincount(g2, weights=p * val, minlength=len(gu)) * r / n
+        num = np.bincount(gu, weights=per_group, minlength=h.n_users)
+        den = (np.minimum(R, k) if top_positives else R) * k
+        out[:, c] = np.where(_insufficient(h, neg, k, o, name), np.nan, _safe_div(num, den))
+    return out
+
+
 def _partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positives: bool) -> np.ndarray:
+    if h.hit_lo is not None:
+        return _expected_partial_auc(h, ks, o, name, top_positives)
     j, f, neg = _top_negative_parts(h)
     out = np.empty((h.n_users, len(ks)))
     r = h.n_rel.astype(np.float64)
@@ -726,6 +779,12 @@ def pauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     *k* negatives while a relevant item is missing from it is ``insufficient``: ``ignore``
     (default, RecTools' default) computes it as it is, ``exclude`` leaves the user out of the
     mean, ``error`` refuses the input.
+
+    With ``ties=average`` a hit at slot *t* of its tie group (*n* items, *r* hits, *b* = *n* − *r*
+    negatives; *F* negatives above the group) has :math:`f = F + y`,
+    :math:`y \sim \mathrm{Hypergeometric}(n-1, b, t)`, *t* uniform: the expectation is a finite
+    sum over (t, y), the same for every hit of the group (``pap`` also counts
+    :math:`j = H_b + t - y + 1`).
 
     Examples
     --------
