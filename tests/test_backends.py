@@ -32,6 +32,7 @@ CONTEXTS = [
     {"ties": "optimistic", "rel": 2.0, "empty": "skip"},
     {"order": "input", "norecs": "zero"},
     {"hitscore": "positive", "ties": "item_desc"},  # score-0 rows of the data are masked
+    {"ties": "average", "rel": 3.0},  # the tie-aware closed forms, batched like every other value
 ]
 DUP_CONTEXT = {"dup": "first", "tdup": "first"}
 

@@ -384,11 +384,23 @@ def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     first = np.r_[True, hu[1:] != hu[:-1]] if len(hu) else np.zeros(0, dtype=bool)
     start = np.maximum.accumulate(np.where(first, idx, 0)) if len(hu) else idx
     rank = idx - start  # 0-based rank among the user's hits
-    reach = np.ones(len(hu))
-    for r in range(1, int(rank.max()) + 1 if len(rank) else 0):
-        at = np.flatnonzero(rank == r)
-        reach[at] = reach[at - 1] * (1.0 - stop[at - 1])
+    reach = _running_product(1.0 - stop, rank)
     return _sum_hits(h, ks, reach * stop / h.hit_pos.astype(np.float64))
+
+
+def _running_product(factor: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Exclusive running product within runs: ``out[i] = Π factor[j]`` over the earlier entries
+    j of i's run (``rank`` = 0, 1, 2, … along each run), multiplied in order, one rank at a
+    time (a loop over ranks, each entry touched once; no Python loop over users)."""
+    out = np.ones(len(factor))
+    if len(rank) == 0:
+        return out
+    order = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[order], np.arange(int(rank.max()) + 2))
+    for j in range(1, int(rank.max()) + 1):
+        at = order[bounds[j]:bounds[j + 1]]
+        out[at] = out[at - 1] * factor[at - 1]
+    return out
 
 
 def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
@@ -420,12 +432,13 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
         act = np.flatnonzero(r > j)
         at = np.repeat(eoff[act], j + 1) + np.tile(np.arange(j + 1, 0, -1), len(act))
         e[at] = e[at] + np.repeat(x[gstart[act] + j], j + 1) * e[at - 1]
-    # P_b: the product of x over the user's earlier groups = exp of an exclusive cumulative log-sum
-    logp = np.log(np.maximum(e[eoff + r], 1e-300))
+    # P_b: the product of x over the user's earlier groups, multiplied in group order (a loop
+    # over a group's rank within its user, not over users: each user's product is the same
+    # whatever other users are evaluated with it)
+    whole = e[eoff + r]  # e_r = Π x over the group
     first = np.r_[True, gu[1:] != gu[:-1]] if G else np.zeros(0, dtype=bool)
-    cl = np.cumsum(logp) - logp
     start = np.maximum.accumulate(np.where(first, np.arange(G), 0)) if G else np.zeros(0, dtype=np.int64)
-    pb = np.exp(cl - cl[start])
+    pb = _running_product(whole, np.arange(G) - start)
     # per (group, s): c_s = (r − s)e_s − (s + 1)e_{s+1}
     gs = np.repeat(np.arange(G), r)
     s = np.arange(len(gs)) - np.repeat(gstart, r)

@@ -524,8 +524,8 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
     then a finite sum over x."""
     gu, lo, n, r, before = _tie_group_table(h)
     n_rel = h.n_rel[gu].astype(np.float64)
-    hi = lo + n - 1
-    width = max(1, min(max(ks), int(hi.max()) if len(hi) else 1))
+    # as wide as the cut-offs (not the data), so that every batch of users sums the same terms
+    width = max(h.width(ks), int((lo + n - 1).max()) if len(lo) else 1)
     hm = np.r_[0.0, np.cumsum(1.0 / np.arange(1, width + 1))]  # hm[i] = Σ_{j≤i} 1/j
     chm = np.r_[0.0, np.cumsum(hm)]  # chm[i] = Σ_{j<i} hm[j]
     den_name = o["denominator"]
