@@ -530,7 +530,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
 
 
-@register("unseen", needs={"rows", "items"}, family="diversity", topk_set=True)
+@register("unseen", needs={"rows", "items"}, family="diversity")
 def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
 
@@ -542,6 +542,10 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     recommendations follows ``norecs``; a user without train rows scores 1. RePlay 0.22 calls
     this Novelty (its docstring writes ÷K, its code divides by the list length) and averages
     the users of train; receval averages the truth users. Not :func:`novelty` (self-information).
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -563,7 +567,11 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     def one(k: int) -> np.ndarray:
         top = h.row_pos <= k
         n = np.bincount(h.row_user[top], minlength=h.n_users).astype(np.float64)
-        hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)
+        if h.row_lo is not None:  # ties=average: each row weighted by its chance to be in the top k
+            w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+            hit = np.bincount(h.row_user, weights=w * was_seen, minlength=h.n_users)
+        else:
+            hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)
         out = np.zeros(h.n_users)  # no recommendations: 0 (norecs=zero; skip and error act before)
         np.subtract(1.0, hit / np.maximum(n, 1.0), out=out, where=n > 0)
         return out
