@@ -613,7 +613,7 @@ def test_position_terms_equal_mean_over_all_orderings(data, k, rel):
 BASE = {"user_id": [0, 0, 0, 1, 1, 2], "item_id": [1, 4, 7, 0, 2, 3], "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0]}
 LINEAR = [("arp", {}), ("arp", {"count": "users", "denominator": "k"}), ("aplt", {}), ("aplt", {"split": "items", "cut": 0.5}),
           ("aclt", {"split": "count", "cut": 2.0}), ("surprisal", {}), ("surprisal", {"denominator": "k"}),
-          ("unexpectedness", {}), ("unseen", {})]
+          ("unexpectedness", {}), ("unseen", {}), ("novelty", {}), ("filled", {}), ("filled", {"form": "share"}), ("covered", {})]
 
 
 def _linear_ref(metric, opts, rows, ratings, u, k, rel):
@@ -627,6 +627,19 @@ def _linear_ref(metric, opts, rows, ratings, u, k, rel):
         if not order:
             recs = {"user_id": [], "item_id": [], "score": []}
         ctx = {"rel": rel} if rel is not None else {}
+        if metric in ("novelty", "filled", "covered"):
+            top = order[:k]
+            if metric == "filled":
+                vals.append(float(len(order) >= k) if opts.get("form") != "share" else min(len(order), k) / k)
+            elif metric == "covered":
+                vals.append(float(len(top) > 0))
+            else:
+                users_of = {}
+                for tu, i in zip(TRAIN["user_id"], TRAIN["item_id"]):
+                    users_of.setdefault(i, set()).add(tu)
+                n_train = len(set(TRAIN["user_id"]))
+                vals.append(sum(-math.log2(max(len(users_of.get(i, ())), 1) / n_train) for i in top) / len(top) if top else 0.0)
+            continue
         if metric == "unseen":
             seen = {i for tu, i in zip(TRAIN["user_id"], TRAIN["item_id"]) if tu == u}
             top = order[:k]
@@ -658,9 +671,18 @@ def test_linear_topk_metrics_equal_mean_over_all_orderings(data, k, rel):
         got = evaluate(recs, truth, [spec], ties="average", rel=rel, train=TRAIN, catalog=CATALOG, baseline=BASE).value(spec)
         per_user = []
         for u, (rows, ratings) in users.items():
-            if not any(rel is None or r >= rel for r in ratings.values()):
-                continue  # empty=skip
+            if metric not in ("filled", "covered") and not any(rel is None or r >= rel for r in ratings.values()):
+                continue  # empty=skip (the list-quality metrics read every truth user)
             v = _linear_ref(metric, opts, rows, ratings, u, k, rel)
             assert v is not None
             per_user.append(v)
         assert got == pytest.approx(sum(per_user) / len(per_user), abs=1e-12), spec
+
+
+def test_novelty_skip_needs_settled_top_k():
+    # unknown=skip: the known items of the top k (its denominator) depend on the order of a tie
+    with pytest.raises(DataError, match="on both sides of position 2"):
+        evaluate(SET_RECS, SET_TRUTH, ["novelty(unknown=skip)@2"], ties="average", **SET_SIDE)
+    settled = evaluate(SET_RECS, SET_TRUTH, ["novelty(unknown=skip)@3"], ties="average", **SET_SIDE)
+    assert settled.value("novelty(unknown=skip)@3") == evaluate(SET_RECS, SET_TRUTH, ["novelty(unknown=skip)@3"], **SET_SIDE).value(
+        "novelty(unknown=skip)@3")
