@@ -503,7 +503,7 @@ NOV_UNKNOWN = Axis(
 )
 
 
-@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", topk_set=True)
+@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity")
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -524,13 +524,32 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
 
     RePlay's Novelty (the share of items unseen by the user in train) is :func:`unseen`.
+
+    With ``ties=average`` and ``unknown=max`` each row counts with its chance to be in the top k
+    (m/n for a tie group with m of its n slots inside k); with ``unknown=skip`` the number of
+    known items in the top k depends on the order, so the value is defined only when no tie
+    group straddles k.
     """
     s = _space(h)
     s.need("train", "novelty")
+    if h.row_lo is not None:  # ties=average
+        if o["unknown"] != "max":  # the known items of the top k (the denominator) depend on the order
+            h.check_topk_settled(ks, "novelty(unknown=skip)")
+        else:  # linear in the top-k rows: each row weighted by its chance to be in the top k
+            si = -np.log2(np.where(s.popularity > 0, s.popularity, 1.0) / float(s.n_train_users))
+
+            def expected(k: int) -> np.ndarray:
+                w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+                num = np.bincount(h.row_user, weights=w * si[s.row_code], minlength=h.n_users)
+                out = np.zeros(h.n_users)
+                np.divide(num, np.minimum(h.length, k), out=out, where=h.length > 0)
+                return out
+
+            return _per_k(h, ks, expected)
     return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
 
 
-@register("unseen", needs={"rows", "items"}, family="diversity", topk_set=True)
+@register("unseen", needs={"rows", "items"}, family="diversity")
 def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
 
@@ -542,6 +561,10 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     recommendations follows ``norecs``; a user without train rows scores 1. RePlay 0.22 calls
     this Novelty (its docstring writes ÷K, its code divides by the list length) and averages
     the users of train; receval averages the truth users. Not :func:`novelty` (self-information).
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -563,7 +586,11 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     def one(k: int) -> np.ndarray:
         top = h.row_pos <= k
         n = np.bincount(h.row_user[top], minlength=h.n_users).astype(np.float64)
-        hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)
+        if h.row_lo is not None:  # ties=average: each row weighted by its chance to be in the top k
+            w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+            hit = np.bincount(h.row_user, weights=w * was_seen, minlength=h.n_users)
+        else:
+            hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)
         out = np.zeros(h.n_users)  # no recommendations: 0 (norecs=zero; skip and error act before)
         np.subtract(1.0, hit / np.maximum(n, 1.0), out=out, where=n > 0)
         return out

@@ -32,7 +32,7 @@ def _length_at(h: Hits, k: int) -> np.ndarray:
     return np.bincount(h.row_user[keep], minlength=h.n_users).astype(np.float64)
 
 
-@register("filled", axes=[FORM], needs={"rows"}, context=_CTX, family="listquality", topk_set=True)
+@register("filled", axes=[FORM], needs={"rows"}, context=_CTX, family="listquality")
 def filled(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Filled@k: whether a user's list reaches k items (RecTools SufficientReco).
 
@@ -97,7 +97,7 @@ def unrepeated(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-@register("covered", needs={"rows"}, context=("rel", "order", "ties", "dup", "tdup"), family="listquality", topk_set=True)
+@register("covered", needs={"rows"}, context=("rel", "order", "ties", "dup", "tdup"), family="listquality")
 def covered(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Covered@k: the share of truth users with at least one recommendation in the top k (RecTools CoveredUsers).
 

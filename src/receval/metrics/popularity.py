@@ -107,6 +107,29 @@ def _lists(h: Hits, k: int, metric: str) -> np.ndarray:
     return s.lists(h, k)[0]
 
 
+def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
+    """``ties=average``: each row's chance to be in the top k over the orderings of its tie group
+    (1 inside, m/n for a group with m of its n slots inside, 0 beyond); with ``metric``, a row
+    that may enter the top k and is outside the catalogue is refused as in :func:`_lists`."""
+    w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+    if metric is not None:
+        s = _space(h)
+        outside = (w > 0) & (s.to_catalog[s.row_code] < 0)
+        if outside.any():
+            raise DataError(
+                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
+                "pass a catalog= (or train=) that contains every recommended item"
+            )
+    return w
+
+
+def _top_sum(h: Hits, k: int, f: np.ndarray, metric: str | None = None) -> np.ndarray:
+    """``ties=average``: per user E[Σ_{i ∈ L_k} f(i)] = Σ over rows of the row's chance to be in
+    the top k × f of its item (``f`` indexed by item code)."""
+    w = _top_weights(h, k, metric)
+    return np.bincount(h.row_user, weights=w * f[_space(h).row_code], minlength=h.n_users)
+
+
 def _den(items: np.ndarray, k: int, o: dict) -> np.ndarray:
     return np.full(items.shape[0], float(k)) if o["denominator"] == "k" else (items >= 0).sum(axis=1).astype(np.float64)
 
@@ -129,7 +152,7 @@ ARP_SCALE = Axis(
 )
 
 
-@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", topk_set=True)
+@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity")
 def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
 
@@ -140,6 +163,10 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\phi(i)` counts train rows (``count=rows``) or distinct train users
     (``count=users``); items absent from train have :math:`\phi = 0`; ``scale=share`` divides
     by :math:`\sum_j \phi(j)`. 0 for an empty list (the ``norecs`` policy applies).
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -158,6 +185,8 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         items = _space(h).lists(h, k)[0]
+        if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
+            return _safe(_top_sum(h, k, pop), _den(items, k, o))
         return _safe(pop[items].sum(axis=1), _den(items, k, o))
 
     return _per_k(ks, one)
@@ -166,7 +195,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
-@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, topk_set=True)
+@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
 
@@ -176,6 +205,10 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Γ by ``split`` and ``cut`` (module docs). Elliot APLT: ``split=interactions,count=users``;
     RecBole TailPercentage: ``split=items`` (or ``count``), ``count=rows``, ``denominator=k``.
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -189,13 +222,15 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     tail = _tail(h, o, "aplt")
 
     def one(k: int) -> np.ndarray:
+        if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
+            return _safe(_top_sum(h, k, tail.astype(np.float64), "aplt"), _den(_space(h).lists(h, k)[0], k, o))
         items = _lists(h, k, "aplt")
         return _safe(tail[items].sum(axis=1).astype(np.float64), _den(items, k, o))
 
     return _per_k(ks, one)
 
 
-@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, topk_set=True)
+@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
 
@@ -204,6 +239,10 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{ACLT}@k = |L_k \cap \Gamma|
 
     Γ by ``split`` and ``cut`` (module docs); Elliot ACLT: ``split=interactions,count=users``.
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -215,6 +254,8 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     1.0
     """
     tail = _tail(h, o, "aclt")
+    if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
+        return _per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), "aclt"))
     return _per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
 
 
@@ -455,7 +496,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Surprisal (RePlay) ----------------------------------------------------------------------
 
 
-@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", topk_set=True)
+@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity")
 def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
 
@@ -468,6 +509,10 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     :math:`\phi` the distinct train users; an item unseen in train weighs 1. RePlay divides by
     k (``denominator=k``). Needs at least two train users.
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -488,6 +533,8 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         items = s.lists(h, k)[0]
+        if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
+            return _safe(_top_sum(h, k, w), _den(items, k, o))
         return _safe(w[items].sum(axis=1), _den(items, k, o))
 
     return _per_k(ks, one)
@@ -557,7 +604,7 @@ def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
     return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
 
 
-@register("unexpectedness", needs={"rows", "items"}, family="popularity", topk_set=True)
+@register("unexpectedness", needs={"rows", "items"}, family="popularity")
 def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
 
@@ -567,6 +614,10 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
     A user without recommendations or without baseline recommendations scores 0 (RePlay).
+
+    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
+    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
+    linear in the rows, so this is its expectation.
 
     Examples
     --------
@@ -583,6 +634,13 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = s.lists(h, k)[0]
         base = _baseline_lists(h, k, "unexpectedness")
         has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
+        if h.row_lo is not None:  # ties=average: E|L_k ∩ B_k| = Σ over rows in B_k of their chance to be in L_k
+            width = s.n_items + 2
+            bu, bj = np.nonzero(base >= 0)
+            in_base = np.isin(h.row_user.astype(np.int64) * width + s.row_code,
+                              bu.astype(np.int64) * width + base[bu, bj])
+            common = np.bincount(h.row_user, weights=_top_weights(h, k) * in_base, minlength=h.n_users)
+            return np.where(has, 1.0 - common / k, 0.0)
         return np.where(has, 1.0 - _overlap(items, base) / k, 0.0)
 
     return _per_k(ks, one)
