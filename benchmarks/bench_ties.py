@@ -24,28 +24,27 @@ SPECS = ["precision@{k}", "ndcg@{k}", "mrr@{k}", "map@{k}", "map(denominator=hit
 
 
 def data(n_users: int, k: int, n_items: int = 5000, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    pop = rng.zipf(1.3, n_items).astype(float)
-    p = pop / pop.sum()
-    ru = np.repeat(np.arange(n_users), k)
-    ri = np.concatenate([rng.choice(n_items, k, replace=False, p=p) for _ in range(n_users)])
+    """bench_new_metrics' synthetic data in the realistic shape, with coarse scores."""
+    from bench_new_metrics import data as synthetic
+
+    recs, truth, side = synthetic(n_users, k, n_items, seed)
+    rng = np.random.default_rng(seed + 1)
+    ru = recs["user_id"]
     # scores on a coarse grid: ties inside lists (and across the cut-off of a longer list)
-    rs = np.round(rng.random(n_users * k) * 0.3 + np.tile(np.linspace(0.7, 0.0, k), n_users), 1)
-    tu = np.repeat(np.arange(n_users), 5)
-    ti = np.concatenate([rng.choice(n_items, 5, replace=False, p=p) for _ in range(n_users)])
-    ty = rng.integers(1, 6, len(tu)).astype(float)
-    train = {"user_id": rng.integers(0, n_users, 10 * n_users), "item_id": rng.choice(n_items, 10 * n_users, p=p)}
-    cats = {"item_id": np.arange(n_items), "category": rng.integers(0, 18, n_items).astype(str)}
+    rs = np.round(rng.random(len(ru)) * 0.3 + np.tile(np.linspace(0.7, 0.0, k), n_users), 1)
+
+    def text(prefix: str, ids: np.ndarray) -> np.ndarray:
+        return np.char.add(prefix, np.asarray(ids).astype(str)).astype(object)
+
     perm = rng.permutation(len(ru))
-    as_str = np.char.add("u", ru.astype(str))[perm], np.char.add("i", ri.astype(str))[perm]
-    recs = {"user_id": as_str[0].astype(object), "item_id": as_str[1].astype(object), "score": rs[perm]}
-    truth = {"user_id": np.char.add("u", tu.astype(str)).astype(object), "item_id": np.char.add("i", ti.astype(str)).astype(object),
-             "rating": ty}
-    side = dict(train={"user_id": np.char.add("u", train["user_id"].astype(str)).astype(object),
-                       "item_id": np.char.add("i", train["item_id"].astype(str)).astype(object)},
-                categories={"item_id": np.char.add("i", cats["item_id"].astype(str)).astype(object), "category": cats["category"]},
-                catalog=np.char.add("i", np.arange(n_items).astype(str)).astype(object))
-    tied = float(np.mean(np.r_[False, (rs[1:] == rs[:-1]) & (ru[1:] == ru[:-1])] | np.r_[(rs[1:] == rs[:-1]) & (ru[1:] == ru[:-1]), False]))
+    recs = {"user_id": text("u", ru)[perm], "item_id": text("i", recs["item_id"])[perm], "score": rs[perm]}
+    truth = {"user_id": text("u", truth["user_id"]), "item_id": text("i", truth["item_id"]), "rating": truth["rating"]}
+    train, cats = side["train"], side["categories"]
+    side = dict(train={"user_id": text("u", train["user_id"]), "item_id": text("i", train["item_id"])},
+                categories={"item_id": text("i", cats["item_id"]), "category": cats["category"]},
+                catalog=text("i", np.arange(n_items)))
+    same = (rs[1:] == rs[:-1]) & (ru[1:] == ru[:-1])
+    tied = float(np.mean(np.r_[False, same] | np.r_[same, False]))
     return recs, truth, side, tied
 
 
@@ -59,6 +58,9 @@ def timed(fn) -> float:
 
 
 def main() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
     from receval import DataError, evaluate
 
     ap = argparse.ArgumentParser()

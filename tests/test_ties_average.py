@@ -295,29 +295,41 @@ def tied_data(draw):
     return recs, truth, users
 
 
-@SETTINGS
-@given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]))
-def test_equals_mean_over_all_orderings(data, k, rel):
-    if data is None:
-        return
+def _averaged_users(data, rel) -> bool:
+    """Whether the drawn data has a user with a relevant item to average."""
+    return data is not None and any(rel is None or r >= rel for _, ratings in data[2].values() for r in ratings.values())
+
+
+def _check_against_orderings(data, k, rel, cases, per_order, **side):
+    """Each case's value under ties=average equals the mean over users (with a relevant item)
+    of the mean over every ordering of ``per_order(order, relevant, ratings, rows, metric, opt)``."""
     recs, truth, users = data
-    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
-        return  # no user to average (receval refuses: tested elsewhere)
-    specs = [c[2].format(k=k) for c in CASES]
-    res = evaluate(recs, truth, specs, ties="average", rel=rel)
-    for metric, opt, spec in CASES:
+    specs = [c[2].format(k=k) for c in cases]
+    res = evaluate(recs, truth, specs, ties="average", rel=rel, **side)
+    for metric, opt, spec in cases:
         per_user = []
         for rows, ratings in users.values():
             relevant = {i: r for i, r in ratings.items() if rel is None or r >= rel}
             if not relevant:
                 continue  # empty=skip
-            n_listed = sum(1 for i, _ in rows if i in relevant)
-            if metric == "bpref":
-                opt = ({i for i in ratings if i not in relevant}, len(relevant))
-            vals = [_per_order(o, relevant, k, metric, opt, n_listed) for o in _orderings(rows)]
+            vals = [per_order(o, relevant, ratings, rows, metric, opt) for o in _orderings(rows)]
             per_user.append(sum(vals) / len(vals))
-        expected = sum(per_user) / len(per_user)
-        assert res.value(spec.format(k=k)) == pytest.approx(expected, abs=1e-12), spec
+        assert res.value(spec.format(k=k)) == pytest.approx(sum(per_user) / len(per_user), abs=1e-12), spec
+
+
+@SETTINGS
+@given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]))
+def test_equals_mean_over_all_orderings(data, k, rel):
+    if not _averaged_users(data, rel):
+        return  # no data, or no user to average (receval refuses: tested elsewhere)
+
+    def one(order, relevant, ratings, rows, metric, opt):
+        n_listed = sum(1 for i, _ in rows if i in relevant)
+        if metric == "bpref":
+            opt = ({i for i in ratings if i not in relevant}, len(relevant))
+        return _per_order(order, relevant, k, metric, opt, n_listed)
+
+    _check_against_orderings(data, k, rel, CASES, one)
 
 
 @SETTINGS
@@ -406,11 +418,9 @@ def _alpha_ideal(rel, cats, k, q):
 @given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]), st.sampled_from([0.5, 0.2]),
        st.lists(st.sets(st.sampled_from("abc"), max_size=2), min_size=12, max_size=12))
 def test_alpha_ndcg_equals_mean_over_all_orderings(data, k, rel, alpha, item_cats):
-    if data is None:
-        return
+    if not _averaged_users(data, rel):
+        return  # no data, or no user to average (receval refuses: tested elsewhere)
     recs, truth, users = data
-    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
-        return
     cats = {i: sorted(c) for i, c in enumerate(item_cats) if c}
     if not cats:
         return
@@ -588,22 +598,10 @@ POP_CASES = [
 @SETTINGS
 @given(tied_data(), st.sampled_from([1, 2, 3, 5, 8]), st.sampled_from([None, 3.0]))
 def test_position_terms_equal_mean_over_all_orderings(data, k, rel):
-    if data is None:
-        return
-    recs, truth, users = data
-    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
-        return
-    specs = [c[2].format(k=k) for c in POP_CASES]
-    res = evaluate(recs, truth, specs, ties="average", rel=rel, train=TRAIN, catalog=CATALOG)
-    for metric, opt, spec in POP_CASES:
-        per_user = []
-        for rows, ratings in users.values():
-            relevant = {i: r for i, r in ratings.items() if rel is None or r >= rel}
-            if not relevant:
-                continue
-            vals = [_pop_per_order(o, relevant, k, metric, opt) for o in _orderings(rows)]
-            per_user.append(sum(vals) / len(vals))
-        assert res.value(spec.format(k=k)) == pytest.approx(sum(per_user) / len(per_user), abs=1e-12), spec
+    if not _averaged_users(data, rel):
+        return  # no data, or no user to average (receval refuses: tested elsewhere)
+    _check_against_orderings(data, k, rel, POP_CASES, lambda o, relevant, _r, _rows, metric, opt: _pop_per_order(o, relevant, k, metric, opt),
+                             train=TRAIN, catalog=CATALOG)
 
 
 # ------------------------------------------------------------------------------------------
@@ -660,11 +658,9 @@ def test_linear_topk_metrics_equal_mean_over_all_orderings(data, k, rel):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).parent))
-    if data is None:
-        return
+    if not _averaged_users(data, rel):
+        return  # no data, or no user to average (receval refuses: tested elsewhere)
     recs, truth, users = data
-    if not any(rel is None or r >= rel for _, ratings in users.values() for r in ratings.values()):
-        return
     for metric, opts in LINEAR:
         inner = ",".join(f"{a}={v:g}" if isinstance(v, float) else f"{a}={v}" for a, v in opts.items())
         spec = f"{metric}({inner})@{k}" if inner else f"{metric}@{k}"

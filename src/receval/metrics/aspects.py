@@ -832,17 +832,6 @@ def alpha_beta_ndcg(
 # ---------------------------------------------------------------------------
 # ties=average: the expected α-DCG over the orderings of the tie groups
 # ---------------------------------------------------------------------------
-def _lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log C(a, b) elementwise (−inf where b < 0 or b > a)."""
-    from scipy.special import gammaln
-
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
-    out = np.full(a.shape, -np.inf)
-    ok = (b >= 0) & (b <= a)
-    out[ok] = gammaln(a[ok] + 1) - gammaln(b[ok] + 1) - gammaln(a[ok] - b[ok] + 1)
-    return out
-
-
 def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: float = 0.5) -> np.ndarray:
     r"""``[U, len(ks)]`` E[α-DCG@k] over the orderings of the tie groups.
 
@@ -868,6 +857,8 @@ def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: 
     ...                                np.array([0, 1]), asp, 1, [2])[0, 0]), 6)  # 1 + 0.5/log2 3
     1.315465
     """
+    from .ranking import _lncomb
+
     indptr, indices, _ = _aspects_csr(aspects)
     user, lo, n = (np.asarray(a, dtype=np.int64) for a in (user, lo, n))
     rep, asp, _ = _expand(np.asarray(items, dtype=np.int64), indptr, indices)

@@ -562,9 +562,8 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     this Novelty (its docstring writes ÷K, its code divides by the list length) and averages
     the users of train; receval averages the truth users. Not :func:`novelty` (self-information).
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------

@@ -164,9 +164,8 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     (``count=users``); items absent from train have :math:`\phi = 0`; ``scale=share`` divides
     by :math:`\sum_j \phi(j)`. 0 for an empty list (the ``norecs`` policy applies).
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------
@@ -206,9 +205,8 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     Γ by ``split`` and ``cut`` (module docs). Elliot APLT: ``split=interactions,count=users``;
     RecBole TailPercentage: ``split=items`` (or ``count``), ``count=rows``, ``denominator=k``.
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------
@@ -240,9 +238,8 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Γ by ``split`` and ``cut`` (module docs); Elliot ACLT: ``split=interactions,count=users``.
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------
@@ -510,9 +507,8 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\phi` the distinct train users; an item unseen in train weighs 1. RePlay divides by
     k (``denominator=k``). Needs at least two train users.
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------
@@ -615,9 +611,8 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
     A user without recommendations or without baseline recommendations scores 0 (RePlay).
 
-    With ``ties=average`` each row counts with its chance to be in the top k over the orderings
-    of its tie group (1 inside, m/n for a group with m of its n slots inside k): the value is
-    linear in the rows, so this is its expectation.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------
