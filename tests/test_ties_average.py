@@ -611,7 +611,8 @@ def test_position_terms_equal_mean_over_all_orderings(data, k, rel):
 BASE = {"user_id": [0, 0, 0, 1, 1, 2], "item_id": [1, 4, 7, 0, 2, 3], "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0]}
 LINEAR = [("arp", {}), ("arp", {"count": "users", "denominator": "k"}), ("aplt", {}), ("aplt", {"split": "items", "cut": 0.5}),
           ("aclt", {"split": "count", "cut": 2.0}), ("surprisal", {}), ("surprisal", {"denominator": "k"}),
-          ("unexpectedness", {}), ("unseen", {}), ("novelty", {}), ("filled", {}), ("filled", {"form": "share"}), ("covered", {})]
+          ("unexpectedness", {}), ("unseen", {}), ("novelty", {}), ("filled", {}), ("filled", {"form": "share"}), ("covered", {}),
+          ("intersection", {}), ("intersection", {"refk": 2})]
 
 
 def _linear_ref(metric, opts, rows, ratings, u, k, rel):
@@ -625,8 +626,13 @@ def _linear_ref(metric, opts, rows, ratings, u, k, rel):
         if not order:
             recs = {"user_id": [], "item_id": [], "score": []}
         ctx = {"rel": rel} if rel is not None else {}
-        if metric in ("novelty", "filled", "covered"):
+        if metric in ("novelty", "filled", "covered", "intersection"):
             top = order[:k]
+            if metric == "intersection":
+                rows_b = sorted((j for j in range(len(BASE["user_id"])) if BASE["user_id"][j] == u), key=lambda j: -BASE["score"][j])
+                b = [BASE["item_id"][j] for j in rows_b][: int(opts.get("refk", k))]
+                vals.append(sum(1 for i in top if i in b) / len(top) if top else 0.0)
+                continue
             if metric == "filled":
                 vals.append(float(len(order) >= k) if opts.get("form") != "share" else min(len(order), k) / k)
             elif metric == "covered":
@@ -667,7 +673,7 @@ def test_linear_topk_metrics_equal_mean_over_all_orderings(data, k, rel):
         got = evaluate(recs, truth, [spec], ties="average", rel=rel, train=TRAIN, catalog=CATALOG, baseline=BASE).value(spec)
         per_user = []
         for u, (rows, ratings) in users.items():
-            if metric not in ("filled", "covered") and not any(rel is None or r >= rel for r in ratings.values()):
+            if metric not in ("filled", "covered", "intersection") and not any(rel is None or r >= rel for r in ratings.values()):
                 continue  # empty=skip (the list-quality metrics read every truth user)
             v = _linear_ref(metric, opts, rows, ratings, u, k, rel)
             assert v is not None

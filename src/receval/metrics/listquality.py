@@ -16,7 +16,7 @@ from ..hits import Hits
 from ..options import Axis
 from ..registry import register
 from .beyond import _space
-from .popularity import _baseline_lists, _overlap
+from .popularity import _baseline_lists, _expected_overlap, _overlap
 
 _CTX = ("rel", "order", "ties", "dup", "tdup", "norecs")
 
@@ -121,7 +121,7 @@ def covered(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 REF_K = Axis("refk", "refk", None, "the cut-off of the baseline run (default: k itself; RecTools ref_k)", numeric=True)
 
 
-@register("intersection", axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality", topk_set=True)
+@register("intersection", axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality")
 def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Intersection@k: the share of a user's top k that a baseline run's top k' also holds (RecTools Intersection).
 
@@ -130,7 +130,8 @@ def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{Inter}@k = \frac{|\mathrm{set}(L_k) \cap B_{k'}|}{\ell_k}, \qquad k' = \text{refk} \text{ or } k
 
     :math:`B_{k'}` the top k' of the ``baseline`` run (ordered by its rank, else score, else
-    rows; a repeated item kept once). 0 for an empty list.
+    rows; a repeated item kept once). 0 for an empty list. ``ties=average``: each row weighs
+    its chance (m/n) to be in the top k (the value is linear in the rows).
 
     Examples
     --------
@@ -150,6 +151,7 @@ def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         base = _baseline_lists(h, ref, "intersection")
         ell = (items >= 0).sum(axis=1).astype(np.float64)
         share = np.zeros(h.n_users)
-        np.divide(_overlap(items, base), ell, out=share, where=ell > 0)
+        common = _overlap(items, base) if h.row_lo is None else _expected_overlap(h, k, base)  # ties=average: expected
+        np.divide(common, ell, out=share, where=ell > 0)
         out.append(share)
     return np.stack(out, axis=1)

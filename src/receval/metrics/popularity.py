@@ -590,6 +590,16 @@ def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
     return out
 
 
+def _expected_overlap(h: Hits, k: int, base: np.ndarray) -> np.ndarray:
+    """``ties=average``: E|L_k ∩ B| per user, Σ over the rows whose item is in the user's
+    baseline list ``base`` of their chance to be in the top k."""
+    s = _space(h)
+    width = s.n_items + 2
+    bu, bj = np.nonzero(base >= 0)
+    in_base = np.isin(h.row_user.astype(np.int64) * width + s.row_code, bu.astype(np.int64) * width + base[bu, bj])
+    return np.bincount(h.row_user, weights=_top_weights(h, k) * in_base, minlength=h.n_users)
+
+
 def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
     """|L ∩ B| per row: the list positions whose item is among the baseline's, by (row, item) keys."""
     width = int(max(items.max(initial=-1), base.max(initial=-1))) + 1
@@ -629,13 +639,8 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = s.lists(h, k)[0]
         base = _baseline_lists(h, k, "unexpectedness")
         has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
-        if h.row_lo is not None:  # ties=average: E|L_k ∩ B_k| = Σ over rows in B_k of their chance to be in L_k
-            width = s.n_items + 2
-            bu, bj = np.nonzero(base >= 0)
-            in_base = np.isin(h.row_user.astype(np.int64) * width + s.row_code,
-                              bu.astype(np.int64) * width + base[bu, bj])
-            common = np.bincount(h.row_user, weights=_top_weights(h, k) * in_base, minlength=h.n_users)
-            return np.where(has, 1.0 - common / k, 0.0)
+        if h.row_lo is not None:  # ties=average: the expected overlap
+            return np.where(has, 1.0 - _expected_overlap(h, k, base) / k, 0.0)
         return np.where(has, 1.0 - _overlap(items, base) / k, 0.0)
 
     return _per_k(ks, one)
