@@ -347,10 +347,7 @@ def test_f1_means_combines_expected_precision_and_recall(data, k):
 # ------------------------------------------------------------------------------------------
 # refusals
 
-REFUSED = [
-    "ndcg(ideal=hits)@3", "mad@3",
-    "ab_ndcg@3",
-]
+REFUSED = ["ndcg(ideal=hits)@3", "ab_ndcg@3"]  # mad(of=ndcg): its own message, tested below
 
 
 @pytest.mark.parametrize("spec", REFUSED)
@@ -547,7 +544,7 @@ def test_topk_set_metrics_are_defined_when_the_ties_do_not_cross_k(name):
 
 
 def test_position_reading_set_metrics_stay_refused():
-    for spec in ("mad@3", "ab_ndcg@3"):
+    for spec in ("ab_ndcg@3",):
         with pytest.raises(SpecError, match="ties=average is not defined"):
             evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)
 
@@ -679,6 +676,15 @@ def test_linear_topk_metrics_equal_mean_over_all_orderings(data, k, rel):
             assert v is not None
             per_user.append(v)
         assert got == pytest.approx(sum(per_user) / len(per_user), abs=1e-12), spec
+
+
+def test_mad_of_score_is_order_free_and_of_ndcg_refused():
+    spec = "mad(of=score)@2"  # k = 2 splits both users' ties: the tied items share their score
+    avg = evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE).value(spec)
+    swapped = dict(SET_RECS, item_id=[10, 30, 20, 40, 10, 50, 40, 60])
+    assert avg == evaluate(SET_RECS, SET_TRUTH, [spec], **SET_SIDE).value(spec) == evaluate(swapped, SET_TRUTH, [spec], **SET_SIDE).value(spec)
+    with pytest.raises(SpecError, match="not linear"):
+        evaluate(SET_RECS, SET_TRUTH, ["mad@2"], ties="average", **SET_SIDE)
 
 
 def test_novelty_skip_needs_settled_top_k():

@@ -137,7 +137,7 @@ def _render_number(value: Any) -> str:
 #: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
 TIES_AVERAGE_METRICS = (
     "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg", "auc", "gauc", "epc", "efd", "serendipity", "pauc", "pap", "lauc",
-    "arp", "aplt", "aclt", "surprisal", "unexpectedness", "unseen", "novelty", "filled", "covered", "intersection",
+    "arp", "aplt", "aclt", "surprisal", "unexpectedness", "unseen", "novelty", "filled", "covered", "intersection", "mad",
 )
 
 

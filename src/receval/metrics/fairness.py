@@ -223,8 +223,16 @@ def _mad_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array(out)
 
 
+def _mad_check(o: dict, *_: object) -> None:
+    if o.get("ties") == "average" and o["of"] == "ndcg":
+        raise SpecError(
+            "ties=average is not defined for mad(of=ndcg): the absolute differences of the groups' mean NDCG are not "
+            "linear in the orderings of the ties (mad(of=score) is: tied items share their score); use another `ties` rule"
+        )
+
+
 @register("mad", axes=[MAD_OF], kind="global", context=_CTX, needs={"rows"}, family="fairness",
-          partial=_mad_partial, combine=_mad_combine)
+          partial=_mad_partial, combine=_mad_combine, check_hook=_mad_check)
 def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAD@k: mean absolute difference between user groups of a per-user value (Deldjoo et al. 2020; Elliot UserMADranking / UserMADrating).
 
@@ -237,7 +245,8 @@ def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     :math:`v_u` by ``of``: NDCG@k (``of=ndcg``, users with a relevant item; a user without
     recommendations scores 0) or the mean score of the top-k items (``of=score``, users with
-    recommendations). Groups from ``user_groups``; users without a group are left out, and so
+    recommendations; tied items share their score, so under ``ties=average`` it does not depend
+    on their order). Groups from ``user_groups``; users without a group are left out, and so
     is a group left with no user.
 
     Examples
