@@ -124,6 +124,11 @@ class Hits:
         out = (cum[np.maximum(top, 0)] - cum[lo - 1]) / (self.row_hi - self.row_lo + 1)
         return np.where(inside, out, 0.0)
 
+    def top_chance(self, k: int) -> np.ndarray:
+        """``ties=average``: each row's chance to be in the top k over the orderings of its tie
+        group (1 inside, m/n for a group with m of its n slots inside k, 0 beyond)."""
+        return self.slot_mean(k, np.ones(max(self.max_pos, 1)))
+
     def check_topk_settled(self, ks: list[int], metric: str) -> None:
         """``ties=average`` for a metric that reads only *which* items are in the top k: every
         ordering of the tied scores gives it the same value unless a tie group straddles k

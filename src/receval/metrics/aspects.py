@@ -857,7 +857,7 @@ def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: 
     ...                                np.array([0, 1]), asp, 1, [2])[0, 0]), 6)  # 1 + 0.5/log2 3
     1.315465
     """
-    from .ranking import _lncomb
+    from .ranking import _slot_draws
 
     indptr, indices, _ = _aspects_csr(aspects)
     user, lo, n = (np.asarray(a, dtype=np.int64) for a in (user, lo, n))
@@ -878,16 +878,8 @@ def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: 
     out = np.empty((n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         m = np.clip(int(k) - rlo + 1, 0, rn)
-        # (run, t): t < m; then y = max(0, t − (n − K)) .. min(t, K − 1)
-        r1 = np.repeat(np.arange(len(ru)), m)
-        t = np.arange(len(r1)) - np.repeat(np.cumsum(m) - m, m)
-        y0 = np.maximum(0, t - (rn[r1] - K[r1]))
-        cnt = np.maximum(0, np.minimum(t, K[r1] - 1) - y0 + 1)
-        r2 = np.repeat(r1, cnt)
-        tt = np.repeat(t, cnt)
-        y = np.repeat(y0, cnt) + (np.arange(len(r2)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        r2, tt, y, p = _slot_draws(rn, K - 1, m)  # y of the run's other K − 1 items above slot t
         nn, kk = rn[r2], K[r2]
-        p = np.exp(_lncomb(kk - 1, y) + _lncomb(nn - kk, tt - y) - _lncomb(nn - 1, tt))
         disc = math.log(2.0) / np.log((rlo[r2] + tt + 1).astype(np.float64))
         w = kk * q ** (F[r2] + y) / nn * p * disc
         out[:, j] = np.bincount(ru[r2], weights=w, minlength=n_users)

@@ -718,7 +718,7 @@ def _expected_partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positi
     lo..lo+n−1 with r hits and b = n − r negatives, F negatives and H_b hits above it: a hit at
     slot t has y ~ Hypergeometric(n − 1, b, t) of the group's negatives above it (f = F + y)
     and t − y of its hits (j = H_b + t − y + 1); every hit of the group has the same law."""
-    from .ranking import _lncomb, _tie_group_table
+    from .ranking import _slot_draws, _tie_group_table
 
     gu, lo, n, r, hb = _tie_group_table(h)
     b = n - r
@@ -729,13 +729,7 @@ def _expected_partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positi
     for c, k in enumerate(ks):  # a loop over cut-offs, not users
         room = np.clip(k - 1 - F, -1, None)  # y ≤ room keeps f < k
         tmax = np.where(room >= 0, np.minimum(n - 1, r - 1 + np.minimum(b, room)), -1)
-        g = np.repeat(np.arange(len(gu)), tmax + 1)
-        t = np.arange(len(g)) - np.repeat(np.cumsum(tmax + 1) - (tmax + 1), tmax + 1)
-        y0 = np.maximum(0, t - (r[g] - 1))
-        cnt = np.maximum(0, np.minimum(np.minimum(t, b[g]), room[g]) - y0 + 1)
-        g2, t2 = np.repeat(g, cnt), np.repeat(t, cnt)
-        y = np.repeat(y0, cnt) + (np.arange(len(g2)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        p = np.exp(_lncomb(b[g2], y) + _lncomb(r[g2] - 1, t2 - y) - _lncomb(n[g2] - 1, t2))
+        g2, t2, y, p = _slot_draws(n, b, tmax + 1, cap=room)  # y of the group's b negatives above slot t
         val = (k - F[g2] - y).astype(np.float64)
         if top_positives:
             val = np.where(hb[g2] + t2 - y + 1 <= k, val, 0.0)

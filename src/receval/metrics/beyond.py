@@ -108,13 +108,16 @@ class _Space:
         """The top-width lists in catalogue codes 0..|I|-1 (−1 pad); items outside it are an error."""
         items = self.lists(h, width)[0]
         out = self.to_catalog[items]  # items == -1 indexes the last slot, which is -1
-        outside = (items >= 0) & (out < 0)
+        self.check_in_catalog((items >= 0) & (out < 0), metric)
+        return out
+
+    def check_in_catalog(self, outside: np.ndarray, metric: str) -> None:
+        """Refuse recommended items outside the catalogue (``outside`` marks them) in one line."""
         if outside.any():
             raise DataError(
                 f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
                 "pass a catalog= (or train=) that contains every recommended item"
             )
-        return out
 
     def need(self, what: str, metric: str) -> Any:
         if what == "categories" and self.categories is None:
@@ -539,7 +542,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             si = -np.log2(np.where(s.popularity > 0, s.popularity, 1.0) / float(s.n_train_users))
 
             def expected(k: int) -> np.ndarray:
-                w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+                w = h.top_chance(k)
                 num = np.bincount(h.row_user, weights=w * si[s.row_code], minlength=h.n_users)
                 out = np.zeros(h.n_users)
                 np.divide(num, np.minimum(h.length, k), out=out, where=h.length > 0)
@@ -586,7 +589,7 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         top = h.row_pos <= k
         n = np.bincount(h.row_user[top], minlength=h.n_users).astype(np.float64)
         if h.row_lo is not None:  # ties=average: each row weighted by its chance to be in the top k
-            w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+            w = h.top_chance(k)
             hit = np.bincount(h.row_user, weights=w * was_seen, minlength=h.n_users)
         else:
             hit = np.bincount(h.row_user[top & was_seen], minlength=h.n_users).astype(np.float64)

@@ -202,35 +202,23 @@ def _expected_bpref(h: Hits, ks: list[int]) -> np.ndarray:
     group at lo..lo+n−1 with r relevant and b judged non-relevant items, N_b judged non-relevant
     items in the groups above, each relevant item at slot t < m (m slots inside the cut-off)
     sees N_b + y of them above, y ~ Hypergeometric(n − 1, b, t)."""
-    from .ranking import _lncomb
+    from .ranking import _slot_draws, _tie_groups
 
     judged = h.row_truth >= 0
-    relevant = judged & h.truth_rel[np.maximum(h.row_truth, 0)]
-    nonrel = judged & ~relevant
+    nonrel = judged & ~h.truth_rel[np.maximum(h.row_truth, 0)]
     R = h.n_rel.astype(np.float64)
     den = np.minimum(R, (h.n_truth - h.n_rel).astype(np.float64))
     width = int(h.row_hi.max()) + 2 if len(h.row_hi) else 1
-    nr_key = np.sort(h.row_user[nonrel] * width + h.row_lo[nonrel])
-    rel_rows = np.flatnonzero(relevant)
-    rkey = h.row_user[rel_rows].astype(np.int64) * width + h.row_lo[rel_rows]
-    gkey, at, r = np.unique(rkey, return_index=True, return_counts=True)
-    gu, lo = gkey // width, gkey % width
-    n_row = h.row_hi[rel_rows[at]] - lo + 1
+    nr_key = np.sort(h.row_user[nonrel].astype(np.int64) * width + h.row_lo[nonrel])
+    gu, lo, n_row, r = _tie_groups(h)  # the groups holding relevant items (the hits)
+    gkey = gu.astype(np.int64) * width + lo
     b = np.searchsorted(nr_key, gkey, side="right") - np.searchsorted(nr_key, gkey, side="left")
     nb = np.searchsorted(nr_key, gkey, side="left") - np.searchsorted(nr_key, gu * width, side="left")
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         m = n_row if k == 0 else np.clip(k - lo + 1, 0, n_row)
-        # (group, t, y): slot t < m, y = max(0, t − (n − 1 − b)) .. min(t, b)
-        rep = np.repeat(np.arange(len(gu)), m)
-        t = np.arange(len(rep)) - np.repeat(np.cumsum(m) - m, m)
-        y0 = np.maximum(0, t - (n_row[rep] - 1 - b[rep]))
-        cnt = np.minimum(t, b[rep]) - y0 + 1
-        rep2 = np.repeat(rep, cnt)
-        tt = np.repeat(t, cnt)
-        y = np.repeat(y0, cnt) + (np.arange(len(rep2)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-        nn, bb = n_row[rep2], b[rep2]
-        p = np.exp(_lncomb(bb, y) + _lncomb(nn - 1 - bb, tt - y) - _lncomb(nn - 1, tt))
+        rep2, _, y, p = _slot_draws(n_row, b, m)  # y of the group's b judged non-relevant items above slot t
+        nn = n_row[rep2]
         above = (nb[rep2] + y).astype(np.float64)
         u = gu[rep2]
         term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[u]), den[u]), 1.0)
@@ -418,7 +406,7 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
 
     with m the group's slots inside the top k.
     """
-    from .ranking import _lncomb, _tie_groups
+    from .ranking import _lncomb, _ragged, _tie_groups
 
     gu, lo, n, r = _tie_groups(h)
     G = len(gu)
@@ -440,16 +428,15 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
     start = np.maximum.accumulate(np.where(first, np.arange(G), 0)) if G else np.zeros(0, dtype=np.int64)
     pb = _running_product(whole, np.arange(G) - start)
     # per (group, s): c_s = (r − s)e_s − (s + 1)e_{s+1}
-    gs = np.repeat(np.arange(G), r)
-    s = np.arange(len(gs)) - np.repeat(gstart, r)
+    gs, s = _ragged(r)
     c = (r[gs] - s) * e[eoff[gs] + s] - (s + 1) * e[eoff[gs] + s + 1]
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for jk, k in enumerate(ks):  # a loop over cut-offs, not users
         m = n if k == 0 else np.clip(k - lo + 1, 0, n)
         # (group, s, t) for t = s .. min(m − 1, s + n − r)
         cnt = np.maximum(0, np.minimum(m[gs] - 1, s + n[gs] - r[gs]) - s + 1)
-        rep = np.repeat(np.arange(len(gs)), cnt)
-        t = np.repeat(s, cnt) + (np.arange(len(rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        rep, off = _ragged(cnt)
+        t = s[rep] + off
         g = gs[rep]
         w = np.exp(_lncomb(n[g] - r[g], t - s[rep]) - _lncomb(n[g] - 1, t)) / (lo[g] + t)
         ws = np.bincount(rep, weights=w, minlength=len(gs))

@@ -111,15 +111,10 @@ def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
     """``ties=average``: each row's chance to be in the top k over the orderings of its tie group
     (1 inside, m/n for a group with m of its n slots inside, 0 beyond); with ``metric``, a row
     that may enter the top k and is outside the catalogue is refused as in :func:`_lists`."""
-    w = h.slot_mean(k, np.ones(max(h.max_pos, 1)))
+    w = h.top_chance(k)
     if metric is not None:
         s = _space(h)
-        outside = (w > 0) & (s.to_catalog[s.row_code] < 0)
-        if outside.any():
-            raise DataError(
-                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
-                "pass a catalog= (or train=) that contains every recommended item"
-            )
+        s.check_in_catalog((w > 0) & (s.to_catalog[s.row_code] < 0), metric)
     return w
 
 

@@ -118,6 +118,27 @@ def _lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ragged(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expand ``counts``: for every i, ``counts[i]`` entries (owner i, offset 0 .. counts[i] − 1)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _slot_draws(n: np.ndarray, succ: np.ndarray, m: np.ndarray, cap: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """For each tie group i of ``n[i]`` items and each slot t < ``m[i]`` of one of its items,
+    the law of y, how many of the ``succ[i]`` marked items among the other n − 1 are placed
+    before it: y ~ Hypergeometric(n − 1, succ, t). Returns ``(group, t, y, P(y))`` over every
+    possible y (at most ``cap[i]`` when given)."""
+    g, t = _ragged(m)
+    y0 = np.maximum(0, t - (n[g] - 1 - succ[g]))
+    y1 = np.minimum(t, succ[g]) if cap is None else np.minimum(np.minimum(t, succ[g]), cap[g])
+    j, off = _ragged(np.maximum(0, y1 - y0 + 1))
+    g, t, y = g[j], t[j], y0[j] + off
+    N, K = n[g] - 1, succ[g]
+    return g, t, y, np.exp(_lncomb(K, y) + _lncomb(N - K, t - y) - _lncomb(N, t))
+
+
 def _expected_any_hit(h: Hits, ks: list[int]) -> np.ndarray:
     """``[U, len(ks)]`` P(at least one relevant item in the top k) over the orderings of the tie
     groups: 1 − Π_g C(n_g − r_g, m_g) / C(n_g, m_g), m_g the group's slots inside the top k."""
@@ -141,8 +162,7 @@ def _expected_first_rr(h: Hits, ks: list[int]) -> np.ndarray:
     gu, lo, n, r = gu[first], lo[first], n[first], r[first]
     kmax = max(ks)
     span = np.clip(np.minimum(n - r, kmax - lo), -1, None) + 1  # offsets j = 0 .. min(n − r, kmax − lo)
-    rep = np.repeat(np.arange(len(gu)), span)
-    jj = np.arange(len(rep)) - np.repeat(np.cumsum(span) - span, span)
+    rep, jj = _ragged(span)
     pos = lo[rep] + jj
     p = np.exp(_lncomb(n[rep] - 1 - jj, r[rep] - 1) - _lncomb(n[rep], r[rep]))
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
@@ -541,8 +561,8 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
         # expand each straddling group over x = max(0, m − (n − r)) .. min(r, m)
         x_lo = np.maximum(0, m[part] - (n[part] - r[part]))
         cnt = np.minimum(r[part], m[part]) - x_lo + 1
-        rep = np.repeat(part, cnt)
-        x = np.repeat(x_lo, cnt) + (np.arange(len(rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+        j_, off = _ragged(cnt)
+        rep, x = part[j_], x_lo[j_] + off
         p = np.exp(_lncomb(r[rep], x) + _lncomb(n[rep] - r[rep], m[rep] - x) - _lncomb(n[rep], m[rep]))
         b = _slots_sum(lo[rep], m[rep], x, before[rep], n_rel[rep], inner, o["indicator"], hm, chm, wk, k)
         if den_name == "hits":
