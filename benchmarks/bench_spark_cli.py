@@ -4,11 +4,11 @@ A fresh process per run (JVM start, CSV schema inference, the evaluation), on se
 ``--users`` users × 20 recommendations from 2,000 items, 5 truth rows per user. The session is
 the one receval builds (local master): its shuffle partitions are sized to the data
 (:func:`receval.backends.spark.partitions_for`) instead of ``spark.sql.shuffle.partitions``
-(200 by default). ``--src`` runs another checkout's ``src`` (e.g. /work/main/src) for a
+(200 by default). ``--src`` runs another checkout's ``src`` (e.g. ../other-checkout/src) for a
 before/after comparison.
 
     python benchmarks/bench_spark_cli.py                     # 5,000 users, 3 runs
-    python benchmarks/bench_spark_cli.py --src /work/main/src --runs 1
+    python benchmarks/bench_spark_cli.py --src ../other-checkout/src --runs 1
 """
 
 from __future__ import annotations
