@@ -126,6 +126,8 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
         return ctx["rel"] is None or rating_of(row) >= ctx["rel"]
 
     users = sorted({row["user_id"] for row in truth_rows})
+    if recs.get("user_id") and not set(recs["user_id"]) & set(users):
+        raise RefError("no user in common")  # receval refuses recommendations that meet no truth user
     seen = set()
     first_row = {}  # (u, i) -> the truth row a recommended item is matched against
     kept = []

@@ -14,10 +14,10 @@ from reference import CONTEXT_DEFAULTS, RefError, prepare
 
 POP_DEFAULTS = {
     "arp": {"count": "rows", "denominator": "length", "scale": "count"},
-    "aplt": {"count": "rows", "split": "interactions", "cut": None, "denominator": "length"},
-    "aclt": {"count": "rows", "split": "interactions", "cut": None},
-    "popreo": {"count": "rows", "split": "interactions", "cut": None, "users": "truth"},
-    "poprsp": {"count": "rows", "split": "interactions", "cut": None, "users": "truth"},
+    "aplt": {"count": "rows", "split": "interactions", "cut": None, "boundary": "level", "denominator": "length"},
+    "aclt": {"count": "rows", "split": "interactions", "cut": None, "boundary": "level"},
+    "popreo": {"count": "rows", "split": "interactions", "cut": None, "boundary": "level", "users": "truth"},
+    "poprsp": {"count": "rows", "split": "interactions", "cut": None, "boundary": "level", "users": "truth"},
     "epc": {"discount": "log", "relevance": "hits"},
     "efd": {"discount": "log", "relevance": "hits"},
     "surprisal": {"denominator": "length"},
@@ -39,7 +39,9 @@ def popularity(train: dict, count: str) -> dict:
     return pop
 
 
-def long_tail(catalog: list, pop: dict, split: str, cut: float) -> set:
+def long_tail(catalog: list, pop: dict, split: str, cut: float, boundary: str = "level") -> set:
+    """boundary=id: ties in popularity at the cut by item id; level: every item as popular as the
+    last one taken goes with it (the head for interactions, the tail for items)."""
     items = sorted(catalog)
     if split == "interactions":
         order = sorted(items, key=lambda i: (-pop.get(i, 0), i))
@@ -50,10 +52,15 @@ def long_tail(catalog: list, pop: dict, split: str, cut: float) -> set:
             acc += pop.get(i, 0)
             if acc >= cut * total:
                 break
+        if boundary == "level" and head:
+            head = [i for i in items if pop.get(i, 0) >= pop.get(head[-1], 0)]
         return set(items) - set(head)
     if split == "items":
         order = sorted(items, key=lambda i: (pop.get(i, 0), i))
-        return set(order[: max(int(len(items) * cut), 1)])
+        tail = order[: max(int(len(items) * cut), 1)]
+        if boundary == "level" and tail:
+            tail = [i for i in items if pop.get(i, 0) <= pop.get(tail[-1], 0)]
+        return set(tail)
     return {i for i in items if pop.get(i, 0) <= cut}
 
 
@@ -128,7 +135,7 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
     pop = popularity(train, o.get("count", "users"))
     side = {
         "pop": pop, "upop": popularity(train, "users"), "n_train_users": len(set(train["user_id"])),
-        "tail": long_tail(cat, pop, o["split"], o["cut"]) if "split" in o else set(),
+        "tail": long_tail(cat, pop, o["split"], o["cut"], o.get("boundary", "level")) if "split" in o else set(),
         "baseline_of": lambda u: _baseline(baseline, u), "train": train,
     }
     if metric in ("aplt", "aclt", "popreo", "poprsp"):

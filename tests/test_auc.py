@@ -183,8 +183,12 @@ def test_ties_goldens():
     # correct: 20's ties count as wins → 2/4
     assert val("gauc(tied=correct)", recs) == pytest.approx(2 / 4)
     assert val("auc(tied=correct)", recs) == pytest.approx(2 / 4)
-    # order: positions decide (10 above 20, 20 above 30) → 1/4
-    assert val("gauc(tied=order)", recs) == pytest.approx(1 / 4)
+    # order: positions decide (10 above 20, 20 above 30) → 1/4, under ties=input (the row order)
+    assert val("gauc(tied=order,ties=input)", recs) == pytest.approx(1 / 4)
+    # ties=average (the default): tied=order reads the positions of tied scores, so it has no
+    # order-free value: refused on these data, naming the users and the fix
+    with pytest.raises(DataError, match=r"gauc\(tied=order\) with ties=average: 1 user .*ties=item"):
+        val("gauc(tied=order)", recs)
 
 
 def test_elliot_plus_one_differs():
@@ -330,7 +334,7 @@ def test_no_python_loop_scales():
             "score": np.round(rng.random(n_u * L), 2)}
     truth = {"user_id": np.repeat(np.arange(n_u), 3), "item_id": rng.integers(0, L, n_u * 3)}
     t0 = time.perf_counter()
-    evaluate(recs, truth, ["auc", "gauc", "gauc@10", "lauc@10", "auc(form=users)"], tdup="first")
+    evaluate(recs, truth, ["auc", "gauc", "gauc@10", "lauc@10", "auc(form=users)"], tdup="first", ties="input")
     assert time.perf_counter() - t0 < 20
 
 

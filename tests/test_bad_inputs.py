@@ -148,10 +148,10 @@ CASES = [
     Case("duplicate truth", "tdup='first'", truth=TRUTH + "1,20,4\n"),
     Case("threshold without ratings", "needs a rating column", truth="user_id,item_id\n1,20\n1,30\n2,40\n", opts={"rel": "4"}),
     Case("no rating column", P2, truth="user_id,item_id\n1,20\n1,30\n2,40\n"),
-    # CSV ids are text: "1" is not "u1", so the truth users u1 and u2 got no recommendations
-    Case("int vs string ids", 0.0, truth=_rows(TRUTH, **{"\n1,": "\nu1,", "\n2,": "\nu2,"})),
+    # CSV ids are text: "1" is not "u1", so no user is in both inputs: refused with examples and the fix
+    Case("int vs string ids", "prefix 'u'", truth=_rows(TRUTH, **{"\n1,": "\nu1,", "\n2,": "\nu2,"})),
     Case("users only in recs", 0.5 / 1, truth="user_id,item_id,rating\n1,20,5\n"),
-    Case("no user in common", 0.0, truth="user_id,item_id,rating\n9,20,5\n"),
+    Case("no user in common", "no user is in common", truth="user_id,item_id,rating\n9,20,5\n"),
     # ---- options ----------------------------------------------------------------------------
     Case("recall", R2, metrics=["recall@2"]),
     Case("ndcg", N3, metrics=["ndcg@3"]),

@@ -42,7 +42,8 @@ def test_json_shape_and_values(capsys):
     code, out, err = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "json"], capsys)
     assert code == 0 and err == ""
     doc = json.loads(out)
-    assert set(doc) == {"version", "results"}
+    assert set(doc) == {"version", "results", "fingerprints"}
+    assert set(doc["fingerprints"]) == {"recs", "truth"} and all(v.startswith("rf1:") for v in doc["fingerprints"].values())
     assert doc["version"] == receval.__version__
     want = expected()
     assert [r["metric"] for r in doc["results"]] == SPECS
@@ -79,8 +80,9 @@ def test_markdown_format(capsys):
     lines = out.strip().splitlines()
     assert lines[0] == "| metric | value | users | signature |"
     want = expected()
-    assert len(lines) == 2 + len(SPECS)
-    for spec, line in zip(SPECS, lines[2:]):
+    assert len(lines) == 2 + len(SPECS) + 2  # the table, a blank line, the data fingerprints
+    assert lines[-1].startswith("_Data: recs `rf1:") and lines[-2] == ""
+    for spec, line in zip(SPECS, lines[2:2 + len(SPECS)]):
         assert line.startswith(f"| {spec} | {want[spec]:.6f} |")
         assert want.signature(spec).replace("|", "\\|") in line
 
@@ -88,7 +90,8 @@ def test_markdown_format(capsys):
 def test_latex_format(capsys):
     code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "latex"], capsys)
     assert code == 0
-    assert out.startswith("\\begin{tabular}") and out.rstrip().endswith("\\end{tabular}")
+    assert out.startswith("\\begin{tabular}") and "\\end{tabular}" in out
+    assert out.rstrip().splitlines()[-1].startswith("% data: recs rf1:") or out.rstrip().splitlines()[-1].startswith("% data:")
     want = expected()
     for spec in SPECS:
         assert f"{want[spec]:.6f}" in out
@@ -212,10 +215,10 @@ def test_explain_prints_formula_options_signature(capsys):
     assert "Resolved options:" in out
     assert "  denominator = k  [spec]" in out
     assert "  indicator = yes  [default]" in out
-    for ctx in ("rel = all", "order = auto", "ties = input", "dup = error", "tdup = error", "empty = skip", "norecs = zero"):
+    for ctx in ("rel = all", "order = auto", "ties = average", "dup = error", "tdup = error", "empty = skip", "norecs = zero"):
         assert f"  {ctx}  [default]" in out, ctx
     sig = out.rstrip().splitlines()[-1].strip()
-    assert sig == f"map@20|den:k|ind:yes|rel:all|order:auto|ties:input|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{receval.__version__}"
+    assert sig == f"map@20|den:k|ind:yes|rel:all|order:auto|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{receval.__version__}"
     spec, _, _ = receval.parse_signature(sig)
     assert str(spec) == "map(denominator=k)@20"
 
@@ -278,7 +281,8 @@ def test_a_signature_is_a_spec(capsys, tmp_path):
     sig = ("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|"
            "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0")
     code, out, _ = run(["explain", sig], capsys)
-    assert code == 0 and out.startswith("map(denominator=r,norecs=skip,order=score,rel=4.5)@20")
+    # ties:input is not the default (ties=average), so the spec the signature stands for says it
+    assert code == 0 and out.startswith("map(denominator=r,norecs=skip,order=score,rel=4.5,ties=input)@20")
     # the signature evaluates to the value it signs, in the CLI and in the API
     spec, dialect, _ = receval.parse_signature(sig)
     want = receval.evaluate(RECS, TRUTH, [str(spec)], dialect=dialect)

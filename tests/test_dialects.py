@@ -83,7 +83,11 @@ def test_explain_shows_the_differences():
     text = explain("ndcg@10", "dlrs_eval")
     assert "gain: binary -> exp2" in text and "ideal: cut -> uncut" in text
     text = explain("precision@10", "recbole")
-    assert "no option differs" in text
+    # RecBole's precision is the standard definition; only its tie rule (torch.topk: ties in
+    # the input order) differs from the standard's ties=average, and explain says what it means
+    assert "ties: average -> input" in text and "depends on the row order" in " ".join(text.split())
+    diffs = text.split("differs from the standard definition:")[1].split("note:")[0].strip().splitlines()
+    assert [d.split(":")[0].strip() for d in diffs] == ["ties"]
 
 
 def test_unknown_dialect_and_version():

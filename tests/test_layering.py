@@ -21,9 +21,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
     ("results", ["results", "comparison"]),
     ("engine", ["engine"]),
-    ("backends and facade", ["backends", "backends.*", "api", "stats", "runs"]),
+    ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
     ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
-                      "docs", "examples", "sampled", "cli", "receval"]),
+                      "docs", "examples", "sampled", "cli", "receval", "verification"]),
 ]
 
 

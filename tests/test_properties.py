@@ -63,8 +63,8 @@ def datasets(draw, distinct_scores=False):
             truth["user_id"].append(u)
             truth["item_id"].append(i)
             truth["rating"].append(draw(st.sampled_from([0.5 * j for j in range(1, 11)])))
-    if not recs["user_id"]:
-        recs = {"user_id": [99], "item_id": [0], "score": [1.0]}
+    if not recs["user_id"]:  # no truth user has recommendations (recommendations only outside the truth are refused)
+        recs = {"user_id": [], "item_id": [], "score": []}
     return recs, truth
 
 

@@ -351,29 +351,42 @@ REFUSED = ["ndcg(ideal=hits)@3", "ab_ndcg@3"]  # mad(of=ndcg): its own message, 
 
 
 @pytest.mark.parametrize("spec", REFUSED)
-def test_refuses_other_metrics(spec):
+def test_refuses_other_metrics_on_data_with_ties_in_the_top_k(spec):
+    """No tie-averaged value: refused where a tie reaches into the top k (TIED: 20 and 30 tie at
+    positions 2-3), computed where the scores settle the order (then every tie rule agrees)."""
     head, _, tail = spec.partition("@")
     name, paren, inner = head.partition("(")
     tied_spec = f"{name}(ties=average,{inner}" if paren else f"{name}(ties=average)"
     tied_spec += f"@{tail}" if tail else ""
-    for call in (lambda: evaluate(TIED, TRUTH, [tied_spec]), lambda: evaluate(TIED, TRUTH, [spec], ties="average")):
-        with pytest.raises(SpecError) as exc:
+    side = {"categories": {"item_id": [10, 20, 30, 40, 50], "category": ["a", "b", "a", "b", "c"]}} if name == "ab_ndcg" else {}
+    for call in (lambda: evaluate(TIED, TRUTH, [tied_spec], **side), lambda: evaluate(TIED, TRUTH, [spec], ties="average", **side),
+                 lambda: evaluate(TIED, TRUTH, [spec], **side)):  # the default
+        with pytest.raises(DataError) as exc:
             call()
         msg = str(exc.value)
         assert "\n" not in msg
-        assert "ties=average" in msg and ", ".join(TIES_AVERAGE_METRICS) in msg
+        assert f"{head}@3 with ties=average: 1 user has equally scored items within the top 3" in msg
+        assert "ties=item" in msg and "ties=input" in msg
+    settled = dict(TIED, score=[0.9, 0.8, 0.7, 0.6])
+    for k in (1, 3):
+        s = f"{head}@{k}"
+        assert evaluate(settled, TRUTH, [s], **side).value(s) == evaluate(settled, TRUTH, [s], ties="input", **side).value(s)
+    # the tie starts at position 2: k = 1 is settled
+    assert _value(f"{head}@1", TIED, **side) == _value(f"{head}@1", TIED, ties="item", **side)
 
 
 def test_refused_alongside_a_supported_metric():
-    with pytest.raises(SpecError, match="not defined for ndcg"):
+    with pytest.raises(DataError, match=r"ndcg\(ideal=hits\)@3 with ties=average"):
         evaluate(TIED, TRUTH, ["map@3", "ndcg(ideal=hits)@3"], ties="average")
 
 
 @pytest.mark.parametrize("order", ["rank", "input"])
-def test_needs_score_order(order):
+def test_rank_and_input_orders_have_no_tied_scores(order):
+    """A list ordered by a rank column or by the row order has no ties: ties=average changes nothing."""
     recs = dict(TIED, rank=[1, 2, 3, 4])
-    with pytest.raises(SpecError, match="order=score"):
-        evaluate(recs, TRUTH, ["ndcg@3"], ties="average", order=order)
+    for spec in ("ndcg@3", "map@3", "ab_ndcg@3", "ndcg(ideal=hits)@2"):
+        side = {"categories": {"item_id": [10, 20, 30, 40, 50], "category": ["a", "b", "a", "b", "c"]}}
+        assert _value(spec, recs, ties="average", order=order, **side) == _value(spec, recs, ties="input", order=order, **side)
 
 
 def test_needs_a_score_column():
@@ -480,10 +493,21 @@ def test_auc_equals_mean_over_all_orderings(seed, spec):
     assert got == pytest.approx(sum(per_combo) / len(per_combo), abs=1e-12)
 
 
-@pytest.mark.parametrize("spec", ["gauc(tied=correct)", "auc(tied=correct)", "gauc(tied=order)@3", "gauc(maxfpr=0.5)"])
-def test_auc_ties_average_needs_half(spec):
-    with pytest.raises(SpecError, match="ties=average is defined for"):
+@pytest.mark.parametrize("spec", ["gauc(tied=correct)", "auc(tied=correct)", "gauc(maxfpr=0.5)"])
+def test_auc_variants_that_read_scores_are_order_free(spec):
+    """tied=correct and the ROC cut at maxfpr read the scores, not the positions: every
+    ordering of the ties gives them the same value, which ties=average therefore keeps."""
+    swapped = dict(TIED, item_id=[10, 30, 20, 40])
+    got = _value(spec, TIED, ties="average")
+    assert got == _value(spec, TIED, ties="input") == _value(spec, swapped, ties="input")
+
+
+@pytest.mark.parametrize("spec", ["gauc(tied=order)@3", "auc(tied=order)@3", "gauc(tied=order)"])
+def test_auc_tied_order_reads_positions_and_is_refused_on_ties(spec):
+    with pytest.raises(DataError, match="has no value averaged over the orderings of ties"):
         evaluate(TIED, TRUTH, [spec], ties="average")
+    settled = dict(TIED, score=[0.9, 0.8, 0.7, 0.6])
+    assert _value(spec, settled, ties="average") == _value(spec, settled, ties="input")
 
 
 @pytest.mark.parametrize("spec", ["auc@{k}", "gauc@{k}", "gauc(negatives=plus_one,denominator=r)@{k}"])
@@ -493,7 +517,7 @@ def test_auc_at_k_when_the_ties_do_not_cross_k(spec):
     for k in (1, 3, 4):
         s = spec.format(k=k)
         ordered = s.replace("@", "(tied=order)@") if "(" not in s else s.replace(")", ",tied=order)")
-        mean = (_value(ordered, TIED) + _value(ordered, swapped)) / 2
+        mean = (_value(ordered, TIED, ties="input") + _value(ordered, swapped, ties="input")) / 2
         assert evaluate(TIED, TRUTH, [s], ties="average").value(s) == pytest.approx(mean, abs=1e-12)
     with pytest.raises(DataError, match="on both sides of position 2"):
         evaluate(TIED, TRUTH, [spec.format(k=2)], ties="average")
@@ -544,8 +568,8 @@ def test_topk_set_metrics_are_defined_when_the_ties_do_not_cross_k(name):
 
 
 def test_position_reading_set_metrics_stay_refused():
-    for spec in ("ab_ndcg@3",):
-        with pytest.raises(SpecError, match="ties=average is not defined"):
+    for spec in ("ab_ndcg@3",):  # reads the positions: refused where a tie reaches into the top k
+        with pytest.raises(DataError, match=r"ab_ndcg@3 with ties=average: 2 users have equally scored items within the top 3"):
             evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE)
 
 
@@ -683,7 +707,7 @@ def test_mad_of_score_is_order_free_and_of_ndcg_refused():
     avg = evaluate(SET_RECS, SET_TRUTH, [spec], ties="average", **SET_SIDE).value(spec)
     swapped = dict(SET_RECS, item_id=[10, 30, 20, 40, 10, 50, 40, 60])
     assert avg == evaluate(SET_RECS, SET_TRUTH, [spec], **SET_SIDE).value(spec) == evaluate(swapped, SET_TRUTH, [spec], **SET_SIDE).value(spec)
-    with pytest.raises(SpecError, match="not linear"):
+    with pytest.raises(DataError, match=r"mad@2 with ties=average: 2 users have equally scored items within the top 2"):
         evaluate(SET_RECS, SET_TRUTH, ["mad@2"], ties="average", **SET_SIDE)
 
 

@@ -22,12 +22,14 @@ _LAZY = {
     "sampled_evaluate": "sampled",
     "Spec": "spec",
     "parse_spec": "spec",
+    "verify": "verification",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import evaluate
     from .results import Results
     from .sampled import sampled_evaluate
+    from .verification import verify
     from .signature import parse_signature
     from .spec import Spec, parse_spec
 
@@ -55,6 +57,7 @@ __all__ = [
     "Spec",
     "parse_spec",
     "parse_signature",
+    "verify",
     "RecevalError",
     "SpecError",
     "DataError",

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .engine import SideInputs, encode_inputs, evaluate_encoded, exact_items, plan
+from .engine import SideInputs, evaluate_encoded, exact_items, plan
 from .io import Columns
 from .resolve import UNSET
 from .results import Results
+from .signature import note_side
 
 
 def evaluate(
@@ -64,7 +65,8 @@ def evaluate(
         Side inputs of the metrics that compare with a second run (``baseline``: recommendations
         in the layout of ``recs``; ``unexpectedness``, ``intersection``) or over groups
         (``item_groups``: ``item_id``, ``group``; ``user_groups``: ``user_id``, ``group``);
-        read by the in-memory engine.
+        read by every engine. A metric's signature names the side inputs its value was
+        computed from (``side:train``; see :func:`receval.signature.side_reads`).
     sep
         The field separator of text-file inputs: one character (``";"``) or a name (``"tab"``,
         ``"semicolon"``, ``"pipe"``), used for every text input whose header holds it (the
@@ -74,8 +76,8 @@ def evaluate(
     Returns
     -------
     Results
-        Values by canonical spec, per-user values, signatures and exports. Inputs are never
-        modified.
+        Values by canonical spec, per-user values, signatures, exports and the fingerprints of
+        the inputs (:mod:`receval.fingerprint`). Inputs are never modified.
     """
     from .io import parse_sep
 
@@ -87,22 +89,34 @@ def evaluate(
         return evaluate_spark(
             recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
             categories=categories, train=train, catalog=catalog,
+            baseline=baseline, item_groups=item_groups, user_groups=user_groups,
         )
     if engine == "polars":
         from .backends.polars import evaluate_polars
 
-        return evaluate_polars(
+        res = evaluate_polars(
             recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
             categories=categories, train=train, catalog=catalog,
+            baseline=baseline, item_groups=item_groups, user_groups=user_groups,
         )
+        from .fingerprint import input_fingerprints  # the inputs read again, Parquet in slices
+
+        res.fingerprints = input_fingerprints(recs, truth, cols, SideInputs(categories, train, catalog, cols, baseline=baseline,
+                                                                                 item_groups=item_groups, user_groups=user_groups))
+        return res
     if engine not in (None, "memory"):
         from .errors import SpecError
 
         raise SpecError(f"unknown engine {engine!r}; use 'memory' (default), 'polars' or 'spark'")
     resolved = plan(metrics, dialect, overrides)
-    enc = encode_inputs(recs, truth, cols, exact=exact_items(resolved))
+    from .fingerprint import read_inputs
+
+    inputs = read_inputs(recs, truth, cols)  # read once: encoded here, fingerprinted below
+    enc = inputs.encode(exact=exact_items(resolved))
     side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    return evaluate_encoded(enc, resolved, side)
+    res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
+    res.fingerprints = inputs.fingerprints(side)
+    return res
 
 
 __all__ = ["evaluate"]

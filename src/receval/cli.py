@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
 from .errors import RecevalError
-from .report import FORMATS, render
+from .report import FORMATS, fingerprint_footer, render
 
 #: name -> (help, fn): ``fn(parser)`` adds the command's arguments and returns its runner
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]]] = {}
@@ -118,6 +119,7 @@ def _evaluate(p: argparse.ArgumentParser):
         else:
             rows = [[e.metric, e.value, e.users, e.signature] for e in res.entries]
             print(render(["metric", "value", "users", "signature"], rows, a.format), end="")
+        print(fingerprint_footer(res.fingerprints, a.format), end="")  # the data: short fingerprints
         return 0
 
     return run
@@ -168,11 +170,11 @@ def _runs(p: argparse.ArgumentParser):
             name, eq, path = item.partition("=")
             if not eq or not name.strip() or not path.strip():
                 raise SpecError(f"a run is written NAME=FILE, got {item!r}")
-            if name in named:
-                raise SpecError(f"run name {name!r} is given twice")
+            if name.strip() in named:
+                raise SpecError(f"run name {name.strip()!r} is given twice (names are compared without surrounding spaces)")
             named[name.strip()] = path.strip()
         from .figures import FIGURES, write_figure
-        from .outputs import check_new_file, not_an_input
+        from .outputs import check_outputs
         from .tables import EXTENSIONS, render_pairs, render_table, write_table
 
         figures = []
@@ -185,9 +187,7 @@ def _runs(p: argparse.ArgumentParser):
             figures.append((kind, path))
         if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
             raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
-        for path in [a.out] * bool(a.out) + [p for _, p in figures]:
-            not_an_input(path, [a.truth, *named.values()], "output")
-            check_new_file(path, a.force, "output file", "--force")
+        check_outputs([a.out, *(p for _, p in figures)], [a.truth, *named.values()], a.force, "output file", "--force")
         runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
                              **({"sep": a.sep} if a.sep else {}))
         c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
@@ -254,6 +254,12 @@ def explain(spec: str, dialect: str | None = None) -> str:
                 lines.append(f"  source: {entry.source}")
     if m.name == "map" and r.options.get("denominator") == "min_k_r":
         lines += ["", MAP_DENOMINATOR_WARNING]
+    from .options import CONTRACT, ties_note
+
+    note = ties_note(r.options, r.settle)
+    lines += ["", "Contract:", _indent(textwrap.fill(CONTRACT, 96))]
+    if note:
+        lines.append(_indent(textwrap.fill(note, 96)))
     lines += ["", "Signature:", "  " + make_signature(r, __version__)]
     return "\n".join(lines) + "\n"
 
@@ -356,7 +362,7 @@ def _dialects(p: argparse.ArgumentParser):
 
 
 def _load_optional_commands() -> None:
-    for mod in ("receval.compare", "receval.reproduce"):
+    for mod in ("receval.compare", "receval.reproduce", "receval.verification"):
         try:
             __import__(mod)
         except ModuleNotFoundError as exc:
@@ -379,6 +385,23 @@ class _Parser(argparse.ArgumentParser):
     pass
 
 
+def _one_line_warnings() -> None:
+    """receval's warnings on stderr as one line each (``receval: warning: ...``), no source line."""
+    import warnings
+
+    from .errors import RecevalWarning
+
+    show = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        if issubclass(category, RecevalWarning):
+            print(f"receval: warning: {message}", file=sys.stderr)
+        else:
+            show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else list(argv)
     if args_in == ["--version"]:  # without loading the commands (and polars): ~0.1 s
@@ -386,16 +409,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     parser = build_parser()
     args = parser.parse_args(argv)
+    _one_line_warnings()
     try:
         return int(args.run(args) or 0)
     except RecevalError as exc:
         print(f"receval: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        print(f"receval: error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # pragma: no cover
         return 0
+    except OSError as exc:  # a file that cannot be read or written (not found, permission, not a folder, ...)
+        print(f"receval: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

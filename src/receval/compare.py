@@ -238,10 +238,15 @@ def compare(
 
 
 def render_comparison(res: Comparison, fmt: str = "table") -> str:
-    """The comparison as a table ("–": the library lacks the metric; "error": it refused the data)."""
+    """The comparison as a table ("–": the library lacks the metric; "error": it refused the data).
+    JSON is standard JSON: a value that is not a finite number is null."""
     import json
+    import math
 
     from .report import render
+
+    def number(v: Any) -> Any:
+        return None if isinstance(v, float) and not math.isfinite(v) else v
 
     if fmt == "json":
         records = []
@@ -249,11 +254,11 @@ def render_comparison(res: Comparison, fmt: str = "table") -> str:
             d = row["dialect"]
             records.append({
                 "dialect": d, "library": row["library"], "version": row["version"],
-                "values": {m: row[m] for m in res.metrics},
+                "values": {m: number(row[m]) for m in res.metrics},
                 "signatures": {m: res.signatures.get((d, m)) for m in res.metrics},
                 "errors": {m: res.errors[(d, m)] for m in res.metrics if (d, m) in res.errors},
             })
-        return json.dumps(records, indent=2) + "\n"
+        return json.dumps(records, indent=2, allow_nan=False) + "\n"
     headers = ["dialect", *res.metrics]
     rows: list[list[Any]] = []
     for row in res.frame.iter_rows(named=True):

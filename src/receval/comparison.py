@@ -10,7 +10,7 @@ Keys: a *run* is the name the user gave (``"ease"``), a *metric* the canonical s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -32,8 +32,10 @@ class PairTest:
     ``diff`` is mean(a − b) over the users; ``p`` the raw p-value of ``test``; ``p_adjusted``
     the p-value after ``correction`` across the table's family (``"none"``: equal to ``p``);
     ``effect`` the effect size named by ``effect_name`` (e.g. ``"cohen_dz"``, mean difference
-    over the standard deviation of the differences); ``wins``/``ties``/``losses`` count users
-    with a − b > 0, = 0, < 0."""
+    over the standard deviation of the differences; NaN where undefined); ``wins``/``ties``/
+    ``losses`` count users with a − b > 0, = 0, < 0; ``ci`` the interval of mean(a − b);
+    ``note`` why the test is not available (``p`` NaN, never significant), e.g. fewer than two
+    paired users."""
 
     metric: str
     a: str
@@ -49,6 +51,21 @@ class PairTest:
     ties: int
     losses: int
     ci: Interval | None = None
+    note: str | None = None
+
+    def reversed(self) -> PairTest:
+        """The same test read as ``b`` against ``a``: the difference, its interval and the effect
+        change sign, wins and losses swap; the p-values stay.
+
+        >>> t = PairTest("m", "a", "b", 0.25, 0.01, 0.02, "t", "holm", 1.5, "cohen_dz", 3, 1, 0,
+        ...              Interval(0.125, 0.375, "t", 0.95))
+        >>> r = t.reversed()
+        >>> (r.a, r.b, r.diff, r.effect, r.wins, r.losses, r.ci.low, r.ci.high, r.p_adjusted)
+        ('b', 'a', -0.25, -1.5, 0, 3, -0.375, -0.125, 0.02)
+        """
+        ci = None if self.ci is None else Interval(0.0 - self.ci.high, 0.0 - self.ci.low, self.ci.method, self.ci.level)
+        return replace(self, a=self.b, b=self.a, diff=0.0 - self.diff, effect=0.0 - self.effect,
+                       wins=self.losses, losses=self.wins, ci=ci)
 
 
 @dataclass
@@ -60,8 +77,11 @@ class Comparison:
     given, else all pairs), ``higher_is_better[metric]`` the direction (False for errors such
     as RMSE), ``signatures[metric]`` the metric's value signature extended with the statistics'
     keys (test, correction, resamples, seed, CI method and level, user set), ``users`` the
-    number of users every run was evaluated on, ``per_user[run]`` the per-user values
-    (``user_id`` plus one column per metric; None on Spark)."""
+    number of users of every value, interval and test: the *paired* users, those on which every
+    run has a value on every metric; ``dropped`` the users of the declared set left out because
+    some run has no value for them (e.g. a user without a relevant item under ``empty=skip``);
+    ``per_user[run]`` the per-user values of the paired users (``user_id`` plus one column per
+    metric; None on Spark)."""
 
     runs: list[str]
     metrics: list[str]
@@ -73,12 +93,17 @@ class Comparison:
     pairs: list[PairTest] = field(default_factory=list)
     baseline: str | None = None
     per_user: dict[str, Any] | None = None
+    dropped: int = 0
 
     def pair(self, metric: str, a: str, b: str) -> PairTest:
-        """The test of ``a`` against ``b`` on ``metric`` (either order as stored)."""
+        """The test of ``a`` against ``b`` on ``metric``, read as a − b whichever order it was
+        stored in (:meth:`PairTest.reversed`)."""
         for t in self.pairs:
-            if t.metric == metric and {t.a, t.b} == {a, b}:
+            if t.metric == metric and (t.a, t.b) == (a, b):
                 return t
+        for t in self.pairs:
+            if t.metric == metric and (t.a, t.b) == (b, a):
+                return t.reversed()
         raise KeyError(f"no paired test of {a} and {b} on {metric}")
 
     def best(self, metric: str) -> list[str]:

@@ -10,28 +10,47 @@ score and rank values), so the build (:mod:`receval.hits`) and the formulas see 
   range are shifted by their minimum (code order = id order), any other ids (strings, ids
   spread over 64 bits, unsigned ids >= 2^63) are factorised with a native Polars join, never
   through Python objects;
+* **overlap**: recommendations whose users are none of the truth users are refused with
+  examples of both sides and the likely fix (a prefix one side carries, leading zeros, swapped
+  columns, ...); under half of either side's users in common is reported (a
+  :class:`~receval.errors.RecevalWarning`; the counts ``users_in_both``, ``users_only_in_recs``,
+  ``users_only_in_truth`` are in ``info``, summed over the batches of the batched backends,
+  which judge the whole inputs: :func:`user_batches`). No recommended item in the truth is
+  refused when the ids are recognisably written apart ('i1' / '1'), else reported (a total miss
+  may be true);
 * **order**: :func:`rank_order` returns the permutation that puts the rows in ranked order
   (grouped by user code, best first) with *one* sort of a packed 64-bit key; sorted input is
   detected and not sorted again.
 
 Id identity is kept whatever the format: CSV id columns are read as text, and only turned
 into integers when every value on both sides is a canonical decimal integer (``"7"``, never
-``"007"`` or ``"+7"``), so two ids that differ as text never merge.
+``"007"`` or ``"+7"``), so two ids that differ as text never merge. Integers written by a float
+column (``"7.0"``) on one side against integers (``"7"``, or an integer column) on the other are
+refused with the fix, not evaluated as ids that never meet.
 """
 
 from __future__ import annotations
 
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .errors import DataError
+from .errors import DataError, RecevalWarning
 
 #: item or user id spans up to this size are coded by shifting (a lookup table of this many cells)
 _SPAN_LIMIT = 1 << 26
 _CANONICAL_INT = r"^-?(0|[1-9][0-9]{0,17})$"
+#: an integer as a float column writes it ('7.0'): never the same id as '7'
+_FLOAT_WRITTEN = r"^-?[0-9]+\.0+$"
+_FLOAT_FIX = ("write the ids as integers (a float column writes 7 as '7.0'; e.g. df[col].astype('Int64') before saving), "
+              "or cast both sides to the same type")
 
 
 @dataclass
@@ -142,6 +161,15 @@ def number_series(s: pl.Series, what: str, name: str, role: str) -> np.ndarray:
     return s.cast(pl.Float64).to_numpy()
 
 
+def _not_finite(a: np.ndarray, what: str, name: str, role: str, fix: str) -> str:
+    """NaN / infinite scores or ratings (a text file's 'nan', 'NaN', 'inf' read as numbers):
+    refused naming the column, the first such row and the fix."""
+    bad = ~np.isfinite(a)
+    first = int(np.flatnonzero(bad)[0])
+    return (f"{what} column '{name}' has {int(bad.sum())} NaN or infinite {role}s (row {first + 1}: {a[first]}); "
+            f"{fix}")
+
+
 def _first_bad_rank(a: np.ndarray) -> float:
     bad = ~np.isfinite(a) | (a != np.floor(np.where(np.isfinite(a), a, 0)))
     return float(a[np.flatnonzero(bad)[0]])
@@ -167,6 +195,7 @@ def harmonize(a: pl.Series, b: pl.Series, role: str, text: tuple[bool, bool]) ->
     if ta and tb:
         if all(text) and _canonical_ints(a) and _canonical_ints(b):
             return a.cast(pl.Int64), b.cast(pl.Int64)
+        _refuse_float_written(a, b, role)
         return a, b
     if ta != tb:
         s_side, s = ("recommendations", a) if ta else ("ground truth", b)
@@ -175,6 +204,11 @@ def harmonize(a: pl.Series, b: pl.Series, role: str, text: tuple[bool, bool]) ->
             return (a.cast(pl.Int64) if ta else a), (b if ta else b.cast(pl.Int64))
         i_side = "ground truth" if ta else "recommendations"
         example = s.filter(~s.str.contains(_CANONICAL_INT)).head(1).to_list() if s_text else s.head(1).to_list()
+        if example and re.fullmatch(_FLOAT_WRITTEN, example[0]):
+            raise DataError(
+                f"{role} ids are written as floats in the {s_side} (e.g. {example[0]!r}) and are integers in the "
+                f"{i_side}, so no id would ever match; {_FLOAT_FIX}"
+            )
         raise DataError(
             f"{role} ids have different types in recommendations ({'string' if ta else 'integer'}) and ground truth "
             f"({'string' if tb else 'integer'}): the {s_side} has ids such as {example[0]!r} and the {i_side} integers; "
@@ -191,6 +225,24 @@ def harmonize(a: pl.Series, b: pl.Series, role: str, text: tuple[bool, bool]) ->
                 )
         return a.cast(pl.UInt64), b.cast(pl.UInt64)
     return a, b
+
+
+def _refuse_float_written(a: pl.Series, b: pl.Series, role: str) -> None:
+    """Text ids of one side all written as floats ('1.0') and integers ('1') on the other never
+    match (text identity): refused with the fix rather than evaluated as a total miss."""
+    sides = (("recommendations", a, "ground truth", b), ("ground truth", b, "recommendations", a))
+    for f_side, f, o_side, o in sides:
+        if not (len(f) and len(o)) or not re.fullmatch(_FLOAT_WRITTEN, f[0]) or re.fullmatch(_FLOAT_WRITTEN, o[0]):
+            continue  # (a look at the first ids first: the full scans run only on a likely case)
+        if not f.str.contains(_FLOAT_WRITTEN).all() or o.str.contains(_FLOAT_WRITTEN).any():
+            continue
+        ints = o.filter(o.str.contains(_CANONICAL_INT)).unique(maintain_order=True).head(2).to_list()
+        if ints:
+            floats = ", ".join(repr(v) for v in f.unique(maintain_order=True).head(2).to_list())
+            raise DataError(
+                f"{role} ids are written as floats in the {f_side} (e.g. {floats}) and as integers in the {o_side} "
+                f"(e.g. {', '.join(repr(v) for v in ints)}), so no id would ever match; {_FLOAT_FIX}"
+            )
 
 
 # ---- codes -------------------------------------------------------------------------------------
@@ -260,10 +312,11 @@ def encode(
     if "rating" in troles:
         out_t["rating"] = number_series(truth.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
     if "score" in out_r and len(out_r["score"]) and not np.all(np.isfinite(out_r["score"])):
-        bad = int((~np.isfinite(out_r["score"])).sum())
-        raise DataError(f"{bad} recommendation scores are NaN or infinite; drop those rows or give them a finite score")
+        raise DataError(_not_finite(out_r["score"], "recommendations", rroles["score"], "score",
+                                    "drop those rows or give them a finite score"))
     if "rating" in out_t and not np.all(np.isfinite(out_t["rating"])):
-        raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
+        raise DataError(_not_finite(out_t["rating"], "ground truth", troles["rating"], "rating",
+                                    "drop or fill them first, or name another column with --rating-col / rating_col="))
 
     info: dict[str, Any] = {"rec_rows": int(len(ru))}
     # users: sorted universe of the truth users
@@ -306,6 +359,7 @@ def encode(
     if ispan is not None:
         lo, span = ispan
         t_item, r_item = _shifted(ti, lo), _shifted(ri, lo)
+        n_codes = span
         dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
 
         def item_ids(codes: np.ndarray, lo: int = lo, dt: Any = dt) -> np.ndarray:
@@ -318,6 +372,7 @@ def encode(
         r_item = _table_codes(ri, uni_t)
         r_item = np.where(r_item < 0, len(uni_t), r_item)  # every other item: one code no truth row has
         items_exact, dups_checked = False, True
+        n_codes = len(uni_t) + 1
 
         t_values = uni_t.to_numpy()
         if t_values.dtype.kind not in "iu":
@@ -330,6 +385,7 @@ def encode(
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
         t_item = _table_codes(ti, uni_items)
         r_item = _table_codes(ri, uni_items)
+        n_codes = len(uni_items)
         values = uni_items.to_numpy()
         if values.dtype.kind not in "iu":
             values = values.astype(object)
@@ -342,15 +398,212 @@ def encode(
         t_user, t_item = t_user[t_order], t_item[t_order]
         out_t = {k: v[t_order] for k, v in out_t.items()}
     keep = r_user >= 0
+    seen = np.zeros(len(user_ids), dtype=bool)
+    seen[r_user[keep]] = True
+    in_both = int(np.count_nonzero(seen))
+    only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+    info.update(users_in_both=in_both, users_only_in_recs=only_recs, users_only_in_truth=len(user_ids) - in_both)
+    if not _PER_BATCH.get():  # the whole inputs: judged here (a batch of users: by the batched backend)
+        check_overlap(info, lambda: {"user": (ru.unique().sort(), tu.unique().sort()),
+                                     "item": (ri.unique().sort(), ti.unique().sort())})
+        if len(ri):
+            in_truth = np.zeros(n_codes, dtype=bool)
+            in_truth[t_item] = True
+            if not in_truth[r_item].any():
+                no_item_in_truth(ri.unique().sort(), ti.unique().sort())
     if not keep.all():
         info["ignored_rec_rows"] = int((~keep).sum())
-        info["ignored_rec_users"] = int(ru.filter(pl.Series(~keep)).n_unique())
+        info["ignored_rec_users"] = only_recs
         sel = np.flatnonzero(keep)
         r_user, r_item = r_user[sel], r_item[sel]
         out_r = {k: v[sel] for k, v in out_r.items()}
     out_r["user"], out_r["item"] = r_user.astype(np.int64, copy=False), r_item.astype(np.int64, copy=False)
     out_t["user"], out_t["item"] = t_user.astype(np.int64, copy=False), t_item.astype(np.int64, copy=False)
     return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked)
+
+
+# ---- do the two sides meet? --------------------------------------------------------------------
+
+#: set while :func:`encode` sees one batch of users of larger inputs (:func:`user_batches`)
+_PER_BATCH: ContextVar[bool] = ContextVar("receval_encode_per_batch", default=False)
+#: ids of each side the likely-fix probes look at (sorted, unique)
+_PROBE = 10_000
+
+
+@contextmanager
+def user_batches() -> Iterator[None]:
+    """Inside, :func:`encode` sees one batch of users at a time (the batched backends): it counts
+    the users on each side in ``info`` (the counts add up over the batches) and leaves the
+    judgement on the whole inputs to the caller (:func:`check_overlap` on the merged info)."""
+    token = _PER_BATCH.set(True)
+    try:
+        yield
+    finally:
+        _PER_BATCH.reset(token)
+
+
+def check_overlap(info: dict[str, Any], ids: Callable[[], dict[str, tuple[pl.Series, pl.Series]]] | None = None) -> None:
+    """Judge how the users of the two sides meet, from the counts in ``info``
+    (``users_in_both``, ``users_only_in_recs``, ``users_only_in_truth``): no user in common is
+    refused (every value would be 0: the ids of one side are not those of the other), and an
+    overlap below half of either side's users is reported (:class:`~receval.errors.RecevalWarning`).
+    ``ids()`` gives the sorted unique ids of both sides by role, for the examples and the likely
+    fix of the refusal. Recommendations without any row are not judged here."""
+    both = int(info.get("users_in_both", 0))
+    n_recs = both + int(info.get("users_only_in_recs", 0))
+    n_truth = both + int(info.get("users_only_in_truth", 0))
+    if n_recs == 0 or n_truth == 0:
+        return
+    if both == 0:
+        if ids is None:
+            raise DataError(
+                f"no user is in common between the recommendations ({n_recs} user{'s' * (n_recs != 1)}) and the ground "
+                f"truth ({n_truth} user{'s' * (n_truth != 1)}): no recommendation would be evaluated; check that both sides hold the same kind of user id and that --user-col / "
+                "user_col= names the user column"
+            )
+        got = ids()
+        (ru, tu), (ri, ti) = got["user"], got.get("item", (None, None))
+        raise DataError(no_common("user", ru, tu, ri, ti))
+    if 2 * both < n_truth or 2 * both < n_recs:
+        warnings.warn(
+            f"the recommendations and the ground truth barely overlap: {both} of {n_truth} ground-truth users have "
+            f"recommendations and {both} of {n_recs} recommended users are in the ground truth (Results.info: "
+            "users_in_both, users_only_in_recs, users_only_in_truth); check that both sides hold the same users",
+            RecevalWarning, stacklevel=2,
+        )
+
+
+def check_lazy_overlap(info: dict[str, Any], lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, user: str, item: str) -> None:
+    """:func:`check_overlap` for inputs evaluated in user batches (the Polars backend), from the
+    merged counts in ``info``; then the item check on the whole inputs (a batch's truth holds
+    only its users' items, so no batch can tell): :func:`no_item_in_truth`. Ids are collected
+    only when no recommended item is in the ground truth or no user in common."""
+    def unique(frame: pl.LazyFrame, col: str) -> pl.Series:
+        return frame.select(pl.col(col)).unique().sort(col).collect().to_series()
+
+    def ids() -> dict[str, tuple[pl.Series, pl.Series]]:
+        return {role: (unique(lrecs, c), unique(ltruth, c)) for role, c in (("user", user), ("item", item))}
+
+    check_overlap(info, ids)
+    if not info.get("rec_rows"):
+        return
+    r, t = lrecs.select(pl.col(item).alias("k")), ltruth.select(pl.col(item).alias("k"))
+    kinds = [_id_kind(f.collect_schema()["k"]) for f in (r, t)]
+    if kinds[0] != kinds[1] or kinds[0] is None:
+        return  # the batches refuse ids of different types
+    if kinds[0] == "text" or r.collect_schema()["k"] != t.collect_schema()["k"]:
+        r, t = r.select(pl.col("k").cast(pl.String)), t.select(pl.col("k").cast(pl.String))  # exact for integers too
+    if r.join(t.unique(), on="k", how="semi").limit(1).collect().height == 0:
+        no_item_in_truth(unique(lrecs, item), unique(ltruth, item))
+
+
+def _id_kind(dtype: pl.DataType) -> str | None:
+    if dtype.is_integer():
+        return "integer"
+    return "text" if _is_text(dtype) else None
+
+
+def no_item_in_truth(r: pl.Series, t: pl.Series) -> None:
+    """No recommended item is in the ground truth (``r``/``t``: their sorted unique item ids).
+    Refused when the ids are recognisably written apart (:func:`_written_apart`: 'i1' / '1',
+    '007' / '7', ...); otherwise it may be a true total miss (one user's one recommendation
+    that is wrong is one), so it is evaluated and reported (:class:`~receval.errors.RecevalWarning`)."""
+    apart = _written_apart(r, t)
+    if apart:
+        raise DataError(no_common("item", r, t, fix=apart))
+    ex = ", ".join(repr(v) for v in r.head(2).to_list())
+    warnings.warn(
+        f"no recommended item (e.g. {ex}) is in the ground truth ({len(t)} item{'s' * (len(t) != 1)}): every hit is "
+        "missed; check that both sides hold the same item ids", RecevalWarning, stacklevel=2,
+    )
+
+
+def no_common(role: str, r: pl.Series, t: pl.Series, r_other: pl.Series | None = None,
+              t_other: pl.Series | None = None, fix: str | None = None) -> str:
+    """The one-line refusal of two sides with no ``role`` id in common: how many ids each side
+    has, a few examples of each, and the likely fix (:func:`_likely_fix`). ``r``/``t``: the
+    sorted unique ids of the recommendations / ground truth; ``*_other``: those of the other role."""
+    def ex(s: pl.Series) -> str:
+        return ", ".join(repr(v) for v in s.head(3).to_list()) + (", ..." if len(s) > 3 else "")
+
+    def n(s: pl.Series) -> str:
+        return f"{len(s)} {role}{'' if len(s) == 1 else 's'}"
+
+    fix = fix or _likely_fix(role, r, t, r_other, t_other)
+    if role == "user":
+        return (f"no user is in common between the recommendations ({n(r)}, e.g. {ex(r)}) and the ground truth "
+                f"({n(t)}, e.g. {ex(t)}): no recommendation would be evaluated; {fix}")
+    return (f"no recommended item is in the ground truth (recommendations: {n(r)}, e.g. {ex(r)}; ground truth: "
+            f"{n(t)}, e.g. {ex(t)}): every recommendation would be a miss; {fix}")
+
+
+def _meet(a: pl.Series, b: pl.Series) -> bool:
+    """Whether any id of ``a`` is an id of ``b`` (integers of any width compared as integers)."""
+    if a.dtype != b.dtype:
+        if not (a.dtype.is_integer() and b.dtype.is_integer()):
+            return False
+        a, b = a.cast(pl.String), b.cast(pl.String)
+    return bool(a.is_in(b).any())
+
+
+def _mostly_in(a: pl.Series, b: pl.Series) -> bool:
+    """Whether at least half of (a sample of) the ids ``a`` are ids of ``b``."""
+    a = a.head(_PROBE)
+    if len(a) == 0 or (a.dtype != b.dtype and not (a.dtype.is_integer() and b.dtype.is_integer())):
+        return False
+    if a.dtype != b.dtype:
+        a, b = a.cast(pl.String), b.cast(pl.String)
+    return 2 * int(a.is_in(b).sum()) >= len(a)
+
+
+def _likely_fix(role: str, r: pl.Series, t: pl.Series, r_other: pl.Series | None, t_other: pl.Series | None) -> str:
+    """What most likely keeps the two sides' ids apart: ids written apart (:func:`_written_apart`),
+    user and item columns swapped on one side, else the columns to check."""
+    apart = _written_apart(r, t)
+    if apart:
+        return apart
+    if r_other is not None and t_other is not None and _mostly_in(r, t_other) and _mostly_in(t, r_other):
+        other = "item" if role == "user" else "user"
+        return (f"the {role} ids of one side are {other} ids of the other: the user and item columns look swapped; "
+                "name them with --user-col / --item-col (user_col= / item_col=)")
+    return (f"check that both sides hold the same kind of {role} id and that --{role}-col / {role}_col= names "
+            f"the {role} column of each")
+
+
+def _written_apart(r: pl.Series, t: pl.Series) -> str | None:
+    """The fix when text ids of the two sides (sorted unique; a sample of each) that never meet
+    do meet once written alike: a prefix only one side's ids carry ('u1' / '1'), leading zeros,
+    letter case, spaces, a float's '.0'. None when nothing of the kind is recognised."""
+    if r.dtype != pl.String or t.dtype != pl.String:
+        return None
+    labels = ("recommendation", "ground-truth")
+    rs, ts = r.head(_PROBE), t.head(_PROBE)
+    for (a_name, a), (b_name, b) in (((labels[1], ts), (labels[0], rs)), ((labels[0], rs), (labels[1], ts))):
+        prefix = re.match(r"\D*", _common_prefix(a)).group(0)  # type: ignore[union-attr]
+        if prefix and not b.str.starts_with(prefix).all() and _meet(a.str.strip_prefix(prefix), b):
+            return (f"the {a_name} ids carry a prefix {prefix!r} that the {b_name} ids lack ({a[0]!r}): "
+                    "remove it (or add it on the other side) so that the ids are written the same")
+    written = (
+        ("leading zeros", lambda s: s.str.replace(r"^(-?)0+([0-9])", "${1}${2}")),
+        ("letter case", lambda s: s.str.to_lowercase()),
+        ("spaces around them", lambda s: s.str.strip_chars()),
+        ("a float's '.0' (a float column writes 7 as '7.0')", lambda s: s.str.replace(r"\.0+$", "")),
+    )
+    for how, norm in written:
+        if _meet(norm(rs), norm(ts)):
+            return (f"the ids differ only in {how}; ids keep their identity as written ('007' is not '7'): "
+                    "write them the same way on both sides")
+    return None
+
+
+def _common_prefix(s: pl.Series) -> str:
+    if len(s) == 0:
+        return ""
+    lo, hi = str(s.min()), str(s.max())  # the common prefix of all = that of the extremes
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    return lo[:n]
 
 
 def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
@@ -483,4 +736,5 @@ def rank_order(
     return perm
 
 
-__all__ = ["Encoded", "encode", "rank_order", "gather", "harmonize", "id_series", "number_series"]
+__all__ = ["Encoded", "encode", "rank_order", "gather", "harmonize", "id_series", "number_series", "check_overlap",
+           "check_lazy_overlap", "no_common", "no_item_in_truth", "user_batches"]

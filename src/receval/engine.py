@@ -22,7 +22,7 @@ import polars as pl
 
 from . import __version__
 from .encode import Encoded, encode, gather, rank_order
-from .errors import DataError, SpecError
+from .errors import DataError, SpecError, TiesRefused
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
 from .options import CONTEXT_AXES
@@ -136,8 +136,8 @@ def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple
 def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
     """The order a build group ranks by; ``auto`` never falls back to the input order."""
     rule = opts.get("order", "auto")
-    if rule == "auto" and opts.get("ties") == "average":
-        rule = "score"
+    if rule == "auto" and opts.get("ties") == "average" and "score" in enc.recs:
+        return "score"  # the tie rule averages over equal scores; a rank column is not read
     if rule == "auto":
         if "rank" in enc.recs:
             return "rank"
@@ -186,6 +186,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
         perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user)
     if perm is not None:
         r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
+    tied = tied_users(r, rule, opts.get("ties", "input"))
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
@@ -198,7 +199,41 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     elif not enc.items_exact:
         h.row_item = h.truth_item = None
     h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}
+    if tied:
+        h.info["tied_users"], h.info["tie_rule"] = tied, opts.get("ties")
     return h
+
+
+#: the tie rules under which a value can depend on the row order (input) or on the item ids
+#: (item, item_desc, text_desc); ``average`` and ``optimistic`` depend on neither
+ORDER_DEPENDENT_TIES = {"input": "the row order", "item": "the item ids", "item_desc": "the item ids", "text_desc": "the item ids"}
+
+
+def tied_users(r: dict[str, np.ndarray], rule: str, ties: str) -> int:
+    """Users with equally scored items in lists ranked by score under a tie rule that reads the
+    row order or the ids (rows grouped by user, ranked): the values may depend on those."""
+    if rule != "score" or ties not in ORDER_DEPENDENT_TIES or "score" not in r or len(r["user"]) < 2:
+        return 0
+    u, sc = r["user"], r["score"]
+    eq = (u[1:] == u[:-1]) & (sc[1:] == sc[:-1])
+    return int(np.unique(u[1:][eq]).size) if eq.any() else 0
+
+
+def warn_ties(info: dict[str, Any]) -> None:
+    """One warning when a value may depend on the row order or the ids (counts in ``info``)."""
+    n = info.get("tied_users", 0)
+    if n:
+        import warnings
+
+        from .errors import RecevalWarning
+
+        rule = info.get("tie_rule", "input")
+        warnings.warn(
+            f"ties={rule}: {n} {'user has' if n == 1 else 'users have'} equally scored items, so the values may depend on "
+            f"{ORDER_DEPENDENT_TIES.get(rule, 'the row order')}; ties=average (the default) gives one value for every "
+            "row order and every renaming of the ids",
+            RecevalWarning, stacklevel=3,
+        )
 
 
 # ---- one batch ---------------------------------------------------------------------------------
@@ -237,12 +272,20 @@ def attach(h: Hits, side: SideInputs | None) -> Hits:
     return h
 
 
+def settled(h: Hits, r: Resolved, ks: list[int]) -> None:
+    """``ties=average`` on a metric with no tie-averaged value: refuse unless the scores settle
+    the order of every top k (then every ordering of the ties gives the one value)."""
+    if r.settle:
+        h.check_order_settled(ks, str(r.spec).split("@")[0])
+
+
 def compute_entries(h: Hits, rs: Sequence[Resolved]) -> dict[int, Entry]:
     """Every resolved spec on one form, aggregated; keyed by ``id()`` of the spec."""
     out: dict[int, Entry] = {}
     for fidx in formula_groups(rs, range(len(rs))):
         r0 = rs[fidx[0]]
         ks = ks_of(rs, fidx)
+        settled(h, r0, ks)
         values = r0.metric.compute(h, ks, r0.options)
         for i in fidx:
             out[id(rs[i])] = aggregate(h, rs[i], values, k_index(rs[i], ks))
@@ -282,8 +325,16 @@ def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInput
         h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
         if user_ids is None:
             user_ids, info = h.user_ids, dict(h.info)
+        _keep_ties(info, h.info)
         entries.update(compute_entries(h, [resolved[i] for i in idxs]))
+    warn_ties(info)
     return Results([entries[id(r)] for r in resolved], user_ids, __version__, info)
+
+
+def _keep_ties(info: dict[str, Any], new: dict[str, Any]) -> None:
+    """The largest tied-user count over the build groups of one batch (and its rule)."""
+    if new.get("tied_users", 0) > info.get("tied_users", 0):
+        info["tied_users"], info["tie_rule"] = new["tied_users"], new["tie_rule"]
 
 
 @dataclass
@@ -298,6 +349,8 @@ class Batch:
     partials: list[Any]  # per spec: partial statistics (global metrics), else None
     whole: list[Any]  # per spec: the global value when computed on all users at once
     info: dict[str, Any] = field(default_factory=dict)
+    #: per spec: the ties=average refusal of this batch (the counts are added over batches)
+    refused: dict[int, TiesRefused] = field(default_factory=dict)
 
 
 def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInputs | None = None,
@@ -315,26 +368,38 @@ def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInput
         h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
         if first:
             out.user_ids, out.info, first = h.user_ids, dict(h.info), False
+        _keep_ties(out.info, h.info)
         for fidx in formula_groups(resolved, idxs):
             r0 = resolved[fidx[0]]
             ks = ks_of(resolved, fidx)
-            if not r0.per_user:
-                if whole_globals:
-                    vals = np.asarray(r0.metric.compute(h, ks, r0.options))
-                    for i in fidx:
-                        out.whole[i] = vals[k_index(resolved[i], ks)]
-                else:
-                    part = r0.metric.partial(h, ks, r0.options)  # type: ignore[misc]
-                    for i in fidx:
-                        out.partials[i] = part
-            else:
-                vals = np.asarray(r0.metric.compute(h, ks, r0.options))
+            try:
+                _batch_values(h, r0, ks, fidx, resolved, out, whole_globals)
+            except TiesRefused as exc:  # judged on all batches together (merge)
                 for i in fidx:
-                    out.values[i] = vals[:, k_index(resolved[i], ks)]
+                    out.refused[i] = exc
             for i in fidx:
                 out.n_rel[i], out.length[i] = h.n_rel, h.length
                 out.order[i] = h.options.get("order")
     return out
+
+
+def _batch_values(h: Hits, r0: Resolved, ks: list[int], fidx: list[int], resolved: Sequence[Resolved], out: Batch,
+                  whole_globals: bool) -> None:
+    """The raw values (or partial statistics) of one formula group on one batch's form."""
+    settled(h, r0, ks)
+    if not r0.per_user:
+        if whole_globals:
+            vals = np.asarray(r0.metric.compute(h, ks, r0.options))
+            for i in fidx:
+                out.whole[i] = vals[k_index(resolved[i], ks)]
+        else:
+            part = r0.metric.partial(h, ks, r0.options)  # type: ignore[misc]
+            for i in fidx:
+                out.partials[i] = part
+    else:
+        vals = np.asarray(r0.metric.compute(h, ks, r0.options))
+        for i in fidx:
+            out.values[i] = vals[:, k_index(resolved[i], ks)]
 
 
 def merge_info(infos: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -365,6 +430,13 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     batches = [b for b in batches if len(b.user_ids)]
     if not batches:
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
+    for i in range(len(resolved)):
+        refused = [b.refused[i] for b in batches if i in b.refused]
+        if refused:
+            exc = refused[0]
+            for more in refused[1:]:
+                exc = exc.plus(more)
+            raise exc
     user_ids = np.concatenate([b.user_ids for b in batches])
     perm = np.argsort(user_ids, kind="stable")
     user_ids = user_ids[perm]
@@ -390,7 +462,9 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
             order_i,
         )
         entries.append(aggregate(stub, r, v[:, None], 0))
-    return Results(entries, user_ids, __version__, merge_info([b.info for b in batches]))
+    info = merge_info([b.info for b in batches])
+    warn_ties(info)
+    return Results(entries, user_ids, __version__, info)
 
 
 def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:

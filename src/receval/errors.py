@@ -28,6 +28,53 @@ class DataError(RecevalError):
     """Input data that cannot be evaluated as given (missing columns, duplicates, NaN, ...)."""
 
 
+class TiesUndefined(SpecError):
+    """``ties=average`` asked of a metric (or variant) with no closed-form expectation over the
+    orderings of tied scores. :func:`receval.resolve.resolve` catches it: the value is then
+    computed only where the data leave the order settled (no tie that can change it), and
+    refused on the data otherwise (:meth:`receval.hits.Hits.check_order_settled`)."""
+
+
+class TiesRefused(DataError):
+    """``ties=average`` refused on the data: ``counts[k]`` users have ties that change the value
+    of ``metric`` at cut-off k (``kind`` "straddle": a tie group across position k, for the
+    metrics of the top-k set; "inside": a tie group reaching into the top k (k 0: anywhere in
+    the list), for the metrics with no tie-averaged value). The message names the smallest such
+    k. The batched engines add the counts of their batches (:meth:`plus`), so every engine
+    refuses with the same message."""
+
+    def __init__(self, metric: str, counts: dict[int, int], kind: str) -> None:
+        self.metric, self.counts, self.kind = metric, dict(counts), kind
+        super().__init__(self.text())
+
+    def __reduce__(self):  # picklable (Spark ships a batch's refusal back to the driver)
+        return (TiesRefused, (self.metric, self.counts, self.kind))
+
+    def plus(self, other: TiesRefused) -> TiesRefused:
+        keys = set(self.counts) | set(other.counts)
+        return TiesRefused(self.metric, {k: self.counts.get(k, 0) + other.counts.get(k, 0) for k in keys}, self.kind)
+
+    def text(self) -> str:
+        k = min(k for k, n in self.counts.items() if n)
+        n, m = self.counts[k], self.metric
+        who = f"{n} {'user has' if n == 1 else 'users have'}"
+        fix = ("break the ties by a rule recorded in the signature: ties=item or ties=item_desc (by item id; the value "
+               "then depends on the ids) or ties=input (by row order; the value then depends on the row order)")
+        if self.kind == "straddle":
+            return (f"{m}@{k} with ties=average: {who} equally scored items on both sides of position {k}, so the "
+                    f"top-{k} set differs between the orderings of the ties and {m} has no tie-averaged value; {fix}, "
+                    "or pick a cut-off at a tie-group boundary")
+        where = f"within the top {k}" if k else "in their lists"
+        return (f"{m}{'@' + str(k) if k else ''} with ties=average: {who} equally scored items {where}, and {m} has no "
+                f"value averaged over the orderings of ties; {fix}")
+
+
+class RecevalWarning(UserWarning):
+    """Something the value depends on that the user should know (e.g. ``ties=input`` on tied
+    scores: the value depends on the row order), or inputs that barely overlap. The same fact
+    is recorded with its counts in ``Results.info``; the command line prints it on stderr."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest choice, or a list of choices.
 

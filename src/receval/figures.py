@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .comparison import Comparison
+from .comparison import Comparison, PairTest
 from .errors import SpecError
 
 #: file extensions :func:`save_figure` writes
@@ -90,8 +90,10 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     if path.suffix.lower() not in FIGURE_FORMATS:
         raise SpecError(f"cannot write a figure as {path.suffix or 'no extension'!r}: name the file "
                         f"{', '.join('*' + e for e in FIGURE_FORMATS)}")
-    with _mpl().rc_context(STYLE):
-        fig.savefig(path, format=path.suffix.lower()[1:], dpi=STYLE["savefig.dpi"])
+    from .outputs import write_output
+
+    with _mpl().rc_context(STYLE):  # whole or not at all: drawn into a temporary file, renamed into place
+        write_output(path, lambda f: fig.savefig(f, format=path.suffix.lower()[1:], dpi=STYLE["savefig.dpi"]), "figure")
     return path
 
 
@@ -222,15 +224,22 @@ def _user_values(cmp: Comparison, metric: str) -> dict[str, Any]:
                         "evaluate in memory to plot per-user distributions")
     if metric not in cmp.metrics:
         raise SpecError(f"{metric!r} is not in the comparison: choose one of {', '.join(cmp.metrics)}")
-    out = {}
-    for run in cmp.runs:
-        frame = cmp.per_user.get(run)
-        if frame is None:
-            continue
-        col = frame[metric]
-        vals = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=float)
-        out[run] = vals[~np.isnan(vals)]
-    return out
+    def column(frame: Any, m: str) -> Any:
+        col = frame[m]
+        return np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=float)
+
+    frames = {run: cmp.per_user[run] for run in cmp.runs if cmp.per_user.get(run) is not None}
+    cols = {run: column(frame, metric) for run, frame in frames.items()}
+    # the paired users, as every number of the comparison: a value in every run on every metric
+    # (per-user values a comparison keeps are those users already; others are aligned by row)
+    if len({len(v) for v in cols.values()}) <= 1:
+        keep = np.ones(len(next(iter(cols.values()), [])), dtype=bool)
+        for run, frame in frames.items():
+            for m in cmp.metrics:
+                if m in getattr(frame, "columns", frame):
+                    keep &= ~np.isnan(column(frame, m))
+        return {run: v[keep] for run, v in cols.items()}
+    return {run: v[~np.isnan(v)] for run, v in cols.items()}
 
 
 def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: str, kind: str = "box",
@@ -285,8 +294,10 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
             ax.set_yticks(pos, labels)
             ax.set_ylim(0.4, len(runs) + 0.6)
             ax.grid(True, axis="x")
-        # centred on the figure, not the panel: long run names leave the panel narrow
-        fig.supxlabel(f"{metric} per user ({cmp.users} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
+        # centred on the figure, not the panel: long run names leave the panel narrow; the users
+        # drawn, the paired users of the comparison (its `users`)
+        n = max(len(values[r]) for r in runs)
+        fig.supxlabel(f"{metric} per user ({n} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
                       fontsize=STYLE["axes.labelsize"])
         ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
     return _finish(fig, path)
@@ -296,7 +307,8 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
                      alpha: float | None = None, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
     """Every paired test's mean difference (a − b) with its CI, one panel per metric, a zero
     line; filled markers for the pairs significant at ``alpha`` (default: the signatures'
-    level, else 0.05), hollow otherwise."""
+    level, else 0.05), hollow otherwise. Against a baseline every difference is run − baseline
+    (right of zero: the run has the higher value), as the table reads."""
     from .tables import ci_name, is_significant, significance_level
 
     if not cmp.pairs:
@@ -308,7 +320,10 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
         if unknown:
             raise SpecError(f"no paired tests on {', '.join(unknown)}: choose from {', '.join(chosen)}")
         chosen = list(metrics)
-    per_metric = {m: [t for t in cmp.pairs if t.metric == m] for m in chosen}
+    def oriented(t: PairTest) -> PairTest:  # run − baseline, whichever order the test was stored in
+        return t.reversed() if cmp.baseline is not None and t.a == cmp.baseline and t.b != cmp.baseline else t
+
+    per_metric = {m: [oriented(t) for t in cmp.pairs if t.metric == m] for m in chosen}
     labels = {m: [wrap_label(f"{t.a} − {t.b}", 22) for t in v] for m, v in per_metric.items()}
     rows = {m: sum(_row_height(x) for x in v) for m, v in labels.items()}
     w, h = _size(width, height, 0.35 + 0.5 * len(chosen) + sum(rows.values()))

@@ -62,6 +62,9 @@ class Hits:
     # ties=average with row-level data: the same bounds for every row (else None)
     row_lo: np.ndarray | None = None
     row_hi: np.ndarray | None = None
+    # ties=average: per user, the first position of a tie group of two or more rows (a large
+    # number when the user has none): the order of the top k is settled by the scores iff k < it
+    first_tie: np.ndarray | None = None
     # hitscore=positive: user code and rating of every recommended relevant item, hit or not
     # (the masked ones included), for the "listed" denominators and ideals (else None: the hits)
     listed_user: np.ndarray | None = None
@@ -129,24 +132,34 @@ class Hits:
         group (1 inside, m/n for a group with m of its n slots inside k, 0 beyond)."""
         return self.slot_mean(k, np.ones(max(self.max_pos, 1)))
 
+    def check_order_settled(self, ks: list[int | None], metric: str) -> None:
+        """``ties=average`` for a metric (or variant) with no tie-averaged value: its value is
+        the same in every ordering of the tied scores when no tie group reaches into the top k
+        (``k`` None: anywhere in the list); otherwise refused, naming the number of users and the fix."""
+        if self.first_tie is None:
+            return
+        big = np.iinfo(np.int64).max - 1
+        counts = {int(k or 0): int((self.first_tie <= (k or big)).sum()) for k in ks}
+        if any(counts.values()):
+            from .errors import TiesRefused
+
+            raise TiesRefused(metric, counts, "inside")
+
     def check_topk_settled(self, ks: list[int], metric: str) -> None:
         """``ties=average`` for a metric that reads only *which* items are in the top k: every
         ordering of the tied scores gives it the same value unless a tie group straddles k
         (then the top-k set itself differs between orderings: refused, naming the fix)."""
         if self.row_lo is None or self.row_hi is None or self.row_user is None:
             return
+        counts = {}
         for k in ks:
-            if not k:
-                continue
-            across = (self.row_lo <= k) & (self.row_hi > k)
-            if across.any():
-                users = int(np.unique(self.row_user[across]).size)
-                raise DataError(
-                    f"{metric}@{k} with ties=average: {users} {'user has' if users == 1 else 'users have'} "
-                    f"equally scored items on both sides of position {k}, "
-                    f"so the top-{k} set differs between the orderings of the ties and {metric} has no tie-averaged value; "
-                    "break the ties (ties=input, item or item_desc) or pick a cut-off at a tie-group boundary"
-                )
+            if k:
+                across = (self.row_lo <= k) & (self.row_hi > k)
+                counts[int(k)] = int(np.unique(self.row_user[across]).size) if across.any() else 0
+        if any(counts.values()):
+            from .errors import TiesRefused
+
+            raise TiesRefused(metric, counts, "straddle")
 
     @cached_property
     def first_hit(self) -> np.ndarray:
@@ -304,8 +317,8 @@ def build(
         rank = recs.get("rank")
     ties = options.get("ties", "input")
     order_rule = options.get("order", "auto")
-    if order_rule == "auto" and ties == "average":
-        order_rule = "score"  # the tie rule averages over equal scores (checked: a score column exists)
+    if order_rule == "auto" and ties == "average" and score is not None:
+        order_rule = "score"  # the tie rule averages over equal scores; a rank column is not read
     if order_rule == "auto":
         order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
     info["order"] = order_rule
@@ -356,9 +369,11 @@ def build(
     hit_rating = rating[t_row[hit]].astype(np.float64)
     srt = np.lexsort((hit_pos, hit_user))
     hit_lo = hit_hi = None
-    if ties == "average":
+    first_tie = None
+    if ties == "average" and order_rule == "score":
         lo, hi = _tie_bounds(r_user, score)
         hit_lo, hit_hi = lo[hit][srt], hi[hit][srt]
+        first_tie = _first_tie(r_user, lo, hi, n_users)
     length = np.bincount(r_user, minlength=n_users).astype(np.int64)
     info["users"] = n_users
     info["users_without_relevant"] = int((n_rel == 0).sum())
@@ -381,6 +396,7 @@ def build(
         listed_user=listed_user,
         listed_rating=listed_rating,
         max_pos=int(pos.max()) if len(pos) else 0,
+        first_tie=first_tie,
     )
     if need_rows or need_items or need_truth_rows:
         h.row_user = r_user.astype(np.int64)
@@ -392,7 +408,7 @@ def build(
         h.truth_item = ti
         h.truth_rating = rating
         h.truth_rel = relevant & keep_rows
-        if ties == "average":
+        if ties == "average" and order_rule == "score":
             h.row_lo, h.row_hi = lo, hi
     return h
 
@@ -560,10 +576,11 @@ def _build_grouped(
     else:  # positions 1..ℓ: only the hits' are needed
         hit_pos = hit_row - ustart[hit_user] + 1
         max_pos = int(gl.max()) if len(gl) else 0
-    hit_lo = hit_hi = lo_b = hi_b = None
+    hit_lo = hit_hi = lo_b = hi_b = first_tie = None
     if ties == "average" and order_rule == "score":
         lo_b, hi_b = _tie_bounds(row_user, score)
         hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
+        first_tie = _first_tie(row_user, lo_b, hi_b, n_users)
 
     counted = np.ones(len(tu), dtype=bool) if relevant is None else relevant
     n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
@@ -591,6 +608,7 @@ def _build_grouped(
         listed_user=listed_user,
         listed_rating=listed_rating,
         max_pos=max_pos,
+        first_tie=first_tie,
         row_user=row_user if need_rows else None,
         row_pos=row_pos if need_rows else None,
         row_lo=lo_b if need_rows else None,
@@ -705,20 +723,29 @@ def _positions(user: np.ndarray, score: np.ndarray | None, ties: str) -> np.ndar
 
 def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any]) -> None:
     """Refuse ``ties=average`` without scores (the metrics that have no tie-averaged value are
-    refused when their specs resolve). ``order=auto`` ranks by score under this rule (a rank
-    column, if any, is not read)."""
-    from .errors import SpecError
-
+    computed where the data settle the order and refused otherwise). Lists ordered by a rank
+    column or by the row order have no tied scores, so there is nothing to average."""
     order_rule = options.get("order", "auto")
     if order_rule in ("rank", "rank_value", "input"):
-        raise SpecError(
-            f"ties=average averages over the orderings of equal scores, so it needs order=score, not order={order_rule}; "
-            "pass order=score (with a score column)"
-        )
+        return  # lists ordered by a rank or the row order have no tied scores: nothing to average
+    if order_rule == "auto" and ("rank" in recs or "score" in recs):
+        return
     if "score" not in recs:
         raise DataError(
             "ties=average needs a score column in the recommendations (it averages over equal scores); name it with score_col="
         )
+
+
+def _first_tie(user: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_users: int) -> np.ndarray:
+    """Per user code, the first position of a tie group of two or more rows (rows grouped by
+    user, in ranked order, so the first such row of a user has the smallest position); a
+    large number where the user has no tie."""
+    out = np.full(n_users, np.iinfo(np.int64).max, dtype=np.int64)
+    tied = hi > lo
+    if tied.any():
+        u, first = np.unique(user[tied], return_index=True)
+        out[u] = lo[tied][first]
+    return out
 
 
 def _tie_bounds(user: np.ndarray, score: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:

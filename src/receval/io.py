@@ -126,7 +126,7 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
             if sep is None or sep not in _header(path):  # a given sep reads the files whose header holds it
                 sep = default
             check_header(path, sep, what)
-            frame = pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
+            frame = _read_csv(path, sep, ids)
         else:
             frame = None
     except DataError:
@@ -141,6 +141,18 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
         raise DataError(f"the {what} file {path} has a header ({', '.join(frame.columns)}) but no rows: nothing to evaluate; "
                         "check that the file was written completely")
     return frame
+
+
+def _read_csv(path: Path, sep: str, ids: tuple[str, ...]) -> pl.DataFrame:
+    """A text file with its id columns as text and the other columns typed from their first
+    10,000 rows, or, when a later value does not fit that type (a '0.5', 'NaN' or 'five' below
+    10,000 integers), from every row: the value is read as written, and the engine's checks
+    (NaN, text in a number column) name the column, never the parser."""
+    overrides = {c: pl.String for c in ids}
+    try:
+        return pl.read_csv(path, separator=sep, infer_schema_length=10000, schema_overrides=overrides)
+    except pl.exceptions.ComputeError:
+        return pl.read_csv(path, separator=sep, infer_schema_length=None, schema_overrides=overrides)
 
 
 def _header(path: Path) -> str:

@@ -161,10 +161,13 @@ CONTEXT_AXES: dict[str, Axis] = {
             },
         ),
         Axis(
-            "ties", "ties", "input",
-            "how items with equal scores are ordered",
+            "ties", "ties", "average",
+            "how items with equal scores are ordered (only lists ordered by score have ties)",
             {
-                "input": "stable: the earlier input row ranks first",
+                "input": (
+                    "stable: the earlier input row ranks first; the value then depends on the row order wherever "
+                    "scores tie (the result says for how many users); for dialects of libraries that do this"
+                ),
                 "item": "the smaller item id ranks first",
                 "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend)",
                 "text_desc": "the larger item id compared as text ranks first ('9' before '10'; trec_eval's docno rule)",
@@ -172,8 +175,10 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
                     f"scikit-learn's ndcg_score), in closed form for {', '.join(TIES_AVERAGE_METRICS)} "
-                    "(auc/gauc with tied=half); for the metrics of the top-k set (coverage, novelty, popularity, fairness, "
-                    "list quality) when no tie group straddles k; needs scores (order=auto ranks by score)"
+                    "(auc/gauc with tied=half); for the metrics of the top-k set (coverage, entropy, gini, fairness, "
+                    "list quality) when no tie group straddles k, and for every other metric when no tie can change its "
+                    "value (no tie group inside the top k); otherwise the call is refused, with the number of users. "
+                    "The default: the value is the same for every row order and every renaming of the ids"
                 ),
             },
         ),
@@ -230,9 +235,37 @@ CONTEXT_AXES: dict[str, Axis] = {
 
 
 
+#: the promise every value keeps (README, docs, ``receval explain``)
+CONTRACT = (
+    "One signature, one number: a value is a function of its signature and of the content of its inputs, "
+    "taken as sets of rows and up to a renaming of the ids; not of the row order, the spelling or type of the "
+    "ids, the engine, the batch split, the file format, or a side input the metric does not read. Where a number "
+    "would depend on anything else, that thing is in the signature (a dialect's tie rule, a side input it reads) "
+    "or the call is refused with the fix."
+)
+
+
+def ties_note(options: dict[str, Any], settle: bool = False) -> str | None:
+    """One line on how ``options['ties']`` keeps (or breaks, for a dialect) the contract."""
+    ties = options.get("ties")
+    if ties in ("input",):
+        return ("ties=input: equally scored items keep the input row order, so where scores tie the value depends on "
+                "the row order (the result says for how many users)")
+    if ties in ("item", "item_desc", "text_desc"):
+        return (f"ties={ties}: equally scored items are ordered by their ids, so where scores tie the value depends "
+                "on the item ids (the result says for how many users)")
+    if ties == "average" and settle:
+        return ("ties=average: this metric has no value averaged over the orderings of ties; it is computed where "
+                "no tie group reaches into the top k and refused otherwise (naming the number of users)")
+    return None
+
+
 def ties_average_error(what: str) -> SpecError:
-    """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant)."""
-    return SpecError(
+    """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant): a
+    :class:`~receval.errors.TiesUndefined`, which resolution turns into a check on the data."""
+    from .errors import TiesUndefined
+
+    return TiesUndefined(
         f"ties=average is not defined for {what}; it is supported by {', '.join(TIES_AVERAGE_METRICS)} "
         "(the expectation over the orderings of tied scores) and by the metrics of the top-k set when no tie crosses k; "
         "use another `ties` rule"

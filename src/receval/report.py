@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 FORMATS = ("table", "json", "markdown", "latex", "csv")
@@ -45,6 +45,38 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, t
         lines += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(lines) + "\n"
     return _rich(headers, cells, title)
+
+
+def short_fingerprint(fp: str | None, digits: int = 12) -> str:
+    """A fingerprint (:mod:`receval.fingerprint`) cut to its version and ``digits`` hex digits.
+
+    >>> short_fingerprint("rf1:0123456789abcdef0123456789abcdef")
+    'rf1:0123456789ab'
+    """
+    if not fp:
+        return "–"
+    version, _, digest = fp.partition(":")
+    return f"{version}:{digest[:digits]}"
+
+
+def fingerprint_footer(fingerprints: Mapping[str, str], fmt: str) -> str:
+    """The line under a table that names the data: each input's short fingerprint (the JSON
+    output carries them whole); empty for csv and json, or without fingerprints.
+
+    >>> fps = {"recs": "rf1:0123456789abcdef0123456789abcdef", "truth": "rf1:fedcba9876543210fedcba9876543210"}
+    >>> print(fingerprint_footer(fps, "table"), end="")
+    data: recs rf1:0123456789ab, truth rf1:fedcba987654
+    >>> print(fingerprint_footer(fps, "markdown"), end="")
+    <BLANKLINE>
+    _Data: recs `rf1:0123456789ab`, truth `rf1:fedcba987654` (content fingerprints; `receval verify` checks them)._
+    """
+    if not fingerprints or fmt not in ("table", "markdown", "latex"):
+        return ""
+    if fmt == "markdown":
+        names = ", ".join(f"{k} `{short_fingerprint(v)}`" for k, v in fingerprints.items())
+        return f"\n_Data: {names} (content fingerprints; `receval verify` checks them)._\n"
+    names = ", ".join(f"{k} {short_fingerprint(v)}" for k, v in fingerprints.items())
+    return f"% data: {names}\n" if fmt == "latex" else f"data: {names}\n"
 
 
 _LATEX_SPECIAL = {

@@ -185,6 +185,8 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
 
     A folder that already holds a report is refused unless ``overwrite``; only receval's own
     file names are ever written, nothing is deleted."""
+    from .outputs import write_output  # every file whole or not at all, a link replaced, never written through
+
     out = Path(out)
     check_report_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
@@ -197,7 +199,7 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
             text += "\n" + LEGEND + "\n" + "".join(f"\n- error: {d} {c}: {why}" for d, e in rep.errors.items() for c, why in e.items())
         elif fmt == "latex":
             text += "% " + LEGEND + "\n"
-        path.write_text(text, encoding="utf-8")
+        write_output(path, text, "report file")
         files.append(path)
     table_json = {
         "dialects": {d: {c: _num(v) for c, v in vals.items()} for d, vals in rep.table.items()},
@@ -216,14 +218,14 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
         "version": __version__,
     }
     path = out / "table.json"
-    path.write_text(json.dumps(table_json, indent=2), encoding="utf-8")
+    write_output(path, json.dumps(table_json, indent=2), "report file")
     files.append(path)
     path = out / "protocol.json"
-    path.write_text(json.dumps(rep.protocol, indent=2, default=str), encoding="utf-8")
+    write_output(path, json.dumps(rep.protocol, indent=2, default=str), "report file")
     files.append(path)
     path = out / "signatures.txt"
     lines = [f"{d}\t{c}\t{s}" for d, sigs in rep.signatures.items() for c, s in sigs.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_output(path, "\n".join(lines) + "\n", "report file")
     files.append(path)
     path = out / "spread.png"
     plot_spread(rep, path)
@@ -297,6 +299,12 @@ def _cli(p: argparse.ArgumentParser):
         if not 0 < a.test_fraction < 1:
             raise RecevalError(f"`test-fraction` must be between 0 and 1, got {a.test_fraction}")
         check_report_dir(Path(a.out), a.force)  # before the work: a report is never overwritten unasked
+        from .data.movielens import bundled_path
+        from .outputs import not_an_input
+
+        data = [a.data] if a.data else [str(bundled_path("ratings.csv")), str(bundled_path("movies.csv"))]
+        for name in REPORT_FILES:  # never an input, compared as files (a link to --data is refused)
+            not_an_input(Path(a.out) / name, data, "report file")
         console = Console(stderr=True)
         t0 = time.perf_counter()
 

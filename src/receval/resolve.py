@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .metrics import get_metric
-from .options import TIES_AVERAGE_METRICS, ties_average_error
+from .errors import TiesUndefined
+from .options import TIES_AVERAGE_METRICS
 from .registry import Metric
 from .spec import parse_spec
 
@@ -24,6 +25,10 @@ class Resolved:
     #: where ``order`` came from: "spec", "call", "dialect" or "default" (a dialect's order=score
     #: accepts a rank column when the input has no score: a rank is an order)
     order_source: str = "default"
+    #: ``ties=average`` on a metric (or variant) with no tie-averaged value: computed only where
+    #: no tie group reaches into the top k (the order there is settled by the scores), refused
+    #: on the data otherwise (:meth:`receval.hits.Hits.check_order_settled`)
+    settle: bool = False
 
     @property
     def per_user(self) -> bool:
@@ -73,13 +78,20 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     extra = (k,) if metric.optional_k else ()
     if metric.resolve_hook:
         values = metric.resolve_hook(values, *extra)
+    settle = False
     if metric.check_hook:
-        metric.check_hook(values, *extra)
+        try:
+            metric.check_hook(values, *extra)
+        except TiesUndefined:
+            # no tie-averaged value for this variant: computed where the data settle the order,
+            # refused on the data otherwise; the hook's other checks still run
+            settle = True
+            metric.check_hook(dict(values, ties="input"), *extra)
     if (values.get("ties") == "average" and metric.needs & {"rows", "items", "truth_rows"} and not metric.topk_set
-            and metric.name not in TIES_AVERAGE_METRICS):
-        raise ties_average_error(metric.name)  # reads every row: no tie-averaged value
+            and metric.name not in TIES_AVERAGE_METRICS and "ties" in metric.context):
+        settle = True  # reads the positions of every row: no tie-averaged value
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
-                    order_source=sources.get("order", "default"))
+                    order_source=sources.get("order", "default"), settle=settle)
 
 
 class _Unset:

@@ -38,6 +38,8 @@ class Results:
     0.5
     >>> res.signature("precision@2").split("|")[:2]
     ['precision@2', 'den:k']
+    >>> sorted(res.fingerprints)          # what the values were computed on (receval.fingerprint)
+    ['recs', 'truth']
     """
 
     entries: list[Entry]
@@ -48,6 +50,11 @@ class Results:
     spark_per_user: Any = field(default=None, compare=False, repr=False)
     #: writes ``spark_per_user`` to a path (set by the Spark backend)
     spark_writer: Any = field(default=None, compare=False, repr=False)
+    #: the inputs given as paths (set by :func:`receval.evaluate`): never written by write_per_user
+    inputs: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: input name (``recs``, ``truth``, ``train``, ...) -> its order-free content fingerprint
+    #: (:mod:`receval.fingerprint`); empty when the engine records none (Spark)
+    fingerprints: dict[str, str] = field(default_factory=dict)
 
     def _entry(self, spec: Any) -> Entry:
         from .spec import parse_spec
@@ -104,28 +111,33 @@ class Results:
         An existing file is replaced only with ``overwrite=True``. On Spark, Spark writes them
         (a directory of part files; nothing is collected), and an existing directory is
         replaced only with ``overwrite=True`` and only when it is an earlier Spark output."""
-        from .outputs import check_new_file, per_user_format, spark_mode
+        from .outputs import atomic_write, check_new_file, not_an_input, per_user_format, spark_mode
 
         fmt = per_user_format(path)
+        not_an_input(path, self.inputs, "per-user file")  # as files: a hard link or a symlink to an input too
         if self.spark_per_user is not None:
             self.spark_writer(self.spark_per_user, str(path), fmt, spark_mode(path, overwrite))
             return
         check_new_file(path, overwrite, "per-user file")
         frame = self.per_user()
-        if fmt == "parquet":
-            frame.write_parquet(path)
-        elif fmt == "json":
-            frame.write_json(path)
-        else:
-            frame.write_csv(path, separator="\t" if fmt == "tsv" else ",")
+        with atomic_write(path, "wb", what="per-user file") as f:  # whole or not at all
+            if fmt == "parquet":
+                frame.write_parquet(f)
+            elif fmt == "json":
+                frame.write_json(f)
+            else:
+                frame.write_csv(f, separator="\t" if fmt == "tsv" else ",")
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON document: version, results (metric, value, signature, users) and the
+        fingerprints of the inputs (``receval verify`` checks a document against its files)."""
         return {
             "version": self.version,
             "results": [
                 {"metric": e.metric, "value": _json_float(e.value), "signature": e.signature, "users": e.users}
                 for e in self.entries
             ],
+            "fingerprints": dict(self.fingerprints),
         }
 
     def to_json(self, indent: int | None = 2) -> str:

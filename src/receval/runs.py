@@ -6,7 +6,11 @@ recorded in every comparison signature (``userset:truth``): the users of the gro
 the context policies (``empty``: a user without a relevant item is skipped for every run
 alike; ``norecs``: a truth user a run has no recommendation for scores 0 under the default
 ``norecs=zero``, is skipped under ``norecs=skip``, which :func:`evaluate_runs` refuses because
-the runs would then be compared on different users).
+the runs would then be compared on different users). :meth:`Runs.compare` compares the runs on
+the *paired* users, those on which every run has a value on every metric: a user some run or
+metric leaves out (``empty=skip``, ``insufficient=exclude``, ...) is dropped from every run and
+metric alike, and the signature's user set says how many were dropped
+(``userset:truth, paired: 14 of 608 users dropped for lacking a value in some run``).
 """
 
 from __future__ import annotations
@@ -64,17 +68,23 @@ class Runs:
         seed: int = 0,
         baseline: str | None = None,
     ) -> Comparison:
-        """Paired tests, corrections and intervals (:func:`receval.stats.compare`)."""
-        from .stats import compare
+        """Paired tests, corrections and intervals (:func:`receval.stats.compare`) on the paired
+        users: those on which every run has a value on every metric."""
+        import polars as pl
+
+        from .stats import compare, paired_users
 
         first = next(iter(self.results.values()))
         sigs = {e.metric: e.signature for e in first.entries}
         hib = {m: m.split("@")[0].split("(")[0] not in LOWER_IS_BETTER for m in self.metrics}
+        per_user = self.per_user()
         c = compare(
-            self.per_user(), higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
+            per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
             level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
         )
-        c.per_user = {name: res.per_user() for name, res in self.results.items()}
+        # the per-user values the figures draw: those of the paired users, like every number of c
+        keep = pl.Series(paired_users(per_user))
+        c.per_user = {name: res.per_user().filter(keep) for name, res in self.results.items()}
         return c
 
 
@@ -94,11 +104,11 @@ def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: 
     from .engine import read_truth
     from .io import Columns, parse_sep
 
+    from .stats import check_run_names
+
     if not isinstance(runs, Mapping) or not runs:
         raise SpecError("runs must be a non-empty mapping of names to recommendations, e.g. {'ease': recs_a, 'pop': recs_b}")
-    for name in runs:
-        if not isinstance(name, str) or not name.strip():
-            raise SpecError(f"run names must be non-empty strings, got {name!r}")
+    check_run_names(list(runs))
     if str(options.get("norecs", "")) == "skip":
         raise SpecError("norecs=skip would compare the runs on different users; keep norecs=zero (a missing list scores 0)")
     if options.get("engine") == "spark":

@@ -48,17 +48,24 @@ positive; the paper also fits *p*), solved in closed form:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import __version__
-from .errors import DataError, SpecError
+from .errors import DataError, SpecError, did_you_mean
 
 ESTIMATORS = ("uncorrected", "bv", "full")
 _METRICS = ("hitrate", "ndcg", "mrr")
+_TIES = ("pessimistic", "optimistic")
+#: cells (rows × (n + 1) columns) of one block of the table P(r | R) the corrected estimator
+#: sums over: its memory is a few such blocks, whatever the catalogue size. A table that fits
+#: in one block is computed whole, by the very operations of the dense formula.
+_BLOCK = 1 << 18
 
 
 @dataclass
@@ -86,48 +93,93 @@ def _metric_of(name: str, k: int | None) -> Callable[[np.ndarray], np.ndarray]:
     return lambda r: np.where(r <= kk, 1.0 / r, 0.0)
 
 
-def _parse(spec: str) -> tuple[str, int | None]:
-    name, _, k = spec.strip().lower().partition("@")
+def _show(x: Any) -> str:
+    """An id as the user wrote it: ``5``, ``'a'`` (not ``np.int64(5)``)."""
+    return repr(x.item() if isinstance(x, np.generic) else x)
+
+
+def _parse(spec: Any) -> tuple[str, int | None]:
+    if not isinstance(spec, str):
+        raise SpecError(f"a metric must be a string like 'ndcg@10', got {spec!r}")
+    name, at, k = spec.strip().lower().partition("@")
     if name not in _METRICS:
-        raise SpecError(f"sampled evaluation supports {', '.join(_METRICS)}; got '{spec}'")
-    if name != "mrr" and not k:
-        raise SpecError(f"'{name}' needs a cut-off: write '{name}@10'")
-    try:
-        return name, int(k) if k else None
-    except ValueError:
-        raise SpecError(f"cannot read the cut-off of '{spec}'") from None
-
-
-def _above(x: np.ndarray, s: float, ties: str) -> int:
-    return int(np.sum(x > s) + (np.sum(x == s) if ties == "pessimistic" else 0))
+        close = did_you_mean(name, _METRICS)
+        raise SpecError(f"sampled evaluation supports {', '.join(_METRICS)}; got '{spec}'" + (close if "did you mean" in close else ""))
+    if not at:
+        if name != "mrr":
+            raise SpecError(f"'{name}' needs a cut-off: write '{name}@10'")
+        return name, None
+    k = k.strip()
+    if not k:
+        raise SpecError(f"'{spec}' has an '@' without a cut-off: write '{name}@10'" + (" or 'mrr'" if name == "mrr" else ""))
+    if not re.fullmatch(r"\+?[0-9]+", k) or int(k) < 1:
+        raise SpecError(f"`k` must be an integer >= 1, got {k} in '{spec}'; write e.g. '{name}@10'")
+    return name, int(k)
 
 
 def rank_distribution(N: int, n: int) -> np.ndarray:
     """``P[R-1, r-1] = P(sampled rank r | full rank R)`` for ``R = 1..N`` and ``r = 1..n+1``:
     the hypergeometric pmf of r − 1 successes in n draws from N − 1 items of which R − 1 are
     "above", from log-gamma values (equal to ``scipy.stats.hypergeom.pmf``, much faster)."""
-    from scipy.special import gammaln
+    return _rank_rows(N, n, 0, N)
+
+
+def _rank_rows(N: int, n: int, lo: int, hi: int, lg: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``R = lo+1..hi`` of :func:`rank_distribution`. ``lg[j]`` is ``gammaln(j + 1)``
+    (``j = 0..N``, computed here unless given): every log-binomial reads the log-gammas of its
+    integer arguments from it, the very values ``gammaln`` gives them cell by cell, so the rows
+    are bit-identical to those of the whole table, however the rows are split."""
+    if lg is None:
+        from scipy.special import gammaln
+
+        lg = gammaln(np.arange(1, N + 2, dtype=np.float64))
 
     def lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        ok = (b >= 0) & (b <= a)
-        out = np.full(np.broadcast(a, b).shape, -np.inf)
         aa, bb = np.broadcast_arrays(a, b)
-        out[ok] = gammaln(aa[ok] + 1) - gammaln(bb[ok] + 1) - gammaln(aa[ok] - bb[ok] + 1)
+        ok = (bb >= 0) & (bb <= aa)
+        out = np.full(aa.shape, -np.inf)
+        a_ok, b_ok = aa[ok], bb[ok]
+        out[ok] = lg[a_ok] - lg[b_ok] - lg[a_ok - b_ok]
         return out
 
-    R = np.arange(1, N + 1, dtype=np.float64)[:, None]
-    r = np.arange(1, n + 2, dtype=np.float64)[None, :]
-    logp = lncomb(R - 1, r - 1) + lncomb(N - R, n - r + 1) - lncomb(np.array(N - 1.0), np.array(float(n)))
+    R = np.arange(lo + 1, hi + 1, dtype=np.int64)[:, None]
+    r = np.arange(1, n + 2, dtype=np.int64)[None, :]
+    logp = lncomb(R - 1, r - 1) + lncomb(N - R, n - r + 1) - lncomb(np.array(N - 1), np.array(n))
     return np.exp(logp)
 
 
 def bv_correction(metric: Callable[[np.ndarray], np.ndarray], N: int, n: int, gamma: float) -> np.ndarray:
     r"""Corrected values :math:`\tilde M(r)`, ``r = 1..n+1`` (Krichene & Rendle's BV estimator, uniform *p(R)*)."""
-    P = rank_distribution(N, n)
-    d = np.full(N, 1.0 / N)
-    M = metric(np.arange(1, N + 1, dtype=np.float64))
-    A = (1 - gamma) * (P.T * d) @ P + gamma * np.diag(P.T @ d)
-    return np.linalg.lstsq(A, (P.T * d) @ M, rcond=None)[0]
+    return _bv_corrections([metric], N, n, gamma)[0]
+
+
+def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n: int, gamma: float) -> list[np.ndarray]:
+    r""":func:`bv_correction` of several metrics for one (N, n, γ), in O((n + 1)²) memory.
+
+    :math:`P^\top D P`, :math:`P^\top D \mathbf{1}` and :math:`P^\top D M` are sums over the
+    rows *R* of *P*: they are accumulated over blocks of at most ``_BLOCK`` cells of *P* instead
+    of from the dense N × (n + 1) table (and shared by the metrics). When the table fits in one
+    block the result is bit-identical to the dense formula; otherwise only the summation order
+    differs (relative differences of the corrected values ≈ cond(A) · 1e-16, cond(A) ≈ 1/γ)."""
+    from scipy.special import gammaln
+
+    lg = gammaln(np.arange(1, N + 2, dtype=np.float64))  # gammaln(j + 1), j = 0..N: one table for every block
+    rows = max(1, _BLOCK // (n + 1))
+    A = np.zeros((n + 1, n + 1))
+    col = np.zeros(n + 1)
+    b = [np.zeros(n + 1) for _ in metrics]
+    for lo in range(0, N, rows):
+        hi = min(N, lo + rows)
+        P = _rank_rows(N, n, lo, hi, lg)
+        d = np.full(hi - lo, 1.0 / N)
+        Pd = P.T * d
+        A += (1 - gamma) * Pd @ P
+        col += P.T @ d
+        R = np.arange(lo + 1, hi + 1, dtype=np.float64)
+        for j, metric in enumerate(metrics):
+            b[j] += Pd @ metric(R)
+    A += gamma * np.diag(col)
+    return [np.linalg.lstsq(A, bj, rcond=None)[0] for bj in b]
 
 
 def _codes(values: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -138,20 +190,184 @@ def _codes(values: np.ndarray, table: np.ndarray) -> np.ndarray:
     return np.where(table[pos] == values, pos, -1).astype(np.int64)
 
 
-def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray) -> np.ndarray:
-    """Scores ``[len(users), len(catalog)]``: every truth user's score of every catalogue item."""
+def _codes_of(values: np.ndarray, table: np.ndarray, what: str, of: str) -> np.ndarray:
+    """:func:`_codes`, refusing text ids looked up among numbers (or the reverse)."""
+    text_v, text_t = values.dtype.kind in "OUS", table.dtype.kind in "OUS"
+    if len(values) and len(table) and text_v != text_t:
+        kind = lambda t: "text" if t else "numbers"  # noqa: E731
+        raise DataError(
+            f"the {what} ids are {kind(text_v)} but the {of} ids are {kind(text_t)}; "
+            "give both the same type (e.g. cast the ids to str on both sides)"
+        )
+    return _codes(values, table)
+
+
+# --------------------------------------------------------------------------- the arguments
+
+
+@dataclass(frozen=True)
+class _Args:
+    """The arguments of :func:`sampled_evaluate`, checked."""
+
+    metrics: list[tuple[str, str, int | None]]  # (spec as written, name, k)
+    n: int
+    seed: int
+    estimators: tuple[str, ...]
+    gamma: float
+    ties: str
+    rel: float | None
+    catalog: np.ndarray  # the catalogue's ids, sorted
+    order: np.ndarray | None  # catalog[j] is the order[j]-th item as given (None: given sorted)
+    truth: dict[str, np.ndarray]
+    exclude: dict[str, np.ndarray] | None
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def _frame_like(obj: Any) -> bool:
+    return isinstance(obj, (dict, str, os.PathLike)) or type(obj).__module__.split(".")[0] in ("pandas", "polars", "pyarrow", "pyspark", "ranx")
+
+
+_CATALOG_FIX = "pass a list, array or Series of item ids, in the order the score function scores them"
+
+
+def _read_catalog(catalog: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(sorted ids, order)``: ``sorted[j]`` is item ``order[j]`` of the catalogue as given
+    (``order`` None when the catalogue is given sorted). Repeated ids are refused: a score
+    function returns one score per item as given, so a repeated item has no single score."""
+    if catalog is None:
+        raise DataError(f"no catalogue given: {_CATALOG_FIX}")
+    if isinstance(catalog, (set, frozenset, dict)):
+        raise DataError(f"the catalogue is a {type(catalog).__name__}, which has no order the scores can follow; {_CATALOG_FIX} (e.g. sorted(...))")
+    values = catalog.to_list() if hasattr(catalog, "to_list") else catalog
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range, np.ndarray, Sequence)):
+        raise DataError(f"the catalogue is a {type(catalog).__name__}; {_CATALOG_FIX}")
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"cannot read the catalogue as one list of ids ({first}); {_CATALOG_FIX}") from None
+    if arr.ndim != 1:
+        raise DataError(f"the catalogue must be one id per item (one dimension), got shape {arr.shape}; {_CATALOG_FIX}")
+    if len(arr) == 0:
+        raise DataError("the catalogue is empty: pass the items to rank")
+    kind = arr.dtype.kind
+    if kind in "UO":  # text, or Python objects: one type for every id
+        items = values if isinstance(values, (list, tuple)) else arr.tolist()
+        if any(x is None for x in items):
+            raise DataError("the catalogue holds a missing id (None); drop it")
+        if all(isinstance(x, str) for x in items):
+            arr = np.array(items, dtype=object)
+        elif all(_is_int(x) for x in items):
+            try:
+                arr = np.array(items, dtype=np.int64)
+            except OverflowError:
+                raise DataError("the catalogue holds integer ids beyond 64 bits; use str ids") from None
+        elif all(_is_real(x) for x in items):
+            arr = np.array(items, dtype=np.float64)
+        else:
+            names = sorted({type(x).__name__ for x in items})
+            raise DataError(f"the catalogue mixes id types ({', '.join(names)}); give every item id one type (e.g. [str(i) for i in catalog])")
+        kind = arr.dtype.kind
+    if kind == "u":
+        if arr.max() > np.iinfo(np.int64).max:
+            raise DataError("the catalogue holds integer ids beyond 64 bits; use str ids")
+        arr = arr.astype(np.int64)
+    elif kind == "f" and not np.isfinite(arr).all():
+        raise DataError("the catalogue holds NaN or infinite ids; drop them")
+    elif kind == "S":
+        raise DataError("the catalogue holds bytes ids; decode them to str (e.g. [i.decode() for i in catalog])")
+    elif kind not in "iufO":
+        raise DataError(f"the catalogue's ids have type {arr.dtype}; use integers or strings")
+    cat, first, counts = np.unique(arr, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        j = int(np.flatnonzero(counts > 1)[0])
+        raise DataError(f"the catalogue repeats item {_show(cat[j])} ({int(counts[j])} times); pass each item once (and one score per item)")
+    return cat, None if np.array_equal(first, np.arange(len(cat))) else first
+
+
+def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed: Any, estimators: Any, gamma: Any,
+               ties: Any, exclude: Any, rel: Any) -> _Args:
+    """Every argument of :func:`sampled_evaluate` checked, in one place: a bad one raises a
+    one-line :class:`~receval.errors.SpecError` (options) or :class:`~receval.errors.DataError`
+    (inputs) that names the fix."""
+    from .io import columns_of, read_frame
+
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, (list, tuple)):
+        raise SpecError(f"`metrics` must be a metric string like 'ndcg@10' or a list of them, got {metrics!r}")
+    if not metrics:
+        raise SpecError("no metric given: pass e.g. ['hitrate@10', 'ndcg@10', 'mrr']")
+    parsed = [(m, *_parse(m)) for m in metrics]
+    if not _is_int(n) or n < 1:
+        raise SpecError(f"`n` (negatives per positive) must be an integer >= 1, got {n!r}; pass e.g. n=100")
+    if seed is None:
+        raise SpecError("`seed` must be an integer >= 0, got None: a sampled value is reproducible only from a fixed seed; pass e.g. seed=0")
+    if not _is_int(seed) or seed < 0:
+        raise SpecError(f"`seed` must be an integer >= 0 (the draws are reproducible from it), got {seed!r}; pass e.g. seed=0")
+    if isinstance(estimators, str):
+        estimators = (estimators,)
+    if not isinstance(estimators, (list, tuple)):
+        raise SpecError(f"`estimators` must be a list of {', '.join(map(repr, ESTIMATORS))}, got {estimators!r}")
+    if not estimators:
+        raise SpecError(f"no estimator given: pass some of {', '.join(map(repr, ESTIMATORS))} (the default is all three)")
+    for e in estimators:
+        if not isinstance(e, str) or e not in ESTIMATORS:
+            close = did_you_mean(e, ESTIMATORS) if isinstance(e, str) else f"; choose from {', '.join(map(repr, ESTIMATORS))}"
+            raise SpecError(f"unknown estimator {e!r}{close}")
+    if not _is_real(gamma) or not 0 <= gamma <= 1:  # NaN fails the comparison
+        raise SpecError(f"`gamma` (the corrected estimator's variance weight) must be a number in [0, 1], got {gamma!r}; the default is 0.01")
+    if not isinstance(ties, str) or ties not in _TIES:
+        close = did_you_mean(ties, _TIES) if isinstance(ties, str) else ""
+        raise SpecError(f"`ties` must be 'pessimistic' or 'optimistic', got {ties!r}" + (close if "did you mean" in close else ""))
+    if rel is not None and (not _is_real(rel) or not np.isfinite(rel)):
+        raise SpecError(f"`rel` (the rating from which a truth row is relevant) must be a number or None, got {rel!r}")
+    if not callable(scores) and not _frame_like(scores):
+        raise DataError(
+            f"the score source is a {type(scores).__name__}; pass a function scores(user_id) -> one score per catalogue item "
+            "(in the catalogue's order), or a frame with user_id, item_id, score"
+        )
+    cat, order = _read_catalog(catalog)
+    t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
+    if rel is not None and "rating" not in t:
+        raise DataError("a relevance threshold (rel=) needs a rating column in the ground truth; add one or pass rel=None")
+    ex = None
+    if exclude is not None:
+        ex = columns_of(read_frame(exclude, "exclude"), "exclude", {"user": "user_id", "item": "item_id"}, {})
+    return _Args(parsed, int(n), int(seed), tuple(dict.fromkeys(estimators)), float(gamma), ties,
+                 None if rel is None else float(rel), cat, order, t, ex)
+
+
+def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """Scores ``[len(users), len(catalog)]``: every truth user's score of every item of the
+    sorted ``catalog``; a callable's scores follow the catalogue as given (``order``)."""
     if callable(scores):  # the user's own per-user function: one call per user is its contract
         S = np.empty((len(users), len(catalog)), dtype=np.float64)
         for j, u in enumerate(users.tolist()):
-            row = np.asarray(scores(u), dtype=np.float64)
+            out = scores(u)
+            try:
+                row = np.asarray(out, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise DataError(
+                    f"the score source returned a {type(out).__name__} that is not numbers for user {u!r} ({first}); "
+                    "it must return one number per catalogue item, in the catalogue's order"
+                ) from None
             if row.shape != (len(catalog),):
                 raise DataError(f"the score source returned {row.shape} scores for user {u!r}; it must return one per catalogue item ({len(catalog)})")
-            S[j] = row
+            S[j] = row if order is None else row[order]
     else:
         from .io import columns_of, read_frame
 
         c = columns_of(read_frame(scores, "scores"), "scores", {"user": "user_id", "item": "item_id", "score": "score"}, {})
-        uc, ic = _codes(c["user"], users), _codes(c["item"], catalog)
+        uc, ic = _codes_of(c["user"], users, "score source's user", "ground truth's user"), _codes_of(c["item"], catalog, "score source's item", "catalogue's")
         keep = (uc >= 0) & (ic >= 0)
         flat = uc[keep] * len(catalog) + ic[keep]
         flat_s = np.full(len(users) * len(catalog), np.nan)
@@ -159,18 +375,20 @@ def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray) -> np.nda
         np.add.at(seen, flat, 1)
         if (seen > 1).any():
             f = int(np.flatnonzero(seen > 1)[0])
-            raise DataError(f"the scores repeat (user {users[f // len(catalog)]!r}, item {catalog[f % len(catalog)]!r}); keep one score per pair")
+            raise DataError(f"the scores repeat (user {_show(users[f // len(catalog)])}, item {_show(catalog[f % len(catalog)])}); keep one score per pair")
+        if c["score"].dtype.kind not in "iuf":
+            raise DataError("the score source's score column is not numeric; give it numbers")
         flat_s[flat] = c["score"][keep].astype(np.float64)
         if (seen == 0).any():
             f = int(np.flatnonzero(seen == 0)[0])
             raise DataError(
-                f"the scores miss (user {users[f // len(catalog)]!r}, item {catalog[f % len(catalog)]!r}); "
+                f"the scores miss (user {_show(users[f // len(catalog)])}, item {_show(catalog[f % len(catalog)])}); "
                 "sampled evaluation needs a score for every catalogue item of every truth user"
             )
         S = flat_s.reshape(len(users), len(catalog))
     if not np.all(np.isfinite(S)):
         u = users[int(np.flatnonzero(~np.isfinite(S).all(axis=1))[0])]
-        raise DataError(f"the score source returned NaN or infinite scores for user {u!r}")
+        raise DataError(f"the score source returned NaN or infinite scores for user {_show(u)}")
     return S
 
 
@@ -209,6 +427,13 @@ def sampled_evaluate(
     ``catalog`` the candidate items, ``exclude`` (user_id, item_id) items never sampled as
     negatives (e.g. the train interactions). ``n`` negatives per positive, drawn with ``seed``.
 
+    ``catalog`` is a list, array or Series of distinct item ids, in any order: a callable
+    ``scores`` returns its scores in that order (a repeated id is refused, as is a set, which
+    has no order). The values do not depend on the order (the instances follow the sorted ids).
+    Every bad argument raises a one-line :class:`~receval.errors.SpecError` (an option: a
+    metric, ``n``, ``seed``, ``estimators``, ``gamma``, ``ties``, ``rel``) or
+    :class:`~receval.errors.DataError` (an input) that names the fix.
+
     >>> import numpy as np
     >>> catalog = [1, 2, 3, 4, 5]
     >>> score = {1: [0.9, 0.8, 0.7, 0.6, 0.5]}          # user 1 ranks items 1..5 in order
@@ -218,77 +443,68 @@ def sampled_evaluate(
     (0.0, 0.0)
     >>> r.instances
     1
+    >>> shuffled = [3, 5, 1, 4, 2]                      # the same scores, given in another order
+    >>> r2 = sampled_evaluate(lambda u: [0.7, 0.5, 0.9, 0.6, 0.8], truth, ["hitrate@1"], catalog=shuffled, n=4)
+    >>> r2.values == r.values
+    True
     """
-    from .io import columns_of, read_frame
-
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    parsed = [(m, *_parse(m)) for m in metrics]
-    if ties not in ("pessimistic", "optimistic"):
-        raise SpecError(f"ties must be 'pessimistic' or 'optimistic', got '{ties}'")
-    for e in estimators:
-        if e not in ESTIMATORS:
-            raise SpecError(f"unknown estimator '{e}'; choose from {', '.join(ESTIMATORS)}")
-    if not 0 <= gamma <= 1:
-        raise SpecError(f"gamma must lie in [0, 1], got {gamma}")
-    if n < 1:
-        raise SpecError(f"n (negatives per positive) must be at least 1, got {n}")
-    cat = np.unique(np.asarray(catalog.to_list() if hasattr(catalog, "to_list") else catalog))
-    if cat.dtype.kind in "US":
-        cat = cat.astype(object)
-    t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
+    a = _read_args(scores, truth, metrics, catalog, n, seed, estimators, gamma, ties, exclude, rel)
+    cat, t, n, seed, gamma, ties, rel = a.catalog, a.truth, a.n, a.seed, a.gamma, a.ties, a.rel
     relevant = np.ones(len(t["user"]), dtype=bool) if rel is None else t["rating"] >= rel
-    if rel is not None and "rating" not in t:
-        raise DataError("a relevance threshold needs a rating column in the ground truth")
     tu, ti = t["user"][relevant], t["item"][relevant]
     if len(tu) == 0:
         raise DataError("no relevant truth row: nothing to evaluate")
     users = np.unique(tu)
     # the instances: unique (user, positive) pairs, users in sorted id order, items in sorted order
-    pu, pi = _codes(tu, users), _codes(ti, cat)
+    pu, pi = _codes(tu, users), _codes_of(ti, cat, "ground truth's item", "catalogue's")
     if (pi < 0).any():
         bad = np.flatnonzero(pi < 0)[0]
-        raise DataError(f"positive (user {tu[bad]!r}, item {ti[bad]!r}) is not in the catalogue; pass a catalog that holds every truth item")
+        raise DataError(f"positive (user {_show(tu[bad])}, item {_show(ti[bad])}) is not in the catalogue; pass a catalog that holds every truth item")
     inst = np.unique(pu * len(cat) + pi)
     inst_u, inst_i = inst // len(cat), inst % len(cat)
     # items that are never negatives of a user: the positives and the excluded items
     nc = inst
-    if exclude is not None:
-        ex = columns_of(read_frame(exclude, "exclude"), "exclude", {"user": "user_id", "item": "item_id"}, {})
-        eu, ei = _codes(ex["user"], users), _codes(ex["item"], cat)
+    if a.exclude is not None:
+        ex = a.exclude
+        eu, ei = _codes_of(ex["user"], users, "exclude's user", "ground truth's user"), _codes_of(ex["item"], cat, "exclude's item", "catalogue's")
         ok = (eu >= 0) & (ei >= 0)
         nc = np.unique(np.r_[inst, eu[ok] * len(cat) + ei[ok]])
     never = np.zeros((len(users), len(cat)), dtype=bool)  # never a negative: positives, excluded items
     never.ravel()[nc] = True
-    S = _score_matrix(scores, users, cat)
+    S = _score_matrix(scores, users, cat, a.order)
     above = _candidates_above(S, never, inst_u, inst_i, ties == "pessimistic")
     cand = len(cat) - never.sum(axis=1)[inst_u]
     short = cand < n
     if short.any():
         j = int(np.flatnonzero(short)[0])
-        raise DataError(f"user {users[inst_u[j]]!r} has {int(cand[j])} candidate negatives, fewer than n={n}; lower n or enlarge the catalogue")
+        raise DataError(f"user {_show(users[inst_u[j]])} has {int(cand[j])} candidate negatives, fewer than n={n}; lower n or enlarge the catalogue")
     rng = np.random.default_rng(seed)
     # the number of the n sampled negatives (drawn without replacement) that rank above the
     # positive follows the hypergeometric law exactly: drawn directly, no negative's identity needed
     r_s = 1.0 + rng.hypergeometric(above, cand - above, n).astype(np.float64)
     r_f, N = 1.0 + above.astype(np.float64), cand + 1
+    fns = [_metric_of(name, k) for _, name, k in a.metrics]
+    corrected: list[float] = []
+    if "bv" in a.estimators:
+        tot = [0.0] * len(fns)
+        for size in np.unique(N):  # one correction per candidate-set size, shared by the metrics
+            corr = _bv_corrections(fns, int(size), n, gamma)
+            at = (r_s[N == size] - 1).astype(np.int64)
+            for j, c in enumerate(corr):
+                tot[j] += float(c[at].sum())
+        corrected = [x / len(r_s) for x in tot]
     values: dict[tuple[str, str], float] = {}
     sigs: dict[tuple[str, str], str] = {}
-    base = f"protocol:sampled|n:{n}|seed:{seed}|ties:{ties}|exclude:{'given' if exclude is not None else 'none'}|rel:{'all' if rel is None else format(rel, 'g')}"
-    for spec, name, k in parsed:
-        fn = _metric_of(name, k)
-        for est in estimators:
+    base = f"protocol:sampled|n:{n}|seed:{seed}|ties:{ties}|exclude:{'given' if a.exclude is not None else 'none'}|rel:{'all' if rel is None else format(rel, 'g')}"
+    for j, (spec, _, _) in enumerate(a.metrics):
+        fn = fns[j]
+        for est in a.estimators:
             if est == "uncorrected":
                 v = float(fn(r_s).mean())
             elif est == "full":
                 v = float(fn(r_f).mean())
             else:
-                tot = 0.0
-                for size in np.unique(N):  # one correction per candidate-set size
-                    corr = bv_correction(fn, int(size), n, gamma)
-                    sel = N == size
-                    tot += float(corr[(r_s[sel] - 1).astype(np.int64)].sum())
-                v = tot / len(r_s)
+                v = corrected[j]
             values[(spec, est)] = v
             extra = f"|gamma:{gamma:g}" if est == "bv" else ""
             sigs[(spec, est)] = f"{spec}|{base}|estimator:{est}{extra}|v:{__version__}"

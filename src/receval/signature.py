@@ -5,7 +5,8 @@
 The head is the metric with its cut-off; then ``key:value`` for each axis the metric reads
 (its own axes in declaration order, then the context axes), the dialect that supplied the
 defaults, and the receval version last. Informational fields (``skipped:N``, the number of
-truth users without relevant items left out of the mean) are ignored when parsing.
+truth users without relevant items left out of the mean; ``side:train+catalog``, the side
+inputs a metric's value was computed from, see :func:`side_reads`) are ignored when parsing.
 :func:`parse_signature` returns the fully explicit spec, so evaluating it reproduces the value.
 """
 
@@ -30,12 +31,137 @@ def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+# ---- side inputs ----------------------------------------------------------------------------
+#
+# A metric that reads a side input of :func:`receval.evaluate` carries ``side:<inputs>``: the
+# side inputs its value was computed from, ``+``-joined in SIDE_INPUTS order, or ``side:none``
+# when it could have read one and none was given (coverage@20 over the items of the
+# recommendations and the truth). A side input the metric does not read never appears, so
+# passing it changes neither the value nor the signature; metrics that read none carry no
+# ``side`` field. Like ``skipped``, the field is information: parsing ignores it (the side
+# inputs are data, not options), and evaluating the parsed spec with other side inputs gives
+# another ``side`` field.
+
+#: the side inputs of :func:`receval.evaluate`, in the order a ``side`` field lists them
+SIDE_INPUTS = ("categories", "train", "catalog", "baseline", "item_groups", "user_groups")
+#: the key of :attr:`Resolved.options` that holds the side inputs given to the call (set by :func:`note_side`)
+SIDE_KEY = "_side"
+
+
+def _catalogue(given: frozenset[str]) -> set[str]:
+    """What defines the catalogue I (:class:`receval.metrics.beyond._Space`): ``catalog``, else
+    the train items, else every item of the recommendations, the truth and the categories."""
+    if "catalog" in given:
+        return {"catalog"}
+    if "train" in given:
+        return {"train"}
+    return {"categories"}
+
+
+def _split_catalogue(o: dict[str, Any], given: frozenset[str]) -> set[str]:
+    """The head/tail split reads the catalogue (train is required); ``split=count`` only φ."""
+    return {"train"} | (_catalogue(given) if o.get("split") != "count" else set())
+
+
+def _coverage(o: dict[str, Any], given: frozenset[str]) -> set[str] | None:
+    den = o.get("denominator")
+    if den == "count":  # the number of distinct items: the catalogue only refuses items outside it
+        return None
+    return {"train"} if den == "train" else _catalogue(given)
+
+
+def _entropy(o: dict[str, Any], given: frozenset[str]) -> set[str] | None:
+    """Only the standard form normalised by log|I| reads the catalogue (the others use it to
+    refuse items outside it, which changes no value)."""
+    if o.get("form", "standard") == "standard" and o.get("normalize") == "catalog":
+        return _catalogue(given)
+    return None
+
+
+#: metric -> the side inputs its value may be computed from, given its options and the side
+#: inputs passed (a required one that is absent refuses the metric before any value exists)
+_SIDE_READS: dict[str, Any] = {
+    "coverage": _coverage,
+    "entropy": _entropy,
+    "gini": lambda o, g: _catalogue(g),
+    "novelty": lambda o, g: {"train"},
+    "unseen": lambda o, g: {"train"},
+    "arp": lambda o, g: {"train"},
+    "epc": lambda o, g: {"train"},
+    "efd": lambda o, g: {"train"},
+    "surprisal": lambda o, g: {"train"},
+    "aplt": _split_catalogue,
+    "aclt": _split_catalogue,
+    "popreo": lambda o, g: {"train", "catalog"},  # relevant items outside the catalogue belong to no group
+    "poprsp": lambda o, g: {"train", "catalog"},  # the group sizes count catalogue items
+    "serendipity": lambda o, g: {"train", "catalog"},  # n = |I|
+    "miscalibration": lambda o, g: {"categories", "train"},
+    "ild": lambda o, g: {"categories"},
+    "alpha_ndcg": lambda o, g: {"categories"},
+    "ab_ndcg": lambda o, g: {"categories"},
+    "catdiv": lambda o, g: {"categories"},
+    "srecall": lambda o, g: {"categories"},
+    "intersection": lambda o, g: {"baseline"},
+    "unexpectedness": lambda o, g: {"baseline"},
+    "reo": lambda o, g: {"item_groups"},
+    "rsp": lambda o, g: {"item_groups", "train"},  # train: the items each user already has (none without it)
+    "mad": lambda o, g: {"user_groups"},
+    "bias_disparity": lambda o, g: ({"item_groups"} | ({"train"} if o.get("of") != "br" else set())
+                                    | ({"user_groups"} if o.get("ugroup", "*") != "*" else set())),
+}
+
+
+def side_reads(metric_name: str, options: dict[str, Any], given: Any) -> tuple[str, ...] | None:
+    """The side inputs among ``given`` (names of :data:`SIDE_INPUTS`) that the value of
+    ``metric_name`` with ``options`` is computed from, in :data:`SIDE_INPUTS` order; None when
+    the metric (with these options) reads no side input.
+
+    >>> side_reads("coverage", {"denominator": "catalog"}, {"train", "categories"})
+    ('train',)
+    >>> side_reads("coverage", {"denominator": "catalog"}, set())
+    ()
+    >>> side_reads("ndcg", {}, {"train"}) is None
+    True
+    """
+    rule = _SIDE_READS.get(metric_name)
+    if rule is None:
+        return None
+    given = frozenset(given)
+    reads = rule(options, given)
+    if reads is None:
+        return None
+    return tuple(name for name in SIDE_INPUTS if name in reads and name in given)
+
+
+def side_field(r: Resolved) -> str | None:
+    """``side:<inputs>`` of a resolved spec marked by :func:`note_side`, else None."""
+    given = r.options.get(SIDE_KEY)
+    if given is None:
+        return None
+    reads = side_reads(r.metric.name, r.options, given)
+    if reads is None:
+        return None
+    return "side:" + ("+".join(reads) if reads else "none")
+
+
+def note_side(resolved: list[Resolved], side: Any) -> list[Resolved]:
+    """The resolved specs, each carrying the names of the side inputs given to the call (a
+    :class:`receval.engine.SideInputs`, or None), so that its signature names those it read."""
+    import dataclasses
+
+    given = tuple(n for n in SIDE_INPUTS if side is not None and getattr(side, n, None) is not None)
+    return [dataclasses.replace(r, options={**r.options, SIDE_KEY: given}) for r in resolved]
+
+
 def make_signature(r: Resolved, version: str, *, order: str | None = None, skipped: int = 0) -> str:
     options = dict(r.options)
     if order is not None and "order" in options:
         options["order"] = order
     head = r.metric.name + (f"@{r.k}" if r.k is not None else "")
     parts = [head] + [f"{k}:{v}" for k, v in _fields(r.metric.name, options)]
+    side = side_field(r)
+    if side is not None:
+        parts.append(side)
     if skipped:
         parts.append(f"skipped:{skipped}")
     parts += [f"dialect:{r.dialect}", f"v:{version}"]
@@ -47,9 +173,28 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
 
     >>> from receval.signature import parse_signature
     >>> spec, dialect, version = parse_signature(
-    ...     "map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|tdup:error|"
+    ...     "map@20|den:r|ind:yes|rel:4.5|order:score|ties:item|hitscore:any|dup:error|tdup:error|"
     ...     "empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0")
     >>> str(spec), dialect
-    ('map(denominator=r,norecs=skip,order=score,rel=4.5)@20', 'ms_recommenders')
+    ('map(denominator=r,norecs=skip,order=score,rel=4.5,ties=item)@20', 'ms_recommenders')
+
+    The head is a metric spec and the fields are its options, checked as a spec is checked
+    (:func:`receval.spec.signature_spec`): a signature that lost its ``@k`` or repeats a
+    field is refused with the fix.
+
+    >>> parse_signature("ndcg|gain:binary|rel:4|dialect:standard|v:0.1.0")
+    Traceback (most recent call last):
+    ...
+    receval.errors.SpecError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
     """
-    return signature_spec(text)
+    return signature_spec(_without_side(text))
+
+
+def _without_side(text: Any) -> Any:
+    """The signature without its informational ``side`` field, unless the signature grammar
+    (:data:`receval.spec.INFO_FIELDS`) already reads it."""
+    from . import spec as _spec
+
+    if not isinstance(text, str) or "side" in _spec.INFO_FIELDS:
+        return text
+    return "|".join(p for p in text.split("|") if p.partition(":")[0].strip().lower() != "side")

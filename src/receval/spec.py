@@ -14,9 +14,9 @@ standard default dropped: it is the key of a result and the head of its signatur
 'ndcg(gain=exp2,ideal=uncut)@20'
 >>> str(parse_spec("map(denominator=min_k_r)@20"))   # the default is dropped
 'map@20'
->>> str(parse_spec("map@20|den:r|ind:yes|rel:4.5|order:score|ties:input|hitscore:any|dup:error|"
+>>> str(parse_spec("map@20|den:r|ind:yes|rel:4.5|order:score|ties:item|hitscore:any|dup:error|"
 ...                "tdup:error|empty:skip|norecs:skip|dialect:ms_recommenders|v:0.1.0"))
-'map(denominator=r,norecs=skip,order=score,rel=4.5)@20'
+'map(denominator=r,norecs=skip,order=score,rel=4.5,ties=item)@20'
 """
 
 from __future__ import annotations
@@ -129,94 +129,162 @@ def expand_ks(metrics: Any) -> list[Any]:
 
 
 def parse_spec(text: str | Spec) -> Spec:
-    """Parse a metric string into a validated :class:`Spec` (see the module grammar)."""
+    """Parse a metric string into a validated :class:`Spec` (see the module grammar).
+
+    A string with ``|`` is a signature (:func:`signature_spec`): its head is parsed by this
+    grammar and its fields are options, with the same checks.
+    """
     if isinstance(text, Spec):
         return _checked(text)
     if not isinstance(text, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
         return signature_spec(text)[0]
+    name, options, k = _split_spec(text)
+    return _build(name, options, k, text)
+
+
+def _split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
+    """``(name, [(option, option as written, raw value)], raw k or None)`` of a spec string."""
     match = _SPEC_RE.match(text.lower())
+    if not match and text.strip().endswith("@") and _SPEC_RE.match(text.lower().strip()[:-1]):
+        from .metrics import get_metric
+
+        bare = text.strip()[:-1].strip()
+        metric = get_metric(bare.split("(")[0].strip().lower())
+        if not metric.needs_k and not metric.optional_k:
+            raise SpecError(f"metric '{text.strip()}' has an '@' without a cut-off, and '{metric.name}' takes none: write '{bare}'")
+        raise SpecError(f"metric '{text.strip()}' has an '@' without a cut-off: write the cut-off after it, e.g. '{bare}@10'")
     if not match:
         raise SpecError(
             f"cannot parse metric '{text}'; write it as name@k or name(option=value,...)@k, e.g. 'map(denominator=k)@20'"
         )
-    from .metrics import get_metric
-
-    metric = get_metric(match["name"])
-    options: dict[str, Any] = {}
+    options: list[tuple[str, str, str]] = []
     if match["opts"] and match["opts"].strip():
         for part in match["opts"].split(","):
             if "=" not in part:
                 raise SpecError(f"option '{part.strip()}' in '{text}' must be written as key=value")
             key, value = (s.strip() for s in part.split("=", 1))
-            if key in options:
+            options.append((key, key, value))
+    return match["name"], options, match["k"]
+
+
+def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str, sig: str | None = None) -> Spec:
+    """The checks every spec passes, written as a spec string or as a signature (``sig``, its
+    label): each option once, each value valid, a cut-off exactly when the metric takes one."""
+    from .metrics import get_metric
+
+    metric = get_metric(name)
+    parsed: dict[str, Any] = {}
+    written: dict[str, Any] = {}
+    for key, shown, raw in options:
+        if key in parsed:
+            if sig is None:
                 raise SpecError(f"option `{key}` is given twice in '{text}'")
-            options[key] = metric.axis(key).parse(value)
-    k = parse_k(match["k"]) if match["k"] is not None else None
+            raise SpecError(
+                f"signature '{sig}' gives `{shown}` twice ({written[key]}, {raw}): keep the value it was computed with "
+                "(copy the signature whole, as printed)"
+            )
+        if isinstance(raw, str) and not raw.strip():
+            if sig is None:
+                raise SpecError(f"option `{key}` in '{text}' has no value: write {key}=<value>, e.g. {key}={metric.axis(key).render(metric.axis(key).default)}")
+            raise SpecError(f"signature '{sig}' has no value for `{shown}`: copy the signature whole, as printed")
+        parsed[key] = metric.axis(key).parse(raw)
+        written[key] = raw
+    k = parse_k(k_raw) if k_raw is not None else None
     if metric.needs_k and k is None:
-        raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
+        if sig is None:
+            raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
+        raise SpecError(
+            f"signature '{sig}': metric '{metric.name}' needs a cut-off: start the signature with the cut-off "
+            f"it was computed at, e.g. '{metric.name}@10|'"
+        )
     if not metric.needs_k and k is not None and not metric.optional_k:
-        raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
-    return Spec(metric.name, k, tuple(sorted(options.items())))
+        if sig is None:
+            raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
+        raise SpecError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
+    return Spec(metric.name, k, tuple(sorted(parsed.items())))
 
 
 def _checked(spec: Spec) -> Spec:
     """A :class:`Spec` built in Python, validated as its string would be (so its canonical
     form and signature parse back)."""
-    from .metrics import get_metric
-
     if not isinstance(spec.name, str):
         raise SpecError(f"a metric name must be a string like 'ndcg', got {spec.name!r}")
-    metric = get_metric(spec.name)
-    options: dict[str, Any] = {}
     try:
         pairs = [(str(key), value) for key, value in spec.options]
     except (TypeError, ValueError):
         raise SpecError(f"Spec options must be (name, value) pairs, got {spec.options!r}") from None
-    for key, value in pairs:
-        if key in options:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise SpecError(f"option `{key}` is given twice in {spec!r}")
-        options[key] = metric.axis(key).parse(value)
-    k = parse_k(spec.k) if spec.k is not None else None
-    if metric.needs_k and k is None:
-        raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
-    if not metric.needs_k and k is not None and not metric.optional_k:
-        raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
-    return Spec(metric.name, k, tuple(sorted(options.items())))
+        seen.add(key)
+    return _build(spec.name, [(key, key, value) for key, value in pairs], spec.k, repr(spec))
 
 
-#: fields a signature carries that are not metric options: information, and the statistics of a comparison
-INFO_FIELDS = ("skipped", "test", "corr", "ci", "level", "B", "seed", "userset")
+#: fields a signature carries that are not metric options: information (``skipped``, the side
+#: inputs read, ``side``), and the statistics of a comparison
+INFO_FIELDS = ("skipped", "side", "test", "corr", "ci", "level", "B", "seed", "userset")
 
 
 def signature_spec(text: str) -> tuple[Spec, str, str]:
-    """A signature's ``(fully explicit spec, dialect, version)``; :func:`receval.parse_signature`."""
-    parts = [p for p in text.strip().split("|") if p]
-    if not parts:
-        raise SpecError("empty signature")
+    """A signature's ``(fully explicit spec, dialect, version)``; :func:`receval.parse_signature`.
+
+    One grammar with :func:`parse_spec`: the head (``ndcg@10``) is a spec string, each
+    ``key:value`` field one of its options (under the option's short key), and the spec is
+    checked as a spec is: a cut-off exactly when the metric takes one, every field once
+    (``dialect``, ``v`` and the informational fields too), no empty field or value. Fields
+    are read like a spec, in any case and with spaces around ``|`` and ``:``.
+    """
+    if not isinstance(text, str):
+        raise SpecError(f"a signature must be a string, got {text!r}")
+    parts = [p.strip() for p in text.strip().split("|")]
+    if not any(parts):
+        raise SpecError("empty signature: pass the signature whole, as printed (e.g. 'ndcg@10|gain:binary|...|v:0.1.0')")
     head = parts[0]
-    name, _, k_text = head.partition("@")
+    label = (head or "") + "|…"
+    try:
+        return _signature_spec(parts, label, text)
+    except SpecError as exc:
+        msg = str(exc)
+        if msg.startswith("signature '"):
+            raise
+        raise SpecError(f"signature '{label}': {msg}") from None
+
+
+def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str, str]:
     from .metrics import get_metric
 
+    if not parts[0]:
+        raise SpecError("it has no head: start it with the metric, e.g. 'ndcg@10|'")
+    name, options, k = _split_spec(parts[0])
     metric = get_metric(name)
-    by_key = {axis.key: (axis_name, axis) for axis_name, axis in metric.all_axes().items()}
-    options: dict[str, Any] = {}
+    by_key = {axis.key.lower(): axis_name for axis_name, axis in metric.all_axes().items()}
+    info = {f.lower() for f in INFO_FIELDS}
     dialect, version = "standard", ""
-    for part in parts[1:]:
-        key, sep, value = part.partition(":")
+    seen: dict[str, str] = {}
+    for n, part in enumerate(parts[1:], start=2):
+        if not part:
+            raise SpecError(f"field {n} is an empty field ('||' or a '|' at an end): copy the signature whole, as printed")
+        key, sep, value = (s.strip() for s in part.partition(":"))
+        key = key.lower()
         if not sep:
-            raise SpecError(f"signature field '{part}' must be key:value")
+            raise SpecError(f"field '{part}' must be key:value (e.g. 'rel:4'): copy the signature whole, as printed")
+        if key in by_key:
+            options.append((by_key[key], key, value.lower()))
+            continue
+        if key not in ("dialect", "v") and key not in info:
+            raise SpecError(
+                f"field '{key}' is not an option of '{metric.name}'; its options are: {', '.join(sorted(by_key))}"
+            )
+        if key in seen:
+            raise SpecError(f"signature '{label}' gives `{key}` twice ({seen[key]}, {value}): copy the signature whole, as printed")
+        if not value:
+            raise SpecError(f"signature '{label}' has no value for `{key}`: copy the signature whole, as printed")
+        seen[key] = value
         if key == "dialect":
-            dialect = value
+            dialect = value.lower()
         elif key == "v":
             version = value
-        elif key in INFO_FIELDS:
-            continue
-        elif key in by_key:
-            axis_name, axis = by_key[key]
-            options[axis_name] = axis.parse(value)
-        else:
-            raise SpecError(f"signature field '{key}' is not an option of '{metric.name}'")
-    k = parse_k(k_text) if k_text else None
-    return Spec(metric.name, k, tuple(sorted(options.items()))), dialect, version
+    return _build(name, options, k, text, sig=label), dialect, version

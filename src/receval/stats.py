@@ -17,7 +17,10 @@ resampling methods draw their resamples as matrices (in blocks of at most 2^24 c
 * ``tukey``: Tukey's HSD over all runs at once (``scipy.stats.tukey_hsd``; it treats the runs as
   independent samples, as ranx does), the family-wise adjustment built in.
 
-When every difference is 0 the p-value is 1 (no evidence of a difference).
+When every difference is 0 the p-value is 1 (no evidence of a difference). With fewer than 2
+paired users no test is available: the p-value is NaN (shown as "–", null in JSON, never
+significant) and the comparison's :attr:`~receval.comparison.PairTest.note` says why; Tukey's HSD
+likewise needs 2 or more users per run.
 
 **Corrections** across every p-value of a table (all pairs × all metrics): ``holm``
 (step-down), ``bonferroni`` (:math:`\min(1, m p)`), ``bh`` (Benjamini–Hochberg,
@@ -35,7 +38,18 @@ percentile interval of :math:`\sum_u w_{ub} x_u / \sum_u w_{ub}`. On Spark only 
 weighted sums per partition travel (:func:`receval.backends.spark.poisson_intervals`), and the
 interval equals the in-memory one for the same seed.
 
-**Effect size**: ``cohen_dz`` = :math:`\bar d / s_d` (0 when every difference is 0).
+**Effect size**: ``cohen_dz`` = :math:`\bar d / s_d` (0 when every difference is 0; undefined,
+NaN, when every user differs by the same non-zero amount, :math:`s_d = 0`, or with fewer than 2
+users: shown as "–" and written as null in JSON, never as an infinite number).
+
+**Options** ``resamples`` (an integer >= 100), ``seed`` (an integer from 0 to 2^64 − 1) and
+``level`` (a number strictly between 0 and 1) are checked by :func:`check_options`, which every
+function here calls: a bad value is a one-line :class:`~receval.errors.SpecError`.
+
+**The user set** of :func:`compare`: the *paired* users, those on which every run has a value on
+every metric (NaN: no value). Every mean, interval and test is computed on them, the comparison
+states their count once (:attr:`~receval.comparison.Comparison.users`) and the signatures' user
+set says how many users of the declared set were dropped.
 
 >>> import numpy as np
 >>> a = np.array([0.5, 0.7, 0.2, 0.9, 0.4]); b = np.array([0.4, 0.5, 0.2, 0.6, 0.1])
@@ -47,13 +61,14 @@ array([0.03, 0.06, 0.06])
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .comparison import Comparison, Interval, PairTest
-from .errors import SpecError
+from .errors import DataError, SpecError, bad_param
 
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -63,10 +78,59 @@ KEYS = {"test": "test", "correction": "corr", "ci": "ci", "level": "level", "res
 _BLOCK = 1 << 24
 
 
+#: the fewest resamples accepted: fewer leave a 95% interval's tails empty (BCa turns NaN)
+MIN_RESAMPLES = 100
+
+
 def _check(name: str, value: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise SpecError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def check_options(*, test: str | None = None, correction: str | None = None, ci: str | None = None,
+                  level: Any = None, resamples: Any = None, seed: Any = None) -> None:
+    """Check the statistics' options (those given): one place for every function of this module.
+
+    >>> check_options(level=0.95, resamples=10_000, seed=0)
+    >>> check_options(level=95)
+    Traceback (most recent call last):
+    receval.errors.SpecError: `level` must be a number between 0 and 1 (exclusive), e.g. 0.95 for 95% intervals, got 95
+    """
+    for name, value, choices in (("test", test, TESTS), ("correction", correction, CORRECTIONS), ("ci", ci, CI_METHODS)):
+        if value is not None:
+            _check(name, value, choices)
+    if resamples is not None and not (_is_int(resamples) and resamples >= MIN_RESAMPLES):
+        raise bad_param("resamples", f"an integer >= {MIN_RESAMPLES} (e.g. 10000, the default)", resamples)
+    if seed is not None and not (_is_int(seed) and 0 <= seed < 2**64):
+        raise bad_param("seed", "an integer from 0 to 2**64 - 1 (e.g. 0, the default)", seed)
+    if level is not None:
+        ok = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, (bool, np.bool_))
+        if not (ok and math.isfinite(level) and 0 < level < 1):
+            raise bad_param("level", "a number between 0 and 1 (exclusive), e.g. 0.95 for 95% intervals", level)
+
+
+def check_run_names(names: Sequence[Any]) -> None:
+    """Refuse run names that are not non-empty strings, or that differ only by surrounding
+    spaces (they would read as one run in every table)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise SpecError(f"run names must be non-empty strings, got {name!r}")
+        key = name.strip()
+        if key in seen:
+            raise SpecError(f"run names {seen[key]!r} and {name!r} differ only by surrounding spaces: "
+                            "give every run its own name")
+        seen[key] = name
+
+
+def _constant(d: np.ndarray) -> bool:
+    """Every difference the same (to rounding: a − b computed per user may differ in the last bits)."""
+    return bool(np.ptp(d) <= 1e-12 * float(np.abs(d).max()))
 
 
 def _blocks(B: int, n: int) -> list[int]:
@@ -75,20 +139,22 @@ def _blocks(B: int, n: int) -> list[int]:
 
 
 def paired_p(a: np.ndarray, b: np.ndarray, test: str = "t", *, resamples: int = 10_000, seed: int = 0) -> float:
-    """Two-sided p-value of the paired ``test`` (module docs) of runs ``a`` and ``b``."""
+    """Two-sided p-value of the paired ``test`` (module docs) of runs ``a`` and ``b``; NaN (no
+    test) with fewer than 2 users."""
     from scipy import stats
 
     _check("test", test, TESTS[:4])
+    check_options(resamples=resamples, seed=seed)
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise SpecError("paired values must be two 1-d arrays of the same users")
     d = a - b
-    if len(d) == 0 or not np.any(d):
+    if len(d) < 2:  # one user's difference is no evidence, whatever the test
+        return float("nan")
+    if not np.any(d):
         return 1.0
     if test == "t":
-        if len(d) < 2:
-            return 1.0
-        if np.all(d == d[0]):  # no variance, every user moves the same way
+        if _constant(d):  # no variance, every user moves the same way
             return 0.0
         return float(stats.ttest_rel(a, b).pvalue)
     if test == "wilcoxon":
@@ -121,11 +187,17 @@ def holm(p: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def adjust(p: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
-    """Adjusted p-values of one family (``holm``, ``bonferroni``, ``bh``, ``none``)."""
+    """Adjusted p-values of one family (``holm``, ``bonferroni``, ``bh``, ``none``); a NaN
+    p-value (no test) stays NaN and is not counted in the family."""
     from scipy import stats
 
     _check("correction", correction, CORRECTIONS)
     pv = np.asarray(p, dtype=np.float64)
+    ok = ~np.isnan(pv)
+    if not ok.all():
+        out = np.full(len(pv), np.nan)
+        out[ok] = adjust(pv[ok], correction)
+        return out
     if len(pv) == 0 or correction == "none":
         return pv.copy()
     if correction == "bonferroni":
@@ -178,6 +250,7 @@ def poisson_weights(h: np.ndarray, b0: int, b1: int, seed: int) -> np.ndarray:
 
 def poisson_sums(x: np.ndarray, h: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(Σ_u w_ub x_u, Σ_u w_ub)`` for every resample *b* (NaN values left out)."""
+    check_options(resamples=resamples, seed=seed)
     x = np.asarray(x, dtype=np.float64)
     ok = ~np.isnan(x)
     x, h = x[ok], np.asarray(h, dtype=np.uint64)[ok]
@@ -192,6 +265,7 @@ def poisson_sums(x: np.ndarray, h: np.ndarray, resamples: int, seed: int) -> tup
 
 def poisson_interval(swx: np.ndarray, sw: np.ndarray, level: float = 0.95) -> Interval:
     """The percentile interval of the Poisson-bootstrap means ``swx / sw`` (resamples with no weight dropped)."""
+    check_options(level=level)
     ok = sw > 0
     means = swx[ok] / sw[ok]
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
@@ -204,8 +278,7 @@ def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resampl
     from scipy import stats
 
     _check("ci", method, CI_METHODS[:4])
-    if not 0 < level < 1:
-        raise SpecError(f"level must lie in (0, 1), got {level}")
+    check_options(level=level, resamples=resamples, seed=seed)
     x = np.asarray(x, dtype=np.float64)
     m = float(x.mean()) if len(x) else float("nan")
     if len(x) < 2 or np.all(x == x[0]):  # no spread: the interval is the point
@@ -225,12 +298,20 @@ def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resampl
 
 
 def effect(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's :math:`d_z` of the paired differences."""
+    """Cohen's :math:`d_z` of the paired differences: 0 when every difference is 0, NaN
+    (undefined) with fewer than 2 users or when every user differs by the same non-zero amount.
+
+    >>> effect([0.5, 0.75, 1.0], [0.25, 0.5, 0.75])   # every user + 0.25: sd 0
+    nan
+    """
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if len(d) < 2 or not np.any(d):
+    if len(d) < 2:
+        return float("nan")
+    if not np.any(d):
         return 0.0
-    sd = d.std(ddof=1)
-    return float(d.mean() / sd) if sd > 0 else float(np.sign(d.mean()) * np.inf)
+    if _constant(d):
+        return float("nan")
+    return float(d.mean() / d.std(ddof=1))
 
 
 def stats_signature(test: str, correction: str, ci: str, level: float, resamples: int, seed: int) -> str:
@@ -276,75 +357,121 @@ def compare(
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
 
     ``per_user[run][metric]`` holds one value per user, the same users in the same order for
-    every run (NaN: a user the metric leaves out, dropped pairwise). Paired tests run against
-    ``baseline`` (every other run) or between all pairs; the p-values of the whole table are
-    corrected together; intervals are computed for every value and every difference
-    (``ci="poisson"`` needs ``user_ids``, the users of the rows). ``progress``: a rich progress
-    bar on stderr (default: when stderr is a terminal).
+    every run (NaN: no value, e.g. a user the metric leaves out). Every mean, interval and test
+    is computed on the *paired* users (:func:`paired_users`: a value in every run on every
+    metric), so every number of the comparison is on the same users; ``Comparison.users`` is
+    their count and ``Comparison.dropped`` the users left out, which the signatures' user set
+    (``userset:``) states when there are any. Paired tests run against ``baseline`` (every other
+    run) or between all pairs; the p-values of the whole table are corrected together; intervals
+    are computed for every value and every difference (``ci="poisson"`` needs ``user_ids``, the
+    users of the rows). ``progress``: a rich progress bar on stderr (default: when stderr is a
+    terminal).
 
     >>> import numpy as np
     >>> pu = {"a": {"m@1": np.array([1.0, 1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 1.0, 0.0, 0.0])}}
     >>> c = compare(pu, test="t", ci="t", correction="none")
     >>> c.values[("a", "m@1")], c.pair("m@1", "a", "b").diff, c.pair("m@1", "a", "b").wins
     (0.75, 0.5, 2)
+    >>> c.pair("m@1", "b", "a").diff                    # always the first run minus the second
+    -0.5
+    >>> pu["b"]["m@1"][2] = np.nan                      # no value of b for the third user
+    >>> c = compare(pu, test="t", ci="none", correction="none")
+    >>> c.users, c.dropped, c.values[("a", "m@1")]     # a's mean on the paired users too
+    (3, 1, 1.0)
     """
-    for name, value, choices in (("test", test, TESTS), ("correction", correction, CORRECTIONS), ("ci", ci, CI_METHODS)):
-        _check(name, value, choices)
+    check_options(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed)
     runs = list(per_user)
     if len(runs) < 1:
         raise SpecError("compare needs at least one run")
+    check_run_names(runs)
     if baseline is not None and baseline not in per_user:
         raise SpecError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     metrics = list(per_user[runs[0]])
     for r in runs[1:]:
         if list(per_user[r]) != metrics:
             raise SpecError(f"run {r!r} has other metrics than {runs[0]!r}; evaluate every run with the same metrics")
+    keep = paired_users(per_user)
+    total, n_users = len(keep), int(keep.sum())
+    if metrics and n_users == 0:
+        raise DataError(_no_paired_user(per_user, total))
+    dropped = total - n_users
+    cols = {(r, m): np.asarray(per_user[r][m], dtype=np.float64)[keep] for r in runs for m in metrics}
     hib = {m: True for m in metrics} | dict(higher_is_better or {})
-    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|userset:{users}"
+    userset = users if not dropped else (
+        f"{users}, paired: {dropped} of {total} users dropped for lacking a value in some run")
+    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|userset:{userset}"
     sigs = {m: f"{(signatures or {}).get(m, m)}|{sig_stats}" for m in metrics}
     values: dict[tuple[str, str], float] = {}
     intervals: dict[tuple[str, str], Interval] = {}
-    n_users = 0
     ids = None if user_ids is None else np.asarray(user_ids)
+    if ids is not None:
+        if len(ids) != total:
+            raise SpecError(f"user_ids must name the {total} users of the per-user values, got {len(ids)} ids")
+        ids = ids[keep]
     pairs_n = len(runs) - 1 if baseline else len(runs) * (len(runs) - 1) // 2
     bar = _progress(progress, len(metrics) * (len(runs) + pairs_n), "comparing runs")
     for r in runs:
         for m in metrics:
-            x = np.asarray(per_user[r][m], dtype=np.float64)
-            n_users = max(n_users, len(x))
-            keep = ~np.isnan(x)
-            x = x[keep]
-            values[(r, m)] = float(x.mean()) if len(x) else float("nan")
-            if ci != "none" and len(x):
-                intervals[(r, m)] = interval(x, ci, level, resamples=resamples, seed=seed, ids=None if ids is None else ids[keep])
+            x = cols[(r, m)]
+            values[(r, m)] = float(x.mean())
+            if ci != "none":
+                intervals[(r, m)] = interval(x, ci, level, resamples=resamples, seed=seed, ids=ids)
             bar.advance()
     pairs_of = [(baseline, r) for r in runs if r != baseline] if baseline else [
         (runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))
     ]
+    note = (f"n/a: fewer than 2 paired users ({n_users}); a paired test needs 2 or more" if n_users < 2 else
+            "n/a: the test is undefined on these values")
     raw: list[tuple[str, str, str, float, float, float, int, int, int, Interval | None]] = []
     for m in metrics:
-        tukey = _tukey(per_user, runs, m) if test == "tukey" else None
+        tukey = _tukey([cols[(r, m)] for r in runs]) if test == "tukey" else None
         for a, b in pairs_of:
-            x, y = np.asarray(per_user[a][m], dtype=np.float64), np.asarray(per_user[b][m], dtype=np.float64)
-            ok = ~(np.isnan(x) | np.isnan(y))
-            x, y = x[ok], y[ok]
+            x, y = cols[(a, m)], cols[(b, m)]
             d = x - y
             if tukey is not None:
                 p = float(tukey[runs.index(a), runs.index(b)])
             else:
                 p = paired_p(x, y, test, resamples=resamples, seed=seed)
-            dci = interval(d, ci, level, resamples=resamples, seed=seed, ids=None if ids is None else ids[ok]) if ci != "none" and len(d) else None
+            dci = interval(d, ci, level, resamples=resamples, seed=seed, ids=ids) if ci != "none" else None
             bar.advance()
-            raw.append((m, a, b, float(d.mean()) if len(d) else float("nan"), p, effect(x, y),
+            raw.append((m, a, b, float(d.mean()), p, effect(x, y),
                         int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum()), dci))
     bar.close()
     # Tukey's HSD is already adjusted for its family; the other tests are corrected together
     adj = np.array([t[4] for t in raw]) if test == "tukey" else adjust([t[4] for t in raw], correction)
     pairs = [
-        PairTest(m, a, b, diff, p, float(pa), test, "tukey" if test == "tukey" else correction, eff, "cohen_dz", w, t_, lo, dci)
+        PairTest(m, a, b, diff, p, float(pa), test, "tukey" if test == "tukey" else correction, eff, "cohen_dz", w, t_, lo, dci,
+                 note if math.isnan(p) else None)
         for (m, a, b, diff, p, eff, w, t_, lo, dci), pa in zip(raw, adj)
     ]
-    return Comparison(runs, metrics, values, hib, sigs, n_users, intervals, pairs, baseline, None)
+    return Comparison(runs, metrics, values, hib, sigs, n_users, intervals, pairs, baseline, None, dropped)
+
+
+def paired_users(per_user: dict[str, dict[str, Any]]) -> np.ndarray:
+    """The paired users of aligned per-user values: a boolean mask, True where every run has a
+    value (not NaN) on every metric.
+
+    >>> paired_users({"a": {"m": [1.0, float("nan"), 0.5]}, "b": {"m": [0.0, 1.0, float("nan")]}}).tolist()
+    [True, False, False]
+    """
+    cols = [np.asarray(v, dtype=np.float64) for run in per_user.values() for v in run.values()]
+    if not cols:
+        return np.zeros(0, dtype=bool)
+    lengths = {c.shape for c in cols}
+    if len(lengths) > 1 or cols[0].ndim != 1:
+        raise SpecError("per-user values must be 1-d arrays of the same users, in the same order, for every run "
+                        f"and metric; got lengths {sorted(len(c) for c in cols)}")
+    return ~np.any(np.isnan(np.vstack(cols)), axis=0)
+
+
+def _no_paired_user(per_user: dict[str, dict[str, Any]], total: int) -> str:
+    for r, by_metric in per_user.items():
+        for m, v in by_metric.items():
+            if not np.any(~np.isnan(np.asarray(v, dtype=np.float64))):
+                return (f"no user to compare: run {r!r} has no value of {m} for any of its {total} users; "
+                        "leave that metric out of the comparison")
+    return (f"no user to compare: none of the {total} users has a value in every run on every metric; "
+            "compare the metrics separately")
 
 
 class _Bar:
@@ -374,18 +501,22 @@ def _progress(show: bool | None, total: int, text: str) -> _Bar:
     return _Bar(total, text, sys.stderr.isatty() if show is None else show)
 
 
-def _tukey(per_user: dict[str, dict[str, np.ndarray]], runs: list[str], metric: str) -> np.ndarray:
+def _tukey(samples: list[np.ndarray]) -> np.ndarray:
+    """Tukey's HSD p-values of the runs' values (the paired users'); NaN (not available) when a
+    run has fewer than 2 values."""
     from scipy import stats
 
-    samples = [np.asarray(per_user[r][metric], dtype=np.float64) for r in runs]
-    samples = [x[~np.isnan(x)] for x in samples]
     if len(samples) < 2:
         return np.ones((1, 1))
-    if all(np.all(x == samples[0][0]) for x in samples if len(x)):
-        return np.ones((len(runs), len(runs)))
-    return np.asarray(stats.tukey_hsd(*samples).pvalue)
+    if any(len(x) < 2 for x in samples):
+        return np.full((len(samples), len(samples)), np.nan)
+    if all(np.all(x == samples[0][0]) for x in samples):
+        return np.ones((len(samples), len(samples)))
+    with np.errstate(divide="ignore", invalid="ignore"):  # no spread within the runs: p 0 between different runs
+        return np.asarray(stats.tukey_hsd(*samples).pvalue)
 
 
-__all__ = ["TESTS", "CORRECTIONS", "CI_METHODS", "paired_p", "holm", "adjust", "interval", "effect", "compare",
+__all__ = ["TESTS", "CORRECTIONS", "CI_METHODS", "MIN_RESAMPLES", "check_options", "check_run_names", "paired_users",
+           "paired_p", "holm", "adjust", "interval", "effect", "compare",
            "user_hash", "poisson_weights", "poisson_sums", "poisson_interval",
            "stats_signature", "parse_stats_signature"]

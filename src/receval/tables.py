@@ -269,7 +269,9 @@ def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **
         if fmt is None:
             raise SpecError(f"cannot tell the table format from {path.name!r}: use one of "
                             f"{', '.join(EXTENSIONS)} or pass fmt=")
-    path.write_text(render_table(cmp, fmt, **options), encoding="utf-8")
+    from .outputs import write_output
+
+    write_output(path, render_table(cmp, fmt, **options), "table")  # whole or not at all
     return path
 
 

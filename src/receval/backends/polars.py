@@ -23,9 +23,10 @@ from typing import Any
 
 import polars as pl
 
-from ..encode import harmonize
-from ..engine import SideInputs, encode_frames, exact_items, is_text_path, globals_without_partial, merge, plan, run_batch
+from ..encode import check_lazy_overlap, harmonize, user_batches
+from ..engine import SideInputs, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
 from ..io import Columns, read_frame
+from ..signature import note_side
 
 #: rows of recommendations per batch when ``n_batches`` is not given
 BATCH_ROWS = 20_000_000
@@ -52,16 +53,20 @@ def evaluate_polars(
     train: Any = None,
     catalog: Any = None,
     n_batches: int | None = None,
+    baseline: Any = None,
+    item_groups: Any = None,
+    user_groups: Any = None,
 ):
     """Evaluate on Polars (Lazy)Frames in user batches; same arguments and Results as
     :func:`receval.evaluate` (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
 
     ``n_batches``: number of user batches (default: one per ``BATCH_ROWS`` recommendation rows).
     Global metrics without a ``partial``/``combine`` pair are computed in a single batch.
+    Every side input is whole in every batch (the metrics read the batch's users from it).
     """
     cols = columns or Columns()
-    resolved = plan(metrics, dialect, overrides)
-    side = SideInputs(categories, train, catalog, cols)
+    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
+    resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read
     ids = (cols.user, cols.item)
     lrecs, ltruth = _lazy(recs, "recommendations", ids, cols.sep), _lazy(truth, "ground truth", ids, cols.sep)
     text = (is_text_path(recs), is_text_path(truth))
@@ -75,24 +80,27 @@ def evaluate_polars(
         rows = lrecs.select(pl.len()).collect().item()
         n_batches = max(1, math.ceil(rows / BATCH_ROWS))
     batches = []
-    for b in range(n_batches):
-        if n_batches == 1:
-            rb, tb = lrecs, ltruth
-        else:
-            rb = lrecs.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
-            tb = ltruth.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
-        r_frame, t_frame = rb.collect(), tb.collect()
-        if t_frame.height == 0:
-            ignored = {}
-            if r_frame.height:
-                ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                           "ignored_rec_users": r_frame.get_column(cols.user).n_unique()}
-            batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
-            continue
-        enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
-        del r_frame, t_frame
-        batches.append(run_batch(enc, resolved, side, whole_globals=whole))
-        del enc
+    with user_batches():  # each batch is counted; the whole inputs are judged below
+        for b in range(n_batches):
+            if n_batches == 1:
+                rb, tb = lrecs, ltruth
+            else:
+                rb = lrecs.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
+                tb = ltruth.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
+            r_frame, t_frame = rb.collect(), tb.collect()
+            if t_frame.height == 0:
+                ignored = {}
+                if r_frame.height:
+                    n_users = r_frame.get_column(cols.user).n_unique()
+                    ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
+                               "ignored_rec_users": n_users, "users_only_in_recs": n_users}
+                batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
+                continue
+            enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
+            del r_frame, t_frame
+            batches.append(run_batch(enc, resolved, side, whole_globals=whole))
+            del enc
+    check_lazy_overlap(merge_info([b.info for b in batches]), lrecs, ltruth, cols.user, cols.item)
     return merge(batches, resolved)
 
 

@@ -150,6 +150,9 @@ def evaluate_spark(
     catalog: Any = None,
     n_partitions: int | None = None,
     spark: Any = None,
+    baseline: Any = None,
+    item_groups: Any = None,
+    user_groups: Any = None,
 ):
     """Evaluate Spark DataFrames (or CSV/Parquet paths read by Spark); arguments as
     :func:`receval.evaluate` with ``columns`` (:class:`receval.io.Columns`) and ``overrides``
@@ -157,7 +160,8 @@ def evaluate_spark(
 
     ``n_partitions``: user partitions (default :func:`partitions_for`: on a local session the
     cores or the input partitions, whichever is more; on a cluster ``spark.sql.shuffle.partitions``). Side inputs
-    (categories, train, catalog) are in-memory objects shipped to the executors. Returns
+    (categories, train, catalog, baseline, item_groups, user_groups) are in-memory objects or paths shipped to
+    the executors, read there with the caller's column names. Returns
     :class:`receval.results.Results` without per-user arrays; the per-user values are the
     Spark DataFrame ``results.spark_per_user``.
     """
@@ -165,16 +169,23 @@ def evaluate_spark(
     from pyspark.sql import types as T
 
     from .. import __version__
-    from ..engine import check_globals, plan
+    from ..encode import check_overlap
+    from ..engine import SideInputs, check_globals, plan
+    from ..signature import note_side
 
     cols = columns or Columns()
     ov = {k: v for k, v in (overrides or {}).items() if v is not UNSET}
-    resolved = plan(metrics, dialect, ov)
+    side_inputs = (categories, train, catalog, baseline, item_groups, user_groups)
+    resolved = note_side(plan(metrics, dialect, ov), SideInputs(categories, train, catalog, cols, baseline=baseline,
+                                                                item_groups=item_groups, user_groups=user_groups))
     metrics = [str(r.spec) for r in resolved] if not isinstance(metrics, (list, tuple)) else list(metrics)
     check_globals(resolved, "spark")
-    for side_input in (categories, train, catalog):
+    for side_input in side_inputs:
         if side_input is not None and type(side_input).__module__.startswith("pyspark"):
-            raise DataError("side inputs (categories, train, catalog) on Spark must be in-memory frames or paths, not Spark DataFrames")
+            raise DataError(
+                "side inputs (categories, train, catalog, baseline, item_groups, user_groups) on Spark must be "
+                "in-memory frames or paths, not Spark DataFrames"
+            )
 
     session = _session(spark)
     rdf, tdf = _frame(session, recs, "recommendations", cols.sep), _frame(session, truth, "ground truth", cols.sep)
@@ -226,7 +237,7 @@ def evaluate_spark(
     fields += [T.StructField("gj", T.IntegerType()), T.StructField("gs", T.DoubleType()),
                T.StructField("gp", T.LongType()), T.StructField("gn", T.LongType())]
     schema = T.StructType(fields)
-    job = _Job(metrics, dialect, ov, categories, train, catalog, has_score, has_rank, has_rating, n)
+    job = _Job(metrics, dialect, ov, side_inputs, cols, has_score, has_rank, has_rating, n)
 
     out = both.mapInArrow(job, schema)
     # the by-score rows are read by a second job: keep the partitions' output instead of running them twice
@@ -236,7 +247,9 @@ def evaluate_spark(
 
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return _finish(out, resolved, parts, cols, n, __version__)
+        res = _finish(out, resolved, parts, cols, n, __version__)
+        check_overlap(res.info)  # the users of the whole inputs (each partition only counted them)
+        return res
     finally:
         if reread:
             out.unpersist()
@@ -245,7 +258,7 @@ def evaluate_spark(
 def _finish(out, resolved, parts, cols, n, version):
     from pyspark.sql import functions as F
 
-    from ..engine import k_index, merge_info
+    from ..engine import k_index, merge_info, warn_ties
     from ..policy import f1_of_means, no_user_left, policy_error
     from ..results import Entry, Results
     from ..signature import make_signature
@@ -275,7 +288,15 @@ def _finish(out, resolved, parts, cols, n, version):
     metas = [m for m in metas if m.get("users_seen")]
     if not metas or not any(m["info"].get("users") for m in metas):
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
+    for j in range(len(resolved)):  # ties=average refusals: the counts of every partition added
+        refused = [m["refused"][j] for m in metas if j in m.get("refused", {})]
+        if refused:
+            exc = refused[0]
+            for more in refused[1:]:
+                exc = exc.plus(more)
+            raise exc
     info = merge_info([m["info"] for m in metas])
+    warn_ties(info)
     entries = []
     reduced: dict[int, Any] = {}
     for j, r in enumerate(resolved):
@@ -358,9 +379,10 @@ class _Scan:
 class _Job:
     """The function ``mapInArrow`` runs on each partition (picklable; resolves specs on the executor)."""
 
-    def __init__(self, metrics, dialect, overrides, categories, train, catalog, has_score, has_rank, has_rating, n):
+    def __init__(self, metrics, dialect, overrides, side, cols, has_score, has_rank, has_rating, n):
         self.metrics, self.dialect, self.overrides = metrics, dialect, overrides
-        self.side = (categories, train, catalog)
+        self.side = side  # (categories, train, catalog, baseline, item_groups, user_groups)
+        self.side_cols = cols  # the caller's column names: the side inputs are read with them
         self.has_score, self.has_rank, self.has_rating, self.n = has_score, has_rank, has_rating, n
 
     def __call__(self, batches):
@@ -375,6 +397,7 @@ class _Job:
         import polars as pl
         import pyarrow as pa
 
+        from ..encode import user_batches
         from ..engine import SideInputs, encode_frames, exact_items, plan, run_batch
         from ..policy import policy_columns
 
@@ -387,16 +410,20 @@ class _Job:
         drop_t = ["s", "k"] + ([] if self.has_rating else ["y"])
         meta: dict[str, Any] = {"users_seen": False}
         try:
-            side = SideInputs(*self.side, Columns())
+            categories, train, catalog, baseline, item_groups, user_groups = self.side
+            side = SideInputs(categories, train, catalog, self.side_cols, baseline=baseline,
+                              item_groups=item_groups, user_groups=user_groups)
             r_frame, t_frame = recs.drop(drop_r), truth.drop(drop_t)
             if t_frame.height == 0:
                 ignored = {}
                 if r_frame.height:
+                    n_users = r_frame.get_column("u").n_unique()
                     ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                               "ignored_rec_users": r_frame.get_column("u").n_unique()}
+                               "ignored_rec_users": n_users, "users_only_in_recs": n_users}
                 batch = run_batch(None, resolved, side, ignored=ignored)
             else:
-                batch = run_batch(encode_frames(r_frame, t_frame, cols, exact=exact_items(resolved)), resolved, side)
+                with user_batches():  # judged on the merged counts (evaluate_spark)
+                    batch = run_batch(encode_frames(r_frame, t_frame, cols, exact=exact_items(resolved)), resolved, side)
         except DataError as exc:
             meta["error"] = str(exc)
             yield self._meta_batch(meta, table.schema.field("u").type)
@@ -408,7 +435,7 @@ class _Job:
                 if j0 == j:
                     by_score.append((j, part["by_score"]))
                 partials[j] = {_BY_SCORE: j0}
-        meta.update(users_seen=True, info=batch.info, order=batch.order, partials=partials)
+        meta.update(users_seen=True, info=batch.info, order=batch.order, partials=partials, refused=batch.refused)
         users = batch.user_ids
         arrays: dict[str, Any] = {"u": pa.array(users.tolist() if users.dtype == object else users, type=table.schema.field("u").type)}
         for j, r in enumerate(resolved):

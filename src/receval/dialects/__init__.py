@@ -143,22 +143,54 @@ def dialect_names() -> list[str]:
 
 
 def load_dialect(name: str) -> Dialect:
-    """``"recbole"`` (its default version), ``"daisyrec@2.3"`` (a version prefix), ...
+    """``"recbole"`` (its default version), ``"recbole@1.2.1"`` (a version), ``"daisyrec@2.3"``
+    (the leading dotted components of exactly one shipped version).
+
+    Versions are compared component by component, never as text: ``replay@0.2`` is not
+    ``0.22.0`` and ``ms_recommenders@2`` is not ``2021.2.9``. A version equal to a shipped one
+    is that one; otherwise the given components must be the leading components of exactly one
+    shipped version of the library (``daisyrec@2.3`` is 2.3.0, ``recbole@1.2`` is 1.2.1, the
+    only 1.2.x shipped); a version that several shipped ones start with is refused, naming them.
 
     >>> load_dialect("standard").label
     'standard'
+    >>> load_dialect("daisyrec@2.3").label
+    'daisyrec@2.3.0'
+    >>> load_dialect("replay@0.2")
+    Traceback (most recent call last):
+    ...
+    receval.errors.SpecError: dialect 'replay' has no version '0.2'; versions: 0.22.0, 0.4.0 (write one of them, e.g. replay@0.4.0)
     """
+    if not isinstance(name, str):
+        raise SpecError(f"a dialect must be a name like 'recbole' or 'recbole@1.2.1', got {name!r}")
     text = name.strip().lower()
-    base, _, version = text.partition("@")
+    base, at, version = (s.strip() for s in text.partition("@"))
     candidates = [d for d in all_dialects() if d.name == base]
     if not candidates:
         raise unknown("dialect", base, dialect_names())
     if not version:
+        if at:
+            raise SpecError(f"dialect '{name.strip()}' has an '@' without a version: write '{base}' or '{base}@<version>' "
+                            f"(versions: {', '.join(d.version for d in candidates)})")
         defaults = [d for d in candidates if d.default] or candidates
         return defaults[0]
-    for d in candidates:
-        if d.version == version or d.version.startswith(version + ".") or d.version.startswith(version):
-            return d
+    return _match_version(base, version, candidates)
+
+
+def _match_version(base: str, version: str, candidates: list[Dialect]) -> Dialect:
+    """The one dialect of ``candidates`` that ``version`` names (see :func:`load_dialect`)."""
+    listed = ", ".join(d.version for d in candidates)
+    given = version.split(".")
+    exact = [d for d in candidates if d.version.lower().split(".") == given]
+    if exact:
+        return exact[0]
+    starting = [d for d in candidates if all(given) and d.version.lower().split(".")[: len(given)] == given]
+    if len(starting) == 1:
+        return starting[0]
+    if len(starting) > 1:
+        names = ", ".join(f"{base}@{d.version}" for d in starting)
+        raise SpecError(f"dialect '{base}@{version}' is ambiguous: it could be {names}; write the whole version")
+    usual = next((d for d in candidates if d.default), candidates[0])
     raise SpecError(
-        f"dialect '{base}' has no version '{version}'; versions: {', '.join(d.version for d in candidates)}"
+        f"dialect '{base}' has no version '{version}'; versions: {listed} (write one of them, e.g. {base}@{usual.version})"
     )

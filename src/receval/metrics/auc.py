@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, SpecError
+from ..errors import DataError, SpecError, TiesUndefined
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
@@ -237,17 +237,18 @@ def _check_maxfpr(o: dict) -> None:
 
 
 def _check_ties_average(o: dict, k: int | None, name: str) -> None:
-    """``ties=average``: the AUC with tied pairs counted ½ is already the expectation over the
-    orderings of tied scores (a negative tied with a positive lies above it in half of them),
-    over the whole list and, when no tie group straddles k (checked on the data), inside the
-    top k; ``tied=correct|order`` and the ROC cut at ``maxfpr`` are not."""
+    """``ties=average``: the AUC reads scores, not positions, unless ``tied=order``: with tied
+    pairs counted ½ it is the expectation over the orderings of tied scores (a negative tied
+    with a positive lies above it in half of them), with ``tied=correct`` and on the ROC cut at
+    ``maxfpr`` it is the same in every ordering; inside the top k, when no tie group straddles
+    k (checked on the data). ``tied=order`` reads the positions: it has no tie-averaged value
+    (computed where no tie reaches the list, refused on the data otherwise)."""
     if o.get("ties") != "average":
         return
-    if o.get("tied") != "half" or o.get("maxfpr") is not None:
-        raise SpecError(
-            f"ties=average is defined for {name} with tied=half (then it equals the expectation over the "
-            f"orderings of tied scores), not with tied={o.get('tied')} or maxfpr; "
-            f"write {name}(tied=half), or use another `ties` rule"
+    if o.get("tied") == "order":
+        raise TiesUndefined(
+            f"ties=average is not defined for {name}(tied=order), which reads the list positions of tied scores; "
+            f"write {name}(tied=half) or tied=correct, or use another `ties` rule"
         )
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import DataError, SpecError
+from ..errors import DataError, SpecError, TiesUndefined
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
@@ -225,7 +225,7 @@ def _mad_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 def _mad_check(o: dict, *_: object) -> None:
     if o.get("ties") == "average" and o["of"] == "ndcg":
-        raise SpecError(
+        raise TiesUndefined(
             "ties=average is not defined for mad(of=ndcg): the absolute differences of the groups' mean NDCG are not "
             "linear in the orderings of the ties (mad(of=score) is: tied items share their score); use another `ties` rule"
         )

@@ -9,12 +9,17 @@ Item popularity :math:`\phi(i)` is read from the ``train`` side input (``user_id
 and a long tail :math:`\Gamma = I \setminus H`:
 
 * ``split=interactions`` (Elliot, Abdollahpouri et al. 2019): items by decreasing
-  popularity (ties by item id), the head is the shortest prefix holding at least
+  popularity, the head is the shortest prefix holding at least
   ``cut`` (default 0.8) of all train interactions of the catalogue;
 * ``split=items`` (RecBole ``tail_ratio`` ≤ 1): the tail is the ``max(⌊cut·|I|⌋, 1)`` least
-  popular items (ties by item id; default ``cut`` 0.1);
+  popular items (default ``cut`` 0.1);
 * ``split=count`` (RecBole ``tail_ratio`` > 1): the tail is the items with
   :math:`\phi(i) \le` ``cut`` (no default).
+
+Items tied in popularity at the cut go by ``boundary``: ``level`` (the default) puts every
+item as popular as the last one the rule takes on the same side (the head for
+``interactions``, the tail for ``items``), so the split depends on the popularities only and
+not on the ids; ``id`` breaks the tie by item id, the smaller first (Elliot, RecBole).
 
 Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user.
 """
@@ -40,9 +45,19 @@ COUNT = Axis(
 SPLIT = Axis(
     "split", "split", "interactions", "how the catalogue is split into short head and long tail",
     {
-        "interactions": "the head is the most popular items (ties by item id) holding at least `cut` of the train interactions (Elliot pop_ratio, default 0.8)",
-        "items": "the tail is the max(⌊cut·|I|⌋, 1) least popular items, ties by item id (RecBole tail_ratio ≤ 1, default 0.1)",
+        "interactions": "the head is the most popular items holding at least `cut` of the train interactions (Elliot pop_ratio, default 0.8); ties at the cut by `boundary`",
+        "items": "the tail is the max(⌊cut·|I|⌋, 1) least popular items (RecBole tail_ratio ≤ 1, default 0.1); ties at the cut by `boundary`",
         "count": "the tail is the items with φ(i) ≤ cut (RecBole tail_ratio > 1)",
+    },
+)
+BOUNDARY = Axis(
+    "boundary", "bnd", "level", "which side of the head/tail split items tied in popularity at the cut go to",
+    {
+        "level": (
+            "all items as popular as the last one the rule takes join it: the head for split=interactions, the tail "
+            "for split=items (the split depends on the popularities only: the same for every renaming of the ids)"
+        ),
+        "id": "ties at the cut broken by item id, the smaller id first (Elliot's item index order, RecBole)",
     },
 )
 CUT = Axis("cut", "cut", None, "the parameter of `split`: head share of interactions (0.8), tail share of items (0.1), or a popularity count", numeric=True)
@@ -79,7 +94,8 @@ def _tail(h: Hits, o: dict, metric: str) -> np.ndarray:
     """Boolean over item codes (plus a False padding slot): whether the item is in the long tail Γ."""
     s = _space(h)
     pop = _popularity(h, o["count"], metric)
-    key = ("tail", o["count"], o["split"], o["cut"])
+    level = o.get("boundary", "level") == "level"
+    key = ("tail", o["count"], o["split"], o["cut"], level)
     if key in h._dense:
         return h._dense[key]
     cat = np.flatnonzero(s.to_catalog[:-1] >= 0)  # catalogue items in code (= id) order
@@ -89,10 +105,14 @@ def _tail(h: Hits, o: dict, metric: str) -> np.ndarray:
         order = cat[np.lexsort((cat, -p))]
         cum = np.cumsum(pop[order])
         j = int(np.searchsorted(cum, o["cut"] * cum[-1], side="left")) if len(cum) else 0
+        if level and len(order):  # the head takes every item as popular as its last one
+            j = int(np.flatnonzero(pop[order] >= pop[order[min(j, len(order) - 1)]])[-1])
         tail[order[j + 1:]] = True
     elif o["split"] == "items":
         order = cat[np.lexsort((cat, p))]
         n = max(int(len(cat) * o["cut"]), 1)
+        if level and len(order):  # the tail takes every item as unpopular as its last one
+            n = int(np.flatnonzero(pop[order] <= pop[order[min(n, len(order)) - 1]])[-1]) + 1
         tail[order[:n]] = True
     else:
         tail[cat[p <= o["cut"]]] = True
@@ -189,7 +209,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
-@register("aplt", axes=[COUNT, SPLIT, CUT, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aplt", axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
 
@@ -223,7 +243,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _per_k(ks, one)
 
 
-@register("aclt", axes=[COUNT, SPLIT, CUT], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aclt", axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
 
@@ -327,7 +347,7 @@ def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return _ratio_combine(parts, "poprsp")
 
 
-@register("popreo", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+@register("popreo", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
           family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, topk_set=True)
 def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
@@ -356,7 +376,7 @@ def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _popreo_combine([_popreo_partial(h, ks, o)], ks, o)
 
 
-@register("poprsp", axes=[COUNT, SPLIT, CUT, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+@register("poprsp", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
           family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, topk_set=True)
 def poprsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
