@@ -30,8 +30,8 @@ USER_GROUPS = ("x", "y")  # user groups: bias_disparity(ugroup=x) reads group x
 
 @dataclass
 class Case:
-    recs: dict[str, list]
-    truth: dict[str, list]
+    recs: Any  # a column dict; after a transformation also a polars frame or a file path
+    truth: Any
     side: dict[str, Any] = field(default_factory=dict)  # name -> column dict (catalog: a list)
     rel: float | None = None
 
@@ -141,6 +141,24 @@ def cases(draw, distinct_scores: bool = False, dups: bool = False, rank: bool = 
     return Case(recs, truth, side, rel)
 
 
+def case_of(recs: dict[str, list], truth: dict[str, list], rel: float | None = None, **side: Any) -> Case:
+    """A hand-written Case; side inputs not given get a plain valid content (every item in one
+    category and group a/b alternately, each user in train with its first truth item, the items
+    as catalogue, the recommendations as baseline, users in groups x/y alternately)."""
+    users = sorted(set(recs["user_id"]) | set(truth["user_id"]))
+    items = sorted(set(recs["item_id"]) | set(truth["item_id"]))
+    first = {u: i for u, i in zip(reversed(truth["user_id"]), reversed(truth["item_id"]))}
+    default = {
+        "categories": {"item_id": items, "category": ["c1"] * len(items)},
+        "train": {"user_id": list(first), "item_id": list(first.values())},
+        "catalog": items,
+        "baseline": {k: list(v) for k, v in recs.items() if k in ("user_id", "item_id", "score")},
+        "item_groups": {"item_id": items, "group": [ITEM_GROUPS[j % 2] for j in range(len(items))]},
+        "user_groups": {"user_id": users, "group": [USER_GROUPS[j % 2] for j in range(len(users))]},
+    }
+    return Case(recs, truth, {n: side.get(n, default[n]) for n in SIDE_NAMES}, rel)
+
+
 # ---- transformations -------------------------------------------------------------------------
 
 
@@ -166,12 +184,12 @@ def _shuffled(cols: dict[str, list], rnd: random.Random, keep_user_order: bool) 
 def shuffle(case: Case, seed: int, keep_user_order: bool = False) -> Case:
     """Every frame's rows in another order (the catalogue list too)."""
     rnd = random.Random(seed)
-    side = {}
+    side: dict[str, Any] = {}
     for name, v in case.side.items():
         if name == "catalog":
-            v = list(v)
-            rnd.shuffle(v)
-            side[name] = v
+            items = list(v)
+            rnd.shuffle(items)
+            side[name] = items
         else:
             side[name] = _shuffled(v, rnd, keep_user_order and name == "baseline")
     return replace(case, recs=_shuffled(case.recs, rnd, keep_user_order), truth=_shuffled(case.truth, rnd, False), side=side)
@@ -220,7 +238,7 @@ def rename(case: Case, umap: dict, imap: dict) -> Case:
     def frame(name: str, cols: Any) -> Any:
         if name == "catalog":
             return [imap[i] for i in cols]
-        out = dict(cols)
+        out: dict[str, list] = dict(cols)
         if name in USER_COLS:
             out["user_id"] = [umap[u] for u in cols["user_id"]]
         if name in ITEM_COLS:

@@ -116,8 +116,8 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
     if not truth_rows:
         raise RefError("empty truth")
     has_rating = "rating" in truth
-    if not has_rating and ctx["rel"] is not None:
-        raise RefError("threshold without ratings")
+    if not has_rating and ctx["rel"] is not None and ctx["rel"] > 1:
+        raise RefError("threshold without ratings")  # a truth without ratings: every row rated 1
 
     def rating_of(row):
         return float(row["rating"]) if has_rating else 1.0

@@ -22,8 +22,13 @@ RECS = {"user_id": [1, 1, 1, 2], "item_id": [10, 20, 30, 30], "score": [3.0, 2.0
 TRUTH = {"user_id": [1, 2, 2], "item_id": [30, 10, 30]}
 
 
-def pu(spec, **kw):
-    res = receval.evaluate(RECS, TRUTH, [spec], train=TRAIN, **kw)
+def _swap(d):  # rename item 20 <-> 30
+    return {k: ([{20: 30, 30: 20}.get(i, i) for i in v] if k == "item_id" else v) for k, v in d.items()}
+
+
+def pu(spec, swap=False, **kw):
+    recs, truth, train = (_swap(RECS), _swap(TRUTH), _swap(TRAIN)) if swap else (RECS, TRUTH, TRAIN)
+    res = receval.evaluate(recs, truth, [spec], train=train, **kw)
     key = str(receval.parse_spec(spec))
     if key not in res.per_user().columns:  # an aggregate metric
         return None, res[spec]
@@ -43,8 +48,13 @@ def test_long_tail_splits_golden():
     # interactions (rows): order 10 (4), 20 (2), 30 (1) of 7; 0.8·7 = 5.6: head {10, 20} (4 + 2 ≥ 5.6), tail {30}
     assert pu("aplt@3")[0] == {1: 1 / 3, 2: 1.0}
     assert pu("aclt@3")[0] == {1: 1.0, 2: 1.0}
-    # users: 10 (4), 20 (1), 30 (1) of 6; 4.8: head {10, 20} (ties by id), tail {30}
-    assert pu("aplt(count=users)@3")[0] == {1: 1 / 3, 2: 1.0}
+    # users: 10 (4), 20 (1), 30 (1) of 6; 4.8: head {10, 20}, and 30 is as popular as 20:
+    # boundary=level (the default) puts it in the head too (empty tail); boundary=id breaks the
+    # tie by item id (Elliot, RecBole): tail {30}
+    assert pu("aplt(count=users)@3")[0] == {1: 0.0, 2: 0.0}
+    assert pu("aplt(count=users,boundary=id)@3")[0] == {1: 1 / 3, 2: 1.0}
+    # renaming 20 <-> 30 changes the id rule's split, never the level rule's
+    assert pu("aplt(count=users)@3", swap=True)[0] == {1: 0.0, 2: 0.0}
     # items: max(⌊0.1·3⌋, 1) = 1 least popular: {30}; cut=0.7: ⌊2.1⌋ = 2: {30, 20}
     assert pu("aplt(split=items)@3")[0] == {1: 1 / 3, 2: 1.0}
     assert pu("aplt(split=items,cut=0.7)@3")[0] == {1: 2 / 3, 2: 1.0}

@@ -89,9 +89,12 @@ def test_evaluate_keyword():
     assert evaluate(TIED, TRUTH, ["precision@2"], ties="average").value("precision@2") == 0.25
 
 
-def test_auto_order_ranks_by_score_even_with_a_rank_column():
+def test_auto_order_reads_a_rank_column_which_has_no_ties():
+    # order=auto: a rank column is the list's order (distinct ranks: nothing to average); the
+    # scores' ties are averaged when the list is ordered by score
     recs = dict(TIED, rank=[1, 3, 2, 4])
-    assert _value("precision(ties=average)@2", recs) == 0.25
+    assert _value("precision(ties=average)@2", recs) == _value("precision(ties=input)@2", recs) == 0.0
+    assert _value("precision(ties=average,order=score)@2", recs) == 0.25
 
 
 SUPPORTED = [

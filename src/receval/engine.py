@@ -136,8 +136,6 @@ def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple
 def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
     """The order a build group ranks by; ``auto`` never falls back to the input order."""
     rule = opts.get("order", "auto")
-    if rule == "auto" and opts.get("ties") == "average" and "score" in enc.recs:
-        return "score"  # the tie rule averages over equal scores; a rank column is not read
     if rule == "auto":
         if "rank" in enc.recs:
             return "rank"

@@ -252,8 +252,8 @@ def build(
     _check_id_types(recs["item"], ti, "item")
     rating = truth.get("rating")
     threshold = options.get("rel")
-    if rating is None:
-        if threshold is not None:
+    if rating is None:  # every row rated 1 (as write_qrels writes such a truth): a threshold <= 1 keeps every row
+        if threshold is not None and threshold > 1:
             raise DataError(
                 f"a relevance threshold (rel={threshold}) needs a rating column in the ground truth; "
                 "name it with rating_col= / --rating-col, or drop the threshold"
@@ -317,8 +317,6 @@ def build(
         rank = recs.get("rank")
     ties = options.get("ties", "input")
     order_rule = options.get("order", "auto")
-    if order_rule == "auto" and ties == "average" and score is not None:
-        order_rule = "score"  # the tie rule averages over equal scores; a rank column is not read
     if order_rule == "auto":
         order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
     info["order"] = order_rule

@@ -65,7 +65,7 @@ _TIES = ("pessimistic", "optimistic")
 #: cells (rows × (n + 1) columns) of one block of the table P(r | R) the corrected estimator
 #: sums over: its memory is a few such blocks, whatever the catalogue size. A table that fits
 #: in one block is computed whole, by the very operations of the dense formula.
-_BLOCK = 1 << 18
+_BLOCK = 1 << 16
 
 
 @dataclass
@@ -154,7 +154,8 @@ def bv_correction(metric: Callable[[np.ndarray], np.ndarray], N: int, n: int, ga
 
 
 def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n: int, gamma: float) -> list[np.ndarray]:
-    r""":func:`bv_correction` of several metrics for one (N, n, γ), in O((n + 1)²) memory.
+    r""":func:`bv_correction` of several metrics for one (N, n, γ), in O(_BLOCK + N) memory
+    (a few blocks of rows and one N-long log-gamma table) instead of several N × (n + 1) tables.
 
     :math:`P^\top D P`, :math:`P^\top D \mathbf{1}` and :math:`P^\top D M` are sums over the
     rows *R* of *P*: they are accumulated over blocks of at most ``_BLOCK`` cells of *P* instead
@@ -245,14 +246,14 @@ def _read_catalog(catalog: Any) -> tuple[np.ndarray, np.ndarray | None]:
         raise DataError(f"no catalogue given: {_CATALOG_FIX}")
     if isinstance(catalog, (set, frozenset, dict)):
         raise DataError(f"the catalogue is a {type(catalog).__name__}, which has no order the scores can follow; {_CATALOG_FIX} (e.g. sorted(...))")
-    values = catalog.to_list() if hasattr(catalog, "to_list") else catalog
-    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, range, np.ndarray, Sequence)):
-        raise DataError(f"the catalogue is a {type(catalog).__name__}; {_CATALOG_FIX}")
+    values = catalog.to_list() if hasattr(catalog, "to_list") else catalog  # pandas, polars
+    if isinstance(values, (str, bytes)) or not (isinstance(values, Sequence) or hasattr(values, "__array__")):
+        raise DataError(f"the catalogue is of type {type(catalog).__name__}; {_CATALOG_FIX}")
     try:
         arr = np.asarray(values)
     except (TypeError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataError(f"cannot read the catalogue as one list of ids ({first}); {_CATALOG_FIX}") from None
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"cannot read the catalogue as one list of ids ({why}); {_CATALOG_FIX}") from None
     if arr.ndim != 1:
         raise DataError(f"the catalogue must be one id per item (one dimension), got shape {arr.shape}; {_CATALOG_FIX}")
     if len(arr) == 0:
@@ -260,8 +261,9 @@ def _read_catalog(catalog: Any) -> tuple[np.ndarray, np.ndarray | None]:
     kind = arr.dtype.kind
     if kind in "UO":  # text, or Python objects: one type for every id
         items = values if isinstance(values, (list, tuple)) else arr.tolist()
-        if any(x is None for x in items):
-            raise DataError("the catalogue holds a missing id (None); drop it")
+        missing = [x for x in items if x is None or type(x).__name__ in ("NAType", "NaTType") or (isinstance(x, float) and x != x)]
+        if missing:
+            raise DataError(f"the catalogue holds a missing id ({missing[0]}); drop it")
         if all(isinstance(x, str) for x in items):
             arr = np.array(items, dtype=object)
         elif all(_is_int(x) for x in items):
@@ -331,13 +333,15 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
         raise SpecError(f"`rel` (the rating from which a truth row is relevant) must be a number or None, got {rel!r}")
     if not callable(scores) and not _frame_like(scores):
         raise DataError(
-            f"the score source is a {type(scores).__name__}; pass a function scores(user_id) -> one score per catalogue item "
+            f"the score source is of type {type(scores).__name__}; pass a function scores(user_id) -> one score per catalogue item "
             "(in the catalogue's order), or a frame with user_id, item_id, score"
         )
     cat, order = _read_catalog(catalog)
     t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
     if rel is not None and "rating" not in t:
         raise DataError("a relevance threshold (rel=) needs a rating column in the ground truth; add one or pass rel=None")
+    if rel is not None and t["rating"].dtype.kind not in "iuf":
+        raise DataError("the ground truth's rating column is not numeric; give it numbers to compare with rel=")
     ex = None
     if exclude is not None:
         ex = columns_of(read_frame(exclude, "exclude"), "exclude", {"user": "user_id", "item": "item_id"}, {})
@@ -361,7 +365,10 @@ def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray, order: np
                     "it must return one number per catalogue item, in the catalogue's order"
                 ) from None
             if row.shape != (len(catalog),):
-                raise DataError(f"the score source returned {row.shape} scores for user {u!r}; it must return one per catalogue item ({len(catalog)})")
+                raise DataError(
+                    f"the score source returned {row.shape} scores ({type(out).__name__}) for user {u!r}; "
+                    f"it must return one per catalogue item ({len(catalog)}), in the catalogue's order"
+                )
             S[j] = row if order is None else row[order]
     else:
         from .io import columns_of, read_frame
