@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval import evaluate
-from receval.errors import DataError, SpecError
-from receval.options import TIES_AVERAGE_METRICS
+from receval.errors import DataError
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True)
 

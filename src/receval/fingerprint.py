@@ -323,7 +323,7 @@ def _as_lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = N
     if isinstance(obj, pl.LazyFrame):
         return obj
     if isinstance(obj, (str, os.PathLike)) and str(obj).lower().endswith((".parquet", ".pq")) and os.path.isfile(obj):
-        return pl.scan_parquet(obj)
+        return pl.scan_parquet(str(obj))
     return read_frame(obj, what, ids=ids, sep=sep)
 
 
@@ -437,6 +437,7 @@ def input_fingerprints(recs: Any, truth: Any, cols: Columns, side: SideInputs | 
     """Every fingerprint of an evaluation's inputs, read again (Parquet files and LazyFrames
     in slices): for engines that read the inputs themselves (``engine="polars"``)."""
     ids = (cols.user, cols.item)
+    t_data: pl.DataFrame | pl.LazyFrame
     if isinstance(truth, Truth):
         t_data, t_text = truth.frame, truth.text
     else:

@@ -124,7 +124,7 @@ class Results:
             if fmt == "parquet":
                 frame.write_parquet(f)
             elif fmt == "json":
-                frame.write_json(f)
+                frame.write_json(f)  # type: ignore[call-overload]  # a binary file object
             else:
                 frame.write_csv(f, separator="\t" if fmt == "tsv" else ",")
 
