@@ -2,8 +2,8 @@
 
 A :class:`Case` is the content of one evaluation: recommendations, ground truth and every
 side input, as plain column dicts (lists) with integer ids, plus the relevance threshold.
-The transformations return a new Case (or the keyword arguments of ``receval.evaluate``)
-with the same content up to row order or a renaming of the ids.
+The transformations return a new Case with the same content up to row order, a renaming of
+the ids, the column types (polars Categorical) or the container (CSV / Parquet files).
 """
 
 from __future__ import annotations

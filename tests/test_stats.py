@@ -129,6 +129,7 @@ def test_runs_equal_separate_calls_on_one_user_set():
 
 def test_runs_read_the_truth_once(monkeypatch):
     import receval.engine as eng
+    import receval.fingerprint as fp
 
     calls = []
     real = eng.read_frame
@@ -138,6 +139,7 @@ def test_runs_read_the_truth_once(monkeypatch):
         return real(obj, what, *a, **k)
 
     monkeypatch.setattr(eng, "read_frame", counting)
+    monkeypatch.setattr(fp, "read_frame", counting)  # the inputs are read (once) where they are fingerprinted
     evaluate_runs({"a": RUN_A, "b": RUN_B, "c": RUN_A}, TRUTH, ["ndcg@2"])
     assert calls.count("ground truth") == 1 and calls.count("recommendations") == 3
 

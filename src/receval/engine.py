@@ -47,6 +47,14 @@ class SideInputs:
     baseline: Any = None  # a second run (unexpectedness, intersection)
     item_groups: Any = None  # item_id, group (reo, rsp)
     user_groups: Any = None  # user_id, group (mad)
+    #: the largest truth rating over ALL truth users (ab_ndcg's default r_max), set by the
+    #: engines that evaluate users in batches, so that no batch sees only its own maximum
+    truth_max: float | None = None
+
+
+def needs_truth_max(resolved: Sequence[Resolved]) -> bool:
+    """Whether a metric reads the largest truth rating of the whole input (ab_ndcg's rmax default)."""
+    return any(r.metric.name == "ab_ndcg" and r.options.get("rmax") is None for r in resolved)
 
 
 def dialect_of(dialect: Any):

@@ -370,8 +370,11 @@ def build(
     first_tie = None
     if ties == "average" and order_rule == "score":
         lo, hi = _tie_bounds(r_user, score)
-        hit_lo, hit_hi = lo[hit][srt], hi[hit][srt]
-        first_tie = _first_tie(r_user, lo, hi, n_users)
+        if not (hi > lo).any():  # no tied scores: every ordering is the one order (the plain formulas)
+            ties = "input"
+        else:
+            hit_lo, hit_hi = lo[hit][srt], hi[hit][srt]
+            first_tie = _first_tie(r_user, lo, hi, n_users)
     length = np.bincount(r_user, minlength=n_users).astype(np.int64)
     info["users"] = n_users
     info["users_without_relevant"] = int((n_rel == 0).sum())
@@ -499,6 +502,8 @@ def _build_grouped(
                 step = ri[1:] > ri[:-1] if ties == "item" else ri[1:] < ri[:-1]
                 if not np.all(~tied | step):
                     return None
+        elif ties == "average":  # no tied scores: every ordering is the one order (the plain formulas)
+            ties = "input"
         del tied
     elif order_rule in ("rank", "rank_value"):
         tie_ok = order_rule == "rank_value"  # equal ranks share a position
@@ -577,8 +582,11 @@ def _build_grouped(
     hit_lo = hit_hi = lo_b = hi_b = first_tie = None
     if ties == "average" and order_rule == "score":
         lo_b, hi_b = _tie_bounds(row_user, score)
-        hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
-        first_tie = _first_tie(row_user, lo_b, hi_b, n_users)
+        if not (hi_b > lo_b).any():  # no tied scores: every ordering is the one order (the plain formulas)
+            lo_b = hi_b = None
+        else:
+            hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
+            first_tie = _first_tie(row_user, lo_b, hi_b, n_users)
 
     counted = np.ones(len(tu), dtype=bool) if relevant is None else relevant
     n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from ..encode import check_lazy_overlap, harmonize, user_batches
-from ..engine import SideInputs, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
+from ..engine import SideInputs, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
 from ..io import Columns, read_frame
 from ..signature import note_side
 
@@ -69,6 +69,8 @@ def evaluate_polars(
     resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read
     ids = (cols.user, cols.item)
     lrecs, ltruth = _lazy(recs, "recommendations", ids, cols.sep), _lazy(truth, "ground truth", ids, cols.sep)
+    if needs_truth_max(resolved):  # over the whole truth, not one batch's users
+        side.truth_max = _truth_max(ltruth, cols)
     text = (is_text_path(recs), is_text_path(truth))
     if any(text):  # decide the id types of text files once, for every batch
         lrecs, ltruth = _text_ids(lrecs, ltruth, cols, text)
@@ -102,6 +104,14 @@ def evaluate_polars(
             del enc
     check_lazy_overlap(merge_info([b.info for b in batches]), lrecs, ltruth, cols.user, cols.item)
     return merge(batches, resolved)
+
+
+def _truth_max(ltruth: pl.LazyFrame, cols: Columns) -> float:
+    """The largest rating of the whole ground truth (1 without a rating column: every row rated 1)."""
+    if cols.rating not in ltruth.collect_schema().names():
+        return 1.0
+    got = ltruth.select(pl.col(cols.rating).cast(pl.Float64).max()).collect().item()
+    return 1.0 if got is None else float(got)
 
 
 def _text_ids(lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, cols: Columns, text: tuple[bool, bool]):

@@ -170,7 +170,7 @@ def evaluate_spark(
 
     from .. import __version__
     from ..encode import check_overlap
-    from ..engine import SideInputs, check_globals, plan
+    from ..engine import SideInputs, check_globals, needs_truth_max, plan
     from ..signature import note_side
 
     cols = columns or Columns()
@@ -237,7 +237,11 @@ def evaluate_spark(
     fields += [T.StructField("gj", T.IntegerType()), T.StructField("gs", T.DoubleType()),
                T.StructField("gp", T.LongType()), T.StructField("gn", T.LongType())]
     schema = T.StructType(fields)
-    job = _Job(metrics, dialect, ov, side_inputs, cols, has_score, has_rank, has_rating, n)
+    truth_max = None
+    if needs_truth_max(resolved):  # ab_ndcg's rmax default: the largest rating of the whole truth
+        got = tdf.agg(F.max(F.col(cols.rating).cast("double"))).collect()[0][0] if has_rating else 1.0
+        truth_max = 1.0 if got is None else float(got)
+    job = _Job(metrics, dialect, ov, (*side_inputs, truth_max), cols, has_score, has_rank, has_rating, n)
 
     out = both.mapInArrow(job, schema)
     # the by-score rows are read by a second job: keep the partitions' output instead of running them twice
@@ -381,7 +385,7 @@ class _Job:
 
     def __init__(self, metrics, dialect, overrides, side, cols, has_score, has_rank, has_rating, n):
         self.metrics, self.dialect, self.overrides = metrics, dialect, overrides
-        self.side = side  # (categories, train, catalog, baseline, item_groups, user_groups)
+        self.side = side  # (categories, train, catalog, baseline, item_groups, user_groups, truth_max)
         self.side_cols = cols  # the caller's column names: the side inputs are read with them
         self.has_score, self.has_rank, self.has_rating, self.n = has_score, has_rank, has_rating, n
 
@@ -410,9 +414,9 @@ class _Job:
         drop_t = ["s", "k"] + ([] if self.has_rating else ["y"])
         meta: dict[str, Any] = {"users_seen": False}
         try:
-            categories, train, catalog, baseline, item_groups, user_groups = self.side
+            categories, train, catalog, baseline, item_groups, user_groups, truth_max = self.side
             side = SideInputs(categories, train, catalog, self.side_cols, baseline=baseline,
-                              item_groups=item_groups, user_groups=user_groups)
+                              item_groups=item_groups, user_groups=user_groups, truth_max=truth_max)
             r_frame, t_frame = recs.drop(drop_r), truth.drop(drop_t)
             if t_frame.height == 0:
                 ignored = {}

@@ -744,6 +744,10 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         k = _deepest(h, s, k)
         items, _, rating = s.lists(h, k)
         return _asp.alpha_beta_ndcg(items, rating, s.aspects, s.t_offsets, s.t_items, s.t_ratings,
-                                    alpha=o["alpha"], beta=o["beta"], r_max=o["rmax"], k=k)
+                                    alpha=o["alpha"], beta=o["beta"], r_max=r_max, k=k)
+
+    # rmax's default, the largest truth rating, is over all truth users (a batched engine
+    # passes it in: no batch may see only its own users' maximum)
+    r_max = o["rmax"] if o["rmax"] is not None else getattr(getattr(h, "side", None), "truth_max", None)
 
     return _per_k(h, ks, one)

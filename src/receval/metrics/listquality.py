@@ -151,7 +151,8 @@ def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         base = _baseline_lists(h, ref, "intersection")
         ell = (items >= 0).sum(axis=1).astype(np.float64)
         share = np.zeros(h.n_users)
-        common = _overlap(items, base) if h.row_lo is None else _expected_overlap(h, k, base)  # ties=average: expected
+        # ties=average: the expected overlap over the ties of both lists
+        common = _expected_overlap(h, k, ref, "intersection") if h.options.get("ties") == "average" else _overlap(items, base)
         np.divide(common, ell, out=share, where=ell > 0)
         out.append(share)
     return np.stack(out, axis=1)

@@ -554,11 +554,12 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- comparisons with a baseline run ---------------------------------------------------------
 
 
-def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
-    """The baseline's top-k item codes per truth user [U, k] (−1 pad, −2 for items outside the space).
-
-    The baseline is ordered by its rank column if it has one, else by score descending (ties in
-    input order), else in row order; its repeated (user, item) rows keep the first."""
+def _baseline_rows(h: Hits, metric: str):
+    """The baseline's rows of the truth users, ranked: (user index, item code, 0-based position,
+    1-based first and last position of the row's tie group). Ordered by its rank column if it
+    has one, else by score descending, else in row order; repeated (user, item) rows keep the
+    best-ranked. Equally scored rows form a tie group (``ties=average`` weighs each by its
+    chance to be in the top k; any other rule keeps their input order)."""
     s = _space(h)
     side = getattr(h, "side", None)
     if side is None or getattr(side, "baseline", None) is None:
@@ -581,7 +582,7 @@ def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
         uidx, ok = _index_in(h.user_ids, b["user"])
         uidx, item, sort_key = uidx[ok], b["item"][ok], sort_key[ok]
         order = np.lexsort((sort_key, uidx))  # stable: ties keep input order
-        uidx, item = uidx[order], item[order]
+        uidx, item, sort_key = uidx[order], item[order], sort_key[order]
         if len(item):
             code, known = _index_in(s.universe, item)
             code = np.where(known, code, -2)
@@ -593,11 +594,24 @@ def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
         keep = np.zeros(len(pair), dtype=bool)
         keep[first] = True
         keep |= code == -2  # items outside the space cannot repeat a recommended item
-        uidx, code = uidx[keep], code[keep]
+        uidx, code, sort_key = uidx[keep], code[keep], sort_key[keep]
         start = np.r_[0, np.cumsum(np.bincount(uidx, minlength=h.n_users))]
         pos = np.arange(len(uidx)) - start[uidx]
-        h._dense[key] = (uidx, code, pos, np.bincount(uidx, minlength=h.n_users))
-    uidx, code, pos, _ = h._dense[key]
+        lo = hi = pos + 1
+        if "rank" not in b and "score" in b and len(uidx):  # tie groups: runs of equal scores of one user
+            new_group = np.r_[True, (uidx[1:] != uidx[:-1]) | (sort_key[1:] != sort_key[:-1])]
+            gst = np.flatnonzero(new_group)
+            glen = np.diff(np.r_[gst, len(uidx)])
+            lo = np.repeat(pos[gst] + 1, glen)
+            hi = lo + np.repeat(glen, glen) - 1
+        h._dense[key] = (uidx, code, pos, lo, hi)
+    return h._dense[key]
+
+
+def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
+    """The baseline's top-k item codes per truth user [U, k] (−1 pad, −2 for items outside the
+    space), tied scores in input order (see :func:`_baseline_rows`)."""
+    uidx, code, pos, _, _ = _baseline_rows(h, metric)
     k = min(k, int(pos.max()) + 1 if len(pos) else 1)  # no wider than the longest baseline list
     out = np.full((h.n_users, k), -1, dtype=np.int64)
     sel = pos < k
@@ -605,14 +619,28 @@ def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
     return out
 
 
-def _expected_overlap(h: Hits, k: int, base: np.ndarray) -> np.ndarray:
-    """``ties=average``: E|L_k ∩ B| per user, Σ over the rows whose item is in the user's
-    baseline list ``base`` of their chance to be in the top k."""
+def _expected_overlap(h: Hits, k: int, ref: int, metric: str) -> np.ndarray:
+    """``ties=average``: E|L_k ∩ B_ref| per user = Σ over the list's rows whose item the
+    baseline also lists of (the row's chance to be in the top k) × (the baseline row's chance
+    to be in the baseline's top ref): the two lists' tie orders are independent, each chance
+    1 inside, m/n for a tie group with m of its n slots inside, 0 beyond."""
     s = _space(h)
-    width = s.n_items + 2
-    bu, bj = np.nonzero(base >= 0)
-    in_base = np.isin(h.row_user.astype(np.int64) * width + s.row_code, bu.astype(np.int64) * width + base[bu, bj])
-    return np.bincount(h.row_user, weights=_top_weights(h, k) * in_base, minlength=h.n_users)
+    uidx, code, pos, lo, hi = _baseline_rows(h, metric)
+    inside = lo <= ref
+    b_w = np.where(hi <= ref, 1.0, (np.minimum(hi, ref) - lo + 1) / (hi - lo + 1))[inside]
+    width = s.n_items + 3
+    b_key = uidx[inside].astype(np.int64) * width + (code[inside] + 2)
+    if h.row_lo is not None:
+        r_w = h.top_chance(k)
+    else:
+        r_w = (h.row_pos <= k).astype(np.float64)
+    r_key = h.row_user.astype(np.int64) * width + (s.row_code + 2)
+    srt = np.argsort(b_key, kind="stable")
+    b_key, b_w = b_key[srt], b_w[srt]
+    at = np.minimum(np.searchsorted(b_key, r_key), max(len(b_key) - 1, 0))
+    found = (b_key[at] == r_key) if len(b_key) else np.zeros(len(r_key), dtype=bool)
+    w = np.where(found, r_w * (b_w[at] if len(b_w) else 0.0), 0.0)
+    return np.bincount(h.row_user, weights=w, minlength=h.n_users)
 
 
 def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -636,8 +664,9 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
     A user without recommendations or without baseline recommendations scores 0 (RePlay).
 
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, and each baseline row
+    its chance to be in the baseline's top k (the two lists' tie orders are independent), which
+    is the expectation over the orderings of the ties of both, the value being linear in them.
 
     Examples
     --------
@@ -654,8 +683,8 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = s.lists(h, k)[0]
         base = _baseline_lists(h, k, "unexpectedness")
         has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
-        if h.row_lo is not None:  # ties=average: the expected overlap
-            return np.where(has, 1.0 - _expected_overlap(h, k, base) / k, 0.0)
+        if h.options.get("ties") == "average":  # the expected overlap over the ties of both lists
+            return np.where(has, 1.0 - _expected_overlap(h, k, k, "unexpectedness") / k, 0.0)
         return np.where(has, 1.0 - _overlap(items, base) / k, 0.0)
 
     return _per_k(ks, one)
