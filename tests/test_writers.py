@@ -135,7 +135,6 @@ def test_cli_runs_output_linked_to_an_input_is_refused(inputs, capsys, link, opt
     assert (inputs / "a.csv").read_bytes() == before
 
 
-@NEEDS_RESULTS_CHANGE
 @pytest.mark.parametrize("link", ["same", "hard", "symbolic"])
 def test_write_per_user_never_replaces_an_input(inputs, link):
     import receval

@@ -83,14 +83,19 @@ def evaluate(
 
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     overrides = {"rel": rel, "order": order, "ties": ties, "hitscore": hitscore, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
+    from .outputs import input_paths
+
+    paths = input_paths(recs, truth, categories, train, catalog, baseline, item_groups, user_groups)  # never written over
     if engine == "spark" or type(recs).__module__.startswith("pyspark"):
         from .backends.spark import evaluate_spark
 
-        return evaluate_spark(
+        res = evaluate_spark(
             recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
             categories=categories, train=train, catalog=catalog,
             baseline=baseline, item_groups=item_groups, user_groups=user_groups,
         )
+        res.inputs = paths
+        return res
     if engine == "polars":
         from .backends.polars import evaluate_polars
 
@@ -103,6 +108,7 @@ def evaluate(
 
         res.fingerprints = input_fingerprints(recs, truth, cols, SideInputs(categories, train, catalog, cols, baseline=baseline,
                                                                                  item_groups=item_groups, user_groups=user_groups))
+        res.inputs = paths
         return res
     if engine not in (None, "memory"):
         from .errors import SpecError
@@ -115,7 +121,10 @@ def evaluate(
     enc = inputs.encode(exact=exact_items(resolved))
     side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
     res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
-    res.fingerprints = inputs.fingerprints(side)
+    from .results import LazyFingerprints
+
+    res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
+    res.inputs = paths
     return res
 
 

@@ -7,6 +7,8 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -372,7 +374,7 @@ def _load_optional_commands() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     _load_optional_commands()
-    parser = argparse.ArgumentParser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
+    parser = _Parser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
     parser.add_argument("--version", action="version", version=f"receval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_, fn) in COMMANDS.items():
@@ -382,7 +384,101 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    pass
+    """argparse with receval's one-line errors: ``receval: error: evaluate: ...`` and exit
+    status 2, no usage block (``receval COMMAND --help`` prints it). Subcommand parsers are of
+    this class too (argparse makes them of the parent's class)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        command = self.prog.partition(" ")[2]
+        where = f"{command}: " if command else ""
+        print(f"receval: error: {one_line(where + message)} (see 'receval {command + ' ' if command else ''}--help')",
+              file=sys.stderr)
+        raise SystemExit(2)
+
+
+#: echoed user text (a quoted stretch, a word) in a message is cut to this many characters
+ECHO_LIMIT = 80
+#: a whole message is cut to this many characters
+MESSAGE_LIMIT = 1000
+_QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{%d,})\1(?!\w)""" % (ECHO_LIMIT + 1))
+_WORD = re.compile(r"\S{%d,}" % (ECHO_LIMIT + 1))
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: its head and tail around an ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def one_line(message: object, limit: int = ECHO_LIMIT) -> str:
+    r"""A message as one bounded line: line breaks and other control characters shown as
+    escapes (``\n``), every quoted stretch and every word (a path, a spec) longer than
+    ``limit`` characters cut to ``limit`` around an ellipsis (its head and tail stay), and the
+    whole at most :data:`MESSAGE_LIMIT` characters. Every error and warning the command line
+    prints goes through it, so a 100 KB spec is not echoed whole.
+
+    >>> one_line("unknown metric '" + "x" * 200 + "'; did you mean 'ndcg'?")
+    "unknown metric 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxx'; did you mean 'ndcg'?"
+    >>> one_line("bad" + chr(10) + "line")
+    'bad\\nline'
+    """
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(message))
+    text = _QUOTED.sub(lambda m: m[1] + _cut(m[2], limit) + m[1], text)
+    text = _WORD.sub(lambda m: _cut(m[0], limit), text)
+    return _cut(text, MESSAGE_LIMIT)
+
+
+def _fail(message: object) -> int:
+    print(f"receval: error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def _tolerant_output() -> None:
+    """Output that cannot be encoded (``α`` or ``—`` on an ASCII or Latin-1 stdout, e.g.
+    ``PYTHONIOENCODING=latin-1``) is written with ``?`` in its place, not a traceback."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding, errors = getattr(stream, "encoding", None), getattr(stream, "errors", None)
+        if not encoding or errors != "strict" or not hasattr(stream, "reconfigure"):
+            continue
+        try:
+            if codecs.lookup(encoding).name.startswith("utf"):
+                continue
+            stream.reconfigure(errors="replace")
+        except (LookupError, ValueError, OSError):  # pragma: no cover - an exotic stream
+            continue
+
+
+def _environment() -> dict[str, str | None]:
+    """Environment variables that would crash a dependency, set aside for this run (the
+    previous values are returned to be restored):
+
+    - ``POLARS_MAX_THREADS=0``: polars panics ("Worker threads cannot be set to 0"); it is
+      ignored with a warning, as polars itself ignores a value that is not a number;
+    - ``MPLBACKEND``: any value (``nonsense`` fails matplotlib's import) is replaced by ``agg``
+      for this run: the command line only writes figure files, which every backend writes alike.
+    """
+    saved: dict[str, str | None] = {}
+    threads = os.environ.get("POLARS_MAX_THREADS")
+    if threads is not None and re.fullmatch(r"\+?[0-9]+", threads) and int(threads) == 0:
+        saved["POLARS_MAX_THREADS"] = os.environ.pop("POLARS_MAX_THREADS")
+        print(f"receval: warning: POLARS_MAX_THREADS={threads} is not a number of threads; ignored (polars uses every "
+              "core; set it to 1 or more to limit them)", file=sys.stderr)
+    if "MPLBACKEND" in os.environ and "matplotlib" not in sys.modules:
+        saved["MPLBACKEND"] = os.environ["MPLBACKEND"]
+        os.environ["MPLBACKEND"] = "agg"
+    return saved
+
+
+def _restore(saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _one_line_warnings() -> None:
@@ -395,7 +491,7 @@ def _one_line_warnings() -> None:
 
     def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
         if issubclass(category, RecevalWarning):
-            print(f"receval: warning: {message}", file=sys.stderr)
+            print(f"receval: warning: {one_line(message)}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)
 
@@ -407,19 +503,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_in == ["--version"]:  # without loading the commands (and polars): ~0.1 s
         print(f"receval {__version__}")
         return 0
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _one_line_warnings()
+    _tolerant_output()
+    saved = _environment()
     try:
-        return int(args.run(args) or 0)
-    except RecevalError as exc:
-        print(f"receval: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # pragma: no cover
-        return 0
-    except OSError as exc:  # a file that cannot be read or written (not found, permission, not a folder, ...)
-        print(f"receval: error: {exc}", file=sys.stderr)
-        return 2
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help and --version exit 0 as argparse does; a usage error returns 2
+            if exc.code in (0, None):
+                raise
+            return exc.code if isinstance(exc.code, int) else 2
+        _one_line_warnings()
+        try:
+            return int(args.run(args) or 0)
+        except RecevalError as exc:
+            return _fail(exc)
+        except BrokenPipeError:  # pragma: no cover
+            return 0
+        except OSError as exc:  # a file that cannot be read or written (not found, permission, not a folder, ...)
+            return _fail(exc)
+    finally:
+        _restore(saved)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -152,6 +152,17 @@ def wrap_label(text: str, width: int = 18) -> str:
     return "\n".join(lines) or text
 
 
+def _text(text: object) -> str:
+    r"""User text (a run or metric name) as matplotlib shows it literally: every ``$`` escaped
+    (``\$``), so a name like ``a$b$`` or ``$_$`` is not read as mathtext (which would typeset
+    it, or fail to draw). Every name a figure writes passes through here.
+
+    >>> _text("a$b$")
+    'a\\$b\\$'
+    """
+    return str(text).replace("$", r"\$")
+
+
 def _row_height(label: str) -> float:
     """Inches a row of a categorical axis needs for its (wrapped) label at 7 pt."""
     return max(0.22, 0.13 * (label.count("\n") + 1) + 0.05)
@@ -194,7 +205,7 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
                        if (run, m) in cmp.values and not math.isnan(cmp.values[(run, m)])]
                 if not pts:
                     continue
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=run)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=_text(run))
                 bands = [(k, iv.low, iv.high) for k, _, iv in pts if iv is not None]
                 if ci and bands:
                     ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
@@ -203,7 +214,7 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
                 ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(k) for k in xs])
             ax.minorticks_off()
-            ax.set_ylabel(name)
+            ax.set_ylabel(_text(name))
             ax.grid(True, axis="y")
             ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
         axes[-1, 0].set_xlabel("cut-off k")
@@ -212,7 +223,7 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         if ci and kinds:
             from .tables import ci_name
 
-            fig.suptitle("bands: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds), fontsize=7)
+            fig.suptitle(_text("bands: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
     return _finish(fig, path)
 
 
@@ -255,7 +266,7 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
     if not runs:
         raise SpecError(f"no per-user values of {metric} to plot")
     colors = dict(zip(cmp.runs, _colors(len(cmp.runs))))
-    labels = [wrap_label(r) for r in runs]
+    labels = [_text(wrap_label(r)) for r in runs]
     default_h = 2.4 if kind == "ecdf" else 0.7 + sum(_row_height(x) for x in labels)
     w, h = _size(width, height, max(1.6, default_h))
     with paper_style() as mpl:
@@ -264,7 +275,7 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
         if kind == "ecdf":
             for run in runs:
                 v = np.sort(values[run])
-                ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", color=colors[run], label=run)
+                ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", color=colors[run], label=_text(run))
             ax.set_ylabel("fraction of users")
             ax.set_ylim(0, 1.02)
             ax.grid(True)
@@ -297,7 +308,7 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
         # centred on the figure, not the panel: long run names leave the panel narrow; the users
         # drawn, the paired users of the comparison (its `users`)
         n = max(len(values[r]) for r in runs)
-        fig.supxlabel(f"{metric} per user ({n} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
+        fig.supxlabel(f"{_text(metric)} per user ({n} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
                       fontsize=STYLE["axes.labelsize"])
         ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
     return _finish(fig, path)
@@ -324,7 +335,7 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
         return t.reversed() if cmp.baseline is not None and t.a == cmp.baseline and t.b != cmp.baseline else t
 
     per_metric = {m: [oriented(t) for t in cmp.pairs if t.metric == m] for m in chosen}
-    labels = {m: [wrap_label(f"{t.a} − {t.b}", 22) for t in v] for m, v in per_metric.items()}
+    labels = {m: [_text(wrap_label(f"{t.a} − {t.b}", 22)) for t in v] for m, v in per_metric.items()}
     rows = {m: sum(_row_height(x) for x in v) for m, v in labels.items()}
     w, h = _size(width, height, 0.35 + 0.5 * len(chosen) + sum(rows.values()))
     with paper_style() as mpl:
@@ -341,14 +352,14 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
             ax.axvline(0, color="crimson", linewidth=0.8, linestyle="--")
             ax.set_yticks(pos, labels[m])
             ax.set_ylim(0.4, len(tests) + 0.6)
-            ax.set_xlabel(f"difference in {m}")
+            ax.set_xlabel(f"difference in {_text(m)}")
             ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
             ax.grid(True, axis="x")
         cis = sorted({(t.ci.method, t.ci.level) for t in cmp.pairs if t.ci is not None})
         note = "filled: adjusted p < " + f"{level:g}"
         if cis:
             note += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in cis)
-        fig.suptitle(note, fontsize=7)
+        fig.suptitle(_text(note), fontsize=7)
     return _finish(fig, path)
 
 

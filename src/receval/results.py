@@ -4,12 +4,38 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from .errors import RecevalError, SpecError
+
+
+class LazyFingerprints(Mapping):
+    """The fingerprints of the inputs as read, computed on first access (then kept)."""
+
+    def __init__(self, compute: Callable[[], dict[str, str]]) -> None:
+        self._compute: Callable[[], dict[str, str]] | None = compute
+        self._value: dict[str, str] = {}
+
+    def _get(self) -> dict[str, str]:
+        if self._compute is not None:
+            self._value, self._compute = dict(self._compute()), None
+        return self._value
+
+    def __getitem__(self, key: str) -> str:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
 
 
 @dataclass
@@ -53,8 +79,10 @@ class Results:
     #: the inputs given as paths (set by :func:`receval.evaluate`): never written by write_per_user
     inputs: tuple[str, ...] = field(default=(), compare=False, repr=False)
     #: input name (``recs``, ``truth``, ``train``, ...) -> its order-free content fingerprint
-    #: (:mod:`receval.fingerprint`); empty when the engine records none (Spark)
-    fingerprints: dict[str, str] = field(default_factory=dict)
+    #: (:mod:`receval.fingerprint`); empty when the engine records none (Spark). The in-memory
+    #: engine hashes the inputs it read on first access (:class:`LazyFingerprints`), so an
+    #: evaluation whose fingerprints nobody reads does not pay for them
+    fingerprints: Mapping[str, str] = field(default_factory=dict)
 
     def _entry(self, spec: Any) -> Entry:
         from .spec import parse_spec

@@ -187,14 +187,4 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
     ...
     receval.errors.SpecError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
     """
-    return signature_spec(_without_side(text))
-
-
-def _without_side(text: Any) -> Any:
-    """The signature without its informational ``side`` field, unless the signature grammar
-    (:data:`receval.spec.INFO_FIELDS`) already reads it."""
-    from . import spec as _spec
-
-    if not isinstance(text, str) or "side" in _spec.INFO_FIELDS:
-        return text
-    return "|".join(p for p in text.split("|") if p.partition(":")[0].strip().lower() != "side")
+    return signature_spec(text)

@@ -13,10 +13,12 @@ direction). With a baseline only the pairs against the baseline are tested, so a
 the baseline's letter when it beats it, and the baseline carries the letters of the runs it
 beats.
 
-Formats: ``"table"`` (terminal, rich), ``"markdown"``, ``"latex"`` (booktabs; every user string
-escaped), ``"html"`` (one self-contained document, no external assets), ``"csv"`` (one row per
-run and metric, full precision) and ``"json"`` (every number, every paired test and every
-signature; :func:`read_json` reads it back).
+Formats: ``"table"`` (terminal, rich), ``"markdown"``, ``"latex"`` (booktabs), ``"html"`` (one
+self-contained document, no external assets), ``"csv"`` (one row per run and metric, full
+precision) and ``"json"`` (every number, every paired test and every signature;
+:func:`read_json` reads it back). Every user string (run and metric names, titles, signatures)
+is escaped for its format where the format writes it: :func:`_md_escape`, :func:`_tex`,
+:func:`html.escape`, :func:`_rich_text`; a line break in a name stays one cell.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import html
 import io
 import json
 import math
+import re
 import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -301,6 +304,12 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                                 effect_name=t.effect_name) for r, t in zip(rows, cmp.pairs)], indent=2, allow_nan=False)
     if fmt == "csv":
         return render(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows], "csv")
+    if fmt == "markdown":
+        # the names (metric, runs, test, correction) escaped; the numbers as written
+        cells = [[_pvalue(v, digits) if i in (6, 7) else _md_escape(v) if isinstance(v, str) else fmt_value(v, digits)
+                  for i, v in enumerate(r)] for r in rows]
+        return "\n".join(["| " + " | ".join(_lines(h.replace("|", "\\|"), "<br>") for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+                         + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
     if fmt == "html":
         e = html.escape
         body = "".join("<tr>" + "".join(f"<td>{e(fmt_value(v, digits))}</td>" for v in r) + "</tr>\n" for r in rows)
@@ -308,8 +317,11 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                 f"<style>{_CSS}</style>\n</head>\n<body>\n<table>\n<thead><tr>"
                 + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead>\n<tbody>\n" + body
                 + "</tbody>\n</table>\n</body>\n</html>\n")
-    small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
-    return render(headers, small, {"table": "table", "markdown": "markdown", "latex": "latex"}[fmt], digits=digits)
+    # user text made safe for report.render: LaTeX escapes it but keeps line breaks; rich reads markup
+    safe = _one_line_tex if fmt == "latex" else _rich_text
+    small = [[_pvalue(v, digits) if i in (6, 7) else safe(v) if isinstance(v, str) else v for i, v in enumerate(r)]
+             for r in rows]
+    return render([safe(h) for h in headers], small, fmt, digits=digits)
 
 
 def _pvalue(p: float, digits: int) -> str:
@@ -324,10 +336,10 @@ def _rich(model: TableModel, digits: int, title: str) -> str:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=title or None, caption_justify="left")
+    table = Table(title=_rich_text(title) or None, caption_justify="left")
     table.add_column("run", no_wrap=True)
     for m in model.metrics:
-        table.add_column(m, justify="right", no_wrap=True)
+        table.add_column(_rich_text(m), justify="right", no_wrap=True)
     for r in model.runs:
         row: list[Text] = [Text(f"{r} ({model.letters[r]})")]
         for m in model.metrics:
@@ -357,10 +369,48 @@ def _sup(letters: str) -> str:
     return "".join(_SUPERSCRIPT.get(ch, "^" + ch) for ch in letters)
 
 
+def _rich_text(s: str) -> str:
+    """Text that rich prints as written (its markup, ``[bold]`` or ``[/x]``, escaped)."""
+    from rich.markup import escape
+
+    return escape(str(s))
+
+
+_LINE_BREAKS = ("\r\n", "\r", "\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def _lines(s: str, sep: str) -> str:
+    """``s`` with every line break as ``sep`` and other control characters as spaces."""
+    s = str(s)
+    for br in _LINE_BREAKS:
+        s = s.replace(br, "\n")
+    return "".join(sep if ch == "\n" else " " if not ch.isprintable() and ch != "\t" else ch for ch in s)
+
+
 def _md_escape(s: str) -> str:
-    """Text that Markdown shows as written (HTML and Markdown specials escaped)."""
-    s = html.escape(s, quote=False)
-    return "".join("\\" + ch if ch in "\\`*_{}[]#+!|~" else ch for ch in s)
+    """Text that Markdown shows as written, in one table cell: HTML and Markdown specials
+    escaped (``|`` too), a line break as ``<br>``."""
+    s = html.escape(str(s), quote=False)
+    s = "".join("\\" + ch if ch in "\\`*_{}[]#+!|~" else ch for ch in s)
+    return _lines(s, "<br>")
+
+
+def _md_code(s: str) -> str:
+    """``s`` as inline code on one line, fenced by more backticks than it holds in a row."""
+    s = _lines(s, " ")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def _one_line_tex(s: str) -> str:
+    """``s`` on one line (a line break in a cell or caption is a paragraph: an error there)."""
+    return _lines(s, " ")
+
+
+def _tex(s: str) -> str:
+    """Text that LaTeX shows as written: every special escaped (:func:`latex_escape`), on one line."""
+    return latex_escape(_one_line_tex(s))
 
 
 def _markdown(model: TableModel, digits: int, title: str) -> str:
@@ -385,13 +435,13 @@ def _markdown(model: TableModel, digits: int, title: str) -> str:
     lines.append("")
     lines += [_md_escape(x) + "  " for x in model.legend]
     lines.append("")
-    lines += [f"- `{model.signatures[m]}`" for m in model.metrics if m in model.signatures]
+    lines += [f"- {_md_code(model.signatures[m])}" for m in model.metrics if m in model.signatures]
     return "\n".join(lines) + "\n"
 
 
 def _latex_sig(sig: str) -> str:
     """A signature in typewriter type, breakable after every field."""
-    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_escape(p) for p in sig.split("|")) + "}"
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(_tex(p) for p in sig.split("|")) + "}"
 
 
 def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
@@ -402,10 +452,10 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
     # a document of one table: here, at the top (a float alone would go to a float page)
     lines += [r"\begin{table}[" + ("!h" if standalone else "t") + "]", r"\centering"]
     if title:
-        lines.append(r"\caption{" + latex_escape(title) + "}")
+        lines.append(r"\caption{" + _tex(title) + "}")
     lines.append(r"\begin{tabular}{l" + "r" * len(model.metrics) + "}")
     lines.append(r"\toprule")
-    lines.append("Run & " + " & ".join(latex_escape(m) for m in model.metrics) + r" \\")
+    lines.append("Run & " + " & ".join(_tex(m) for m in model.metrics) + r" \\")
     lines.append(r"\midrule")
     has_ci = any(model.cells[(r, m)].ci is not None for r in model.runs for m in model.metrics)
     for r in model.runs:
@@ -418,13 +468,13 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
             if c.better_than:
                 s += r"\textsuperscript{" + ",".join(c.better_than) + "}"
             cells.append(s)
-        lines.append(latex_escape(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
+        lines.append(_tex(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
         if has_ci:  # the intervals on a row of their own: a column stays as narrow as its value
             cis = [r"{\scriptsize " + latex_escape(_ci_text(model.cells[(r, m)].ci, digits)) + "}" for m in model.metrics]
             lines.append(" & " + " & ".join(cis) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize")
-    lines += [latex_escape(x) + r"\par" for x in model.legend]
+    lines += [_tex(x) + r"\par" for x in model.legend]
     lines += [_latex_sig(model.signatures[m]) + r"\par" for m in model.metrics if m in model.signatures]
     lines += [r"\end{minipage}", r"\end{table}"]
     if standalone:

@@ -2,7 +2,9 @@ r"""Aspect-aware unified accuracy/diversity metrics: α-nDCG and αβ-nDCG.
 
 Both kernels are pure numpy and vectorised over users: the only Python loops
 run over the ``k`` rank positions (run DCG and the greedy ideal ranking), never
-over users.
+over users.  Their state lives on the (user, category) pairs that occur in the
+lists and the truth, numbered, so memory follows the rows, never users x
+categories (thousands of categories cost what ten do).
 
 Input contract (shared with :mod:`receval.metrics.diversity`)
 -------------------------------------------------------------
@@ -117,6 +119,134 @@ def _candidates(off: np.ndarray, m: np.ndarray, *cols):
     return (cu,) + tuple(c[m] for c in cols)
 
 
+#: a kernel's state is one slot per (user, aspect) pair, users x categories of them, when that
+#: is at most this many times the pairs' occurrences (the rows) or at most _DENSE_MIN slots
+#: (16 MB); else one slot per pair that occurs
+_DENSE_FACTOR = 8
+_DENSE_MIN = 1 << 21
+
+
+class _Pairs:
+    """State slots of the (user, aspect) pairs of a kernel; aspect ``width - 1`` is the
+    padding dummy where there is one.
+
+    Few categories (``U * width`` slots at most :data:`_DENSE_FACTOR` times ``n_keys``, the
+    pairs' occurrences, or at most :data:`_DENSE_MIN`): one slot per pair, laid out aspect-major (``aspect * U + user``: a rank touches each aspect row
+    in ascending user order) or user-major (``user * width + aspect``). Otherwise one slot per
+    distinct pair that occurs, in the sorted order of ``user * width + aspect`` (``keys()``
+    returns every occurrence; called once). Either way memory follows the rows, never
+    users x categories, and every slot holds the same values, computed in the same order."""
+
+    def __init__(self, U: int, width: int, n_keys: int, keys, *, aspect_major: bool = False) -> None:
+        self.U, self.width, self.amajor = U, width, aspect_major
+        if U * width <= max(_DENSE_FACTOR * n_keys, _DENSE_MIN):
+            self.keys, self.n = None, U * width
+        else:
+            self.keys = np.unique(keys())
+            self.n = self.keys.shape[0]
+
+    def code(self, users: np.ndarray, asp: np.ndarray) -> np.ndarray:
+        """The slots of the pairs ``(users, asp)`` (every pair must occur)."""
+        if self.keys is None:
+            return asp * self.U + users if self.amajor else users * self.width + asp
+        return np.searchsorted(self.keys, users * self.width + asp)
+
+    def of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The slots of the pairs ``keys = user * width + aspect`` (user-major slots only)."""
+        assert not self.amajor
+        return keys if self.keys is None else np.searchsorted(self.keys, keys)
+
+    def ones(self, dummy: float | None = None) -> np.ndarray:
+        """1.0 in every slot; ``dummy`` in the slots of the dummy aspect when given."""
+        out = np.ones(self.n, dtype=np.float64)
+        if dummy is not None:
+            if self.keys is not None:
+                out[self.keys % self.width == self.width - 1] = dummy
+            elif self.amajor:
+                out[(self.width - 1) * self.U:] = dummy
+            else:
+                out.reshape(self.U, self.width)[:, -1] = dummy
+        return out
+
+    def gamma(self, gam: _Gamma) -> np.ndarray:
+        """γ in every slot, 0 in the dummy aspect's."""
+        if self.keys is not None:
+            return gam.at(self.keys // self.width, self.keys % self.width)
+        out = np.zeros((self.U, self.width), dtype=np.float64)
+        if gam.dense is not None:
+            out[:, :gam.C] = gam.dense.reshape(self.U, gam.C)
+        elif gam.keys is not None:
+            out[gam.keys // gam.C, gam.keys % gam.C] = gam.values
+        return np.ascontiguousarray(out.T).ravel() if self.amajor else out.ravel()
+
+
+class _Gamma:
+    """γ of (user, aspect) pairs: a dense ``[U, C]`` array as given, or the pairs a user's
+    ratings touch (``keys`` = ``u * C + c`` sorted, ``values``; every other pair is 0)."""
+
+    def __init__(self, C: int, dense: np.ndarray | None = None, keys: np.ndarray | None = None,
+                 values: np.ndarray | None = None) -> None:
+        self.C, self.dense, self.keys, self.values = C, dense, keys, values
+
+    def at(self, users: np.ndarray, asp: np.ndarray) -> np.ndarray:
+        """γ at the pairs ``(users, asp)``; ``asp == C`` (the padding dummy) reads 0."""
+        out = np.zeros(users.shape[0], dtype=np.float64)
+        real = asp < self.C
+        key = users[real] * self.C + asp[real]
+        if self.dense is not None:
+            out[real] = self.dense[key]
+        elif self.keys is not None and self.keys.shape[0]:
+            pos = np.minimum(np.searchsorted(self.keys, key), self.keys.shape[0] - 1)
+            out[real] = np.where(self.keys[pos] == key, self.values[pos], 0.0)
+        return out
+
+
+#: row sums computed on dense blocks of at most this many elements (see :func:`_row_sums`)
+_ROWSUM_BLOCK = 1 << 20
+
+
+def _row_sums(users: np.ndarray, cols: np.ndarray, vals: np.ndarray, C: int) -> np.ndarray:
+    """For every entry of a sparse ``[U, C]`` matrix given by its entries sorted by
+    ``(users, cols)``, the sum of its row, equal bit for bit to ``dense.sum(axis=1)``: a row of
+    one or two entries sums exactly whatever the order (adding 0 changes nothing); rows of three
+    or more are summed as numpy sums a dense row (pairwise), on blocks of at most
+    :data:`_ROWSUM_BLOCK` elements, so the memory never follows users x categories."""
+    n = users.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.float64)
+    start = np.flatnonzero(np.r_[True, users[1:] != users[:-1]])
+    cnt = np.diff(np.r_[start, n])
+    first = vals[start]
+    sums = first.astype(np.float64, copy=True)
+    two = cnt == 2
+    sums[two] = first[two] + vals[start[two] + 1]
+    many = np.flatnonzero(cnt >= 3)
+    rows = max(1, _ROWSUM_BLOCK // max(C, 1))
+    for a in range(0, many.shape[0], rows):
+        seg = many[a:a + rows]
+        block = np.zeros((seg.shape[0], C), dtype=np.float64)
+        r = np.repeat(np.arange(seg.shape[0]), cnt[seg])
+        idx = np.repeat(start[seg] - np.cumsum(cnt[seg]) + cnt[seg], cnt[seg]) + np.arange(r.shape[0])
+        block[r, cols[idx]] = vals[idx]
+        sums[seg] = block.sum(axis=1)
+    return np.repeat(sums, cnt)
+
+
+def _gamma_pairs(off, tuser, it, r, indptr, indices, C) -> _Gamma:
+    """:func:`_gamma` on the (user, aspect) pairs the ratings touch, bit for bit (the sums run
+    over the same terms in the same order); dense when ``U x C`` is no more than the pairs."""
+    U = off.shape[0] - 1
+    if U * C <= max(_DENSE_FACTOR * int(np.diff(indptr)[it].sum()), _DENSE_MIN):
+        return _Gamma(C, dense=_gamma(off, tuser, it, r, indptr, indices, C).ravel())
+    rep, asp, _ = _expand(it, indptr, indices)
+    keys, codes = np.unique(tuser[rep] * C + asp, return_inverse=True)
+    num = np.bincount(codes.ravel(), weights=r[rep], minlength=keys.shape[0]).astype(np.float64, copy=False)
+    den = _row_sums(keys // C, keys % C, num, C)
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return _Gamma(C, keys=keys, values=out)
+
+
 def ndeval_discount(k: int) -> np.ndarray:
     """Discounts ``log(2)/log(j+1)`` for ranks ``j = 1..k``, as ``ndeval`` computes them.
 
@@ -176,7 +306,7 @@ def _greedy_ideal_sparse(
     k: int,
     *,
     alpha: float,
-    gamma: np.ndarray | None,
+    gamma: _Gamma | None,
 ) -> np.ndarray:
     """Greedy ideal DCG@k for every user, vectorised over users (loop over ranks).
 
@@ -191,11 +321,13 @@ def _greedy_ideal_sparse(
         return idcg
     rep, asp, deg = _expand(cand_item, indptr, indices)
     tc = rep  # triple -> candidate
-    tkey = cand_user[rep] * C + asp  # triple -> flat (user, aspect)
-    state = np.ones(U * C, dtype=np.float64)
+    tkey = cand_user[rep] * C + asp  # triple -> its (user, aspect) pair
+    slots = _Pairs(U, C, tkey.shape[0], lambda: tkey)
+    tkey = slots.of_keys(tkey)  # -> its state slot
+    state = slots.ones()
     ab = cand_p is not None
     if ab:
-        pg = cand_p[rep] * gamma[tkey]  # constant over steps: P(a|u,i) * gamma_a
+        pg = cand_p[rep] * gamma.at(cand_user[rep], asp)  # constant over steps: P(a|u,i) * gamma_a
         om = 1.0 - cand_p[rep]  # state multiplier when the candidate is picked
     one_minus_alpha = 1.0 - alpha
     # per-user segments (candidates are sorted by user)
@@ -258,7 +390,7 @@ def _greedy_ideal(
     k: int,
     *,
     alpha: float,
-    gamma: np.ndarray | None,
+    gamma: _Gamma | None,
 ) -> np.ndarray:
     """Greedy ideal DCG@k for every user; same contract and arithmetic as
     :func:`_greedy_ideal_sparse`, evaluated on a dense layout.
@@ -303,22 +435,23 @@ def _greedy_ideal(
     cstart = np.cumsum(nu) - nu
     n = cand_user.shape[0]
     D = int(degc.max())
-    # state row per user: C aspects + one dummy slot C that padded aspects read
-    # (alpha: weight 0; alpha-beta: P gamma = 0, so the factor is exactly 1)
+    # state per (user, aspect) pair of the candidates, numbered: each user's aspects plus one
+    # dummy aspect C that padded aspects read (alpha: weight 0; alpha-beta: P gamma = 0, so the
+    # factor is exactly 1)
     C1 = C + 1
     itab = _aspect_table(indptr, indices, D, C)
     base = cand_user * C1
     Kc = np.empty((D, n), dtype=np.int64)
     for t in range(D):
         np.add(base, itab[t].take(cand_item), out=Kc[t])
+    slots = _Pairs(U, C1, Kc.size, lambda: Kc)
+    Kc = slots.of_keys(Kc)
     ab = cand_p is not None
-    state = np.ones(U * C1, dtype=np.float64)
     if ab:
-        gext = np.zeros((U, C1), dtype=np.float64)  # gamma, 0 on the dummy slot
-        gext[:, :C] = np.asarray(gamma, dtype=np.float64).reshape(U, C)
-        gext = gext.ravel()
+        state = slots.ones()
+        gext = slots.gamma(gamma)  # gamma, 0 on the dummy slot
     else:
-        state.reshape(U, C1)[:, C] = 0.0
+        state = slots.ones(dummy=0.0)
     # users in chunks of about _CHUNK candidates, so that the working arrays
     # stay cache-resident; each chunk runs the whole width loop
     users_all = np.flatnonzero(nu)
@@ -553,12 +686,12 @@ def alpha_ndcg(
         ideg = np.diff(indptr)
         D = int(ideg[it].max())
         if D > 0:
-            # weights stored aspect-major ([C + 1, U]: a rank touches each
-            # aspect row in ascending user order); row C is a weight-0 dummy
-            # that padded aspects read
-            tab = _aspect_table(indptr, indices, D, C) * U
-            w = np.ones((C + 1) * U, dtype=np.float64)
-            w[C * U :] = 0.0
+            # one weight per (user, aspect) pair the slots touch, numbered; aspect C is a
+            # weight-0 dummy per user that padded aspects read
+            tab = _aspect_table(indptr, indices, D, C)
+            slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
+                [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
+            w = slots.ones(dummy=0.0)
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
@@ -567,7 +700,7 @@ def alpha_ndcg(
                 u, itj = u_of[a:b], it[a:b]
                 g = None
                 for t in range(D):
-                    kk = tab[t].take(itj) + u
+                    kk = slots.code(u, tab[t].take(itj))
                     c = w.take(kk)
                     w[kk] *= one_minus_alpha
                     g = c if g is None else g + c
@@ -758,16 +891,21 @@ def alpha_beta_ndcg(
     trat = _zeroed(np.asarray(truth_ratings, dtype=np.float64), zero_below)
     if r_max is None:
         r_max = float(trat.max()) if trat.shape[0] and trat.max() > 0 else 1.0
+    # gamma on the (user, aspect) pairs the ratings touch (0 elsewhere), or as given
     if gamma is None:
         if gamma_offsets is None:
-            gamma = _gamma(off, tuser, titems, trat, indptr, indices, C)
+            gam = _gamma_pairs(off, tuser, titems, trat, indptr, indices, C)
         else:
-            gamma = aspect_preferences(
-                gamma_offsets, gamma_items, gamma_ratings, aspects, zero_below=zero_below
-            )
-    gflat = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
-    if gflat.shape[0] != U * C:
-        raise ValueError("gamma must be [U, C]")
+            g_off, g_user = _truth_users(gamma_offsets)
+            if g_off.shape[0] - 1 != U:
+                raise ValueError("gamma must be [U, C]")
+            g_r = _zeroed(np.asarray(gamma_ratings, dtype=np.float64), zero_below)
+            gam = _gamma_pairs(g_off, g_user, np.asarray(gamma_items, dtype=np.int64), g_r, indptr, indices, C)
+    else:
+        gflat = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
+        if gflat.shape[0] != U * C:
+            raise ValueError("gamma must be [U, C]")
+        gam = _Gamma(C, dense=gflat)
     disc = ndeval_discount(k)
 
     # run side: P(a|u,i) per slot; loop over ranks, per slot the factors
@@ -780,14 +918,19 @@ def alpha_beta_ndcg(
     valid = (P > 0) & (items >= 0)
     D = int(ideg[items[valid]].max()) if valid.any() else 0
     if D > 0:
-        # state and gamma stored aspect-major ([C + 1, U]: a rank touches each
-        # aspect row in ascending user order); row C is a dummy with gamma 0
-        # that padded aspects read (keys are distinct within a rank)
-        tab = _aspect_table(indptr, indices, D, C) * U
-        gext = np.zeros((C + 1, U), dtype=np.float64)
-        gext[:C] = gflat.reshape(U, C).T
-        gext = gext.ravel()
-        state = np.ones((C + 1) * U, dtype=np.float64)
+        # state and gamma per (user, aspect) pair the valid slots touch, numbered; aspect C
+        # is a dummy per user with gamma 0 that padded aspects read (keys are distinct within
+        # a rank); slots in rank-major order
+        tab = _aspect_table(indptr, indices, D, C)
+
+        def keys() -> np.ndarray:  # every (user, aspect) pair of a valid slot, u * (C + 1) + aspect
+            u_of, j_of = np.nonzero(valid)
+            it = items[u_of, j_of]
+            return np.concatenate([u_of * (C + 1) + tab[t].take(it) for t in range(D)])
+
+        slots = _Pairs(U, C + 1, D * int(np.count_nonzero(valid)), keys, aspect_major=True)
+        gext = slots.gamma(gam)
+        state = slots.ones()
         itT = np.ascontiguousarray(items.T)
         PT = np.ascontiguousarray(P.T)
         vT = np.ascontiguousarray(valid.T)
@@ -803,8 +946,7 @@ def alpha_beta_ndcg(
             om = 1.0 - Pj
             prod = None
             for t in range(D):
-                kk = tab[t].take(itj)
-                kk += u
+                kk = slots.code(u, tab[t].take(itj))
                 st = state.take(kk)
                 f = gext.take(kk)
                 f *= Pj
@@ -822,7 +964,7 @@ def alpha_beta_ndcg(
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & (ideg[titems] > 0)
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
-    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gflat)
+    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg
