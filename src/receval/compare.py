@@ -161,6 +161,9 @@ def compare_results(
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col)
     enc = encode_inputs(recs, truth, cols)
     side = SideInputs(categories, train, catalog, cols)
+    from .signature import note_side
+
+    cells = dict(zip(cells, note_side(list(cells.values()), side)))  # signatures name the side inputs read
 
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     for key, r in cells.items():

@@ -347,23 +347,9 @@ def _truth_fp(data: Any, cols: Columns, text: bool) -> str:
 
 def _categories_frame(obj: Any, cols: Columns) -> pl.DataFrame:
     """(item, category) pairs as the beyond-accuracy metrics read them."""
-    item_col = cols.item
-    if isinstance(obj, (str, os.PathLike)):
-        from .data.movielens import load_genres
+    from .metrics.beyond import categories_frame
 
-        frame = read_frame(obj, "categories", sep=cols.sep) if not str(obj).endswith(".dat") else None
-        if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
-            frame, item_col = load_genres(obj), "item_id"
-    else:
-        frame = read_frame(obj, "categories")
-    if "genres" in frame.columns and "category" not in frame.columns:
-        frame = frame.with_columns(pl.col("genres").str.split("|").alias("category")).explode("category")
-        frame = frame.filter(pl.col("category") != "(no genres listed)")
-    if item_col not in frame.columns and "movieId" in frame.columns:
-        frame = frame.rename({"movieId": item_col})
-    for c in (item_col, "category"):
-        if c not in frame.columns:
-            raise DataError(f"categories are missing column '{c}' (found: {', '.join(frame.columns)})")
+    frame, item_col = categories_frame(obj, cols)
     return frame.select(pl.col(item_col).alias("item"), pl.col("category"))
 
 

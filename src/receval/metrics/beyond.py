@@ -209,7 +209,10 @@ def _space(h: Hits) -> _Space:
     return h._dense["space"]
 
 
-def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
+def categories_frame(obj: Any, cols: Any) -> tuple[Any, str]:
+    """The (item, category) rows of a categories input as the metrics read them, and the name
+    of its item column: a frame or file with ``category`` (or MovieLens' ``genres``, split on
+    ``|``), or a MovieLens movies file; rows with an empty item or category refused."""
     import os
 
     import polars as pl
@@ -240,6 +243,13 @@ def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
                 f"categories have {bad.height} rows with an empty '{c}' (first: {bad.row(0, named=True)}); "
                 "fill them, or drop those rows (an item without a category is simply left out)"
             )
+    return frame, item_col
+
+
+def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
+    import polars as pl
+
+    frame, item_col = categories_frame(obj, cols)
     items = frame.get_column(item_col)
     items = items.cast(pl.Int64).to_numpy() if items.dtype.is_integer() else items.cast(pl.String).to_numpy().astype(object)
     return items, frame.get_column("category").cast(pl.String).to_numpy().astype(object)
