@@ -400,8 +400,8 @@ class _Parser(argparse.ArgumentParser):
 ECHO_LIMIT = 80
 #: a whole message is cut to this many characters
 MESSAGE_LIMIT = 1000
-_QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{%d,})\1(?!\w)""" % (ECHO_LIMIT + 1))
-_WORD = re.compile(r"\S{%d,}" % (ECHO_LIMIT + 1))
+_QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{""" + str(ECHO_LIMIT + 1) + r""",})\1(?!\w)""")
+_WORD = re.compile(r"\S{" + str(ECHO_LIMIT + 1) + ",}")
 
 
 def _cut(text: str, limit: int) -> str:
