@@ -374,7 +374,7 @@ def compare(
     (0.75, 0.5, 2)
     >>> c.pair("m@1", "b", "a").diff                    # always the first run minus the second
     -0.5
-    >>> pu["b"]["m@1"][2] = np.nan                      # no value of b for the third user
+    >>> pu["b"] = {"m@1": np.array([0.0, 1.0, np.nan, 0.0])}   # no value of b for the third user
     >>> c = compare(pu, test="t", ci="none", correction="none")
     >>> c.users, c.dropped, c.values[("a", "m@1")]     # a's mean on the paired users too
     (3, 1, 1.0)
