@@ -398,6 +398,8 @@ class _Parser(argparse.ArgumentParser):
 
 #: echoed user text (a quoted stretch, a word) in a message is cut to this many characters
 ECHO_LIMIT = 80
+#: ... a path (text with a / or \\) to this many: a file name stays readable
+PATH_LIMIT = 300
 #: a whole message is cut to this many characters
 MESSAGE_LIMIT = 1000
 _QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{""" + str(ECHO_LIMIT + 1) + r""",})\1(?!\w)""")
@@ -414,10 +416,10 @@ def _cut(text: str, limit: int) -> str:
 
 def one_line(message: object, limit: int = ECHO_LIMIT) -> str:
     r"""A message as one bounded line: line breaks and other control characters shown as
-    escapes (``\n``), every quoted stretch and every word (a path, a spec) longer than
-    ``limit`` characters cut to ``limit`` around an ellipsis (its head and tail stay), and the
-    whole at most :data:`MESSAGE_LIMIT` characters. Every error and warning the command line
-    prints goes through it, so a 100 KB spec is not echoed whole.
+    escapes (``\n``), every quoted stretch and every word (a spec, a name) longer than
+    ``limit`` characters cut to ``limit`` around an ellipsis (its head and tail stay; a path, to
+    :data:`PATH_LIMIT`), and the whole at most :data:`MESSAGE_LIMIT` characters. Every error
+    and warning the command line prints goes through it, so a 100 KB spec is not echoed whole.
 
     >>> one_line("unknown metric '" + "x" * 200 + "'; did you mean 'ndcg'?")
     "unknown metric 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxx'; did you mean 'ndcg'?"
@@ -425,8 +427,12 @@ def one_line(message: object, limit: int = ECHO_LIMIT) -> str:
     'bad\\nline'
     """
     text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(message))
-    text = _QUOTED.sub(lambda m: m[1] + _cut(m[2], limit) + m[1], text)
-    text = _WORD.sub(lambda m: _cut(m[0], limit), text)
+
+    def bound(part: str) -> str:
+        return _cut(part, max(limit, PATH_LIMIT) if "/" in part or "\\" in part else limit)
+
+    text = _QUOTED.sub(lambda m: m[1] + bound(m[2]) + m[1], text)
+    text = _WORD.sub(lambda m: bound(m[0]), text)
     return _cut(text, MESSAGE_LIMIT)
 
 

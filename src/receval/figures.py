@@ -155,12 +155,14 @@ def wrap_label(text: str, width: int = 18) -> str:
 def _text(text: object) -> str:
     r"""User text (a run or metric name) as matplotlib shows it literally: every ``$`` escaped
     (``\$``), so a name like ``a$b$`` or ``$_$`` is not read as mathtext (which would typeset
-    it, or fail to draw). Every name a figure writes passes through here.
+    it, or fail to draw), and a leading ``_`` behind a zero-width space (matplotlib leaves a
+    label starting with ``_`` out of the legend). Every name a figure writes passes through here.
 
-    >>> _text("a$b$")
-    'a\\$b\\$'
+    >>> _text("a$b$"), _text("_v2")
+    ('a\\$b\\$', '\u200b_v2')
     """
-    return str(text).replace("$", r"\$")
+    text = str(text).replace("$", r"\$")
+    return "\u200b" + text if text.startswith("_") else text
 
 
 def _row_height(label: str) -> float:

@@ -69,6 +69,7 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if mod.startswith("pyarrow"):
         return pl.from_arrow(obj)  # type: ignore[return-value]
     if mod.startswith("pandas"):
+        _check_pandas(obj, what)
         try:
             return pl.from_pandas(obj)
         except Exception as exc:  # pragma: no cover - exotic pandas dtypes
@@ -86,7 +87,10 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
 
         if is_dict_of_dicts(obj):  # ranx / ir_measures / pytrec_eval {qid: {docid: value}}
             value = "rating" if what == "ground truth" else "score"
+            _check_cells([v for docs in obj.values() for v in docs.values()], what, value, "{qid: {docid: value}} dict's")
             return from_dict(obj, value, **dict(zip(("user_col", "item_col"), ids)))
+        for name, values in obj.items():
+            _check_cells(values, what, name, "dict")
         try:
             return pl.DataFrame(obj)
         except Exception as exc:
@@ -97,6 +101,76 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     raise DataError(
         f"cannot read the {what} from a {type(obj).__name__}; pass a pandas/polars DataFrame, a pyarrow Table, or a CSV/Parquet path"
     )
+
+
+#: cells that hold several values: a column of them is refused before the frame library
+#: infers its type (a deeply nested list takes minutes, or crashes, to infer)
+_NESTED = (list, tuple, dict, set, frozenset, np.ndarray)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A short repr (a few levels of nesting, ``limit`` characters)."""
+    import reprlib
+
+    short = reprlib.Repr()
+    short.maxlevel = 3
+    text = short.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_object(dtype: Any) -> bool:
+    return isinstance(dtype, np.dtype) and dtype.kind == "O"
+
+
+def _check_cells(values: Any, what: str, name: Any, kind: str) -> None:
+    """Refuse a column (of a dict of columns, or a pandas object column) whose cells hold
+    lists, tuples, dicts or arrays: ids, scores, ranks and ratings are one value per cell.
+    Typed columns (numeric arrays, polars or arrow columns) and other iterables are left to the
+    frame library (nothing is consumed here)."""
+    if type(values).__module__.startswith("pandas") and _is_object(getattr(values, "dtype", None)):
+        values = values.to_numpy()
+    if isinstance(values, np.ndarray):
+        if not _is_object(values.dtype):
+            if values.ndim > 1:
+                raise DataError(f"the {what} {kind} column '{name}' is a {values.ndim}-D array of shape {values.shape}; "
+                                "give each column as a 1-D sequence, one value per row")
+            return
+    elif not isinstance(values, (list, tuple)):
+        return
+    nested = [t for t in set(map(type, values)) if issubclass(t, _NESTED) or t.__name__ in ("Series", "DataFrame")]
+    if nested:
+        row, first = next((i, v) for i, v in enumerate(values) if type(v) in nested)
+        raise DataError(
+            f"the {what} {kind} column '{name}' holds nested values (row {row}: {_shown(first)}); "
+            "give one id or number per cell: flatten or explode the column first"
+        )
+
+
+def _check_pandas(frame: Any, what: str) -> None:
+    """Refuse the pandas columns polars cannot take, naming the column and the fix: sparse
+    columns, complex numbers, and object columns of nested values (lists, dicts)."""
+    import pandas as pd
+
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    if not isinstance(frame, pd.DataFrame):
+        return
+    repeated = frame.columns[frame.columns.duplicated()]
+    if len(repeated):
+        raise DataError(f"the {what} pandas frame repeats the column name '{repeated[0]}'; rename one of them")
+    for i, (name, dtype) in enumerate(frame.dtypes.items()):
+        if isinstance(dtype, pd.SparseDtype):
+            raise DataError(
+                f"the {what} pandas column '{name}' is sparse ({dtype}); make it dense first: "
+                f"df['{name}'] = df['{name}'].sparse.to_dense()"
+            )
+        if getattr(dtype, "kind", "") == "c":
+            raise DataError(
+                f"the {what} pandas column '{name}' holds complex numbers ({dtype}); ids, scores, ranks and ratings "
+                f"are real: keep the real part if the imaginary parts are 0, df['{name}'] = np.real(df['{name}'])"
+            )
+        if _is_object(dtype):
+            _check_cells(frame.iloc[:, i].to_numpy(), what, name, "pandas")
 
 
 def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame:
@@ -236,4 +310,5 @@ def _to_numpy(series: pl.Series, what: str, name: str) -> np.ndarray:
         return series.cast(pl.Float64).to_numpy()
     if dtype in (pl.String, pl.Categorical, pl.Enum) or dtype == pl.Utf8:
         return series.cast(pl.String).to_numpy().astype(object)
-    raise DataError(f"{what} column '{name}' has type {dtype}; use integers, floats or strings")
+    shown = str(dtype) if len(str(dtype)) <= 60 else str(dtype)[:45] + "…" + str(dtype)[-14:]  # a nested type can be huge
+    raise DataError(f"{what} column '{name}' has type {shown}; use integers, floats or strings")

@@ -314,10 +314,10 @@ def _cli(p: argparse.ArgumentParser):
         try:
             rep = run(a.data, k=a.k, threshold=a.threshold, test_fraction=a.test_fraction, model=a.model,
                       lambda_=a.lambda_, beyond=a.beyond, progress=step)
-        except ValueError as exc:  # loaders raise ValueError with a one-line fix
+        except ValueError as exc:  # loaders raise ValueError with a one-line fix (in the API's terms)
             if isinstance(exc, RecevalError):
                 raise
-            raise RecevalError(str(exc)) from None
+            raise RecevalError(cli_message(str(exc), a.data)) from None
         files = write_report(rep, Path(a.out), overwrite=a.force)
         total = time.perf_counter() - t0
         st = rep.protocol
@@ -338,6 +338,32 @@ def _cli(p: argparse.ArgumentParser):
         return 0
 
     return go
+
+
+#: the fixes the loaders and the split name in the API's terms -> in the command line's (every
+#: option named here is one `receval reproduce` has)
+_CLI_FIXES = (
+    ("; drop them or use random_split", " (a truncated or edited file?); the study splits by time, so every rating "
+                                        "needs one: drop those rows, or pass a complete MovieLens release with --data"),
+    (" (use load_interactions for other files)", "; pass a MovieLens release (a folder, a zip, or its ratings file) with --data"),
+    ("; use a later cutoff or a smaller test_fraction", "; use a smaller --test-fraction"),
+    ("; e.g. test_fraction=0.2", "; e.g. --test-fraction 0.2"),
+    ("; load them with receval.data.load_movielens", "; pass a MovieLens release with --data"),
+)
+
+
+def cli_message(message: str, data: str | None) -> str:
+    """A loader's or the split's message with its fix in ``receval reproduce``'s options.
+
+    >>> cli_message("global_time_split: 1 rows have no timestamp; drop them or use random_split", "r.csv")
+    'the ratings in r.csv: 1 rows have no timestamp (a truncated or edited file?); the study splits by time, so every rating needs one: drop those rows, or pass a complete MovieLens release with --data'
+    """
+    for api, cli in _CLI_FIXES:
+        message = message.replace(api, cli)
+    for prefix in ("global_time_split: ", "random_split: ", "leave_last_out: "):
+        if message.startswith(prefix):
+            message = f"the ratings{f' in {data}' if data else ''}: " + message[len(prefix):]
+    return message
 
 
 __all__ = ["run", "write_report", "check_report_dir", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]

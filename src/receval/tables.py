@@ -308,7 +308,8 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
         # the names (metric, runs, test, correction) escaped; the numbers as written
         cells = [[_pvalue(v, digits) if i in (6, 7) else _md_escape(v) if isinstance(v, str) else fmt_value(v, digits)
                   for i, v in enumerate(r)] for r in rows]
-        return "\n".join(["| " + " | ".join(_lines(h.replace("|", "\\|"), "<br>") for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        head = [_lines(h.replace("|", "\\|"), "<br>") for h in headers]
+        return "\n".join(["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in headers) + "|"]
                          + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
     if fmt == "html":
         e = html.escape

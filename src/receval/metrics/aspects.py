@@ -131,11 +131,12 @@ class _Pairs:
     padding dummy where there is one.
 
     Few categories (``U * width`` slots at most :data:`_DENSE_FACTOR` times ``n_keys``, the
-    pairs' occurrences, or at most :data:`_DENSE_MIN`): one slot per pair, laid out aspect-major (``aspect * U + user``: a rank touches each aspect row
-    in ascending user order) or user-major (``user * width + aspect``). Otherwise one slot per
-    distinct pair that occurs, in the sorted order of ``user * width + aspect`` (``keys()``
-    returns every occurrence; called once). Either way memory follows the rows, never
-    users x categories, and every slot holds the same values, computed in the same order."""
+    pairs' occurrences, or at most :data:`_DENSE_MIN`): one slot per pair, laid out
+    aspect-major (``aspect * U + user``: a rank touches each aspect row in ascending user
+    order) or user-major (``user * width + aspect``). Otherwise one slot per distinct pair that
+    occurs, in the sorted order of ``user * width + aspect`` (``keys()`` returns every
+    occurrence; called once). Either way memory follows the rows, never users x categories,
+    and every slot holds the same values, computed in the same order."""
 
     def __init__(self, U: int, width: int, n_keys: int, keys, *, aspect_major: bool = False) -> None:
         self.U, self.width, self.amajor = U, width, aspect_major
@@ -202,7 +203,7 @@ class _Gamma:
 
 
 #: row sums computed on dense blocks of at most this many elements (see :func:`_row_sums`)
-_ROWSUM_BLOCK = 1 << 20
+_ROWSUM_BLOCK = 1 << 18
 
 
 def _row_sums(users: np.ndarray, cols: np.ndarray, vals: np.ndarray, C: int) -> np.ndarray:
