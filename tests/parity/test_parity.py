@@ -103,11 +103,13 @@ PEERS: dict[str, tuple[str, list[M]]] = {
     ]),
     # scikit-learn has no dialect: receval's standard definitions with explicit options.
     # ndcg_score averages the gains of tied items (McSherry–Najork): receval's ties=average on
-    # the tied data, the default on distinct scores; compared per user (sklearn's mean also
-    # counts the recommendation-only users, which receval does not average).
+    # the tied data, the default on distinct scores; sklearn reads the scores only, so the spec
+    # says order=score (receval's order=auto would take the rank column, which has no ties);
+    # compared per user (sklearn's mean also counts the recommendation-only users, which
+    # receval does not average).
     "sklearn": ("standard", [
         M("ndcg_score@{k}", "ndcg@{k}", DISTINCT, mean=False),
-        M("ndcg_score@{k}", "ndcg(ties=average)@{k}", ("ties",), mean=False),
+        M("ndcg_score@{k}", "ndcg(ties=average,order=score)@{k}", ("ties",), mean=False),
         M("ndcg_score(ignore_ties=True)@{k}", "ndcg@{k}", DISTINCT, mean=False),
         # sklearn pools every recommendation row, receval the rows of truth users: compared on
         # data without recommendation-only users
