@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
-from .errors import RecevalError
+from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
 from .report import FORMATS, fingerprint_footer, render
 
 #: name -> (help, fn): ``fn(parser)`` adds the command's arguments and returns its runner
@@ -363,8 +363,14 @@ def _dialects(p: argparse.ArgumentParser):
     return run
 
 
+#: the commands of modules loaded on demand, in the order the help lists them (after the core
+#: commands of this module): the help and docs/reference/cli.md do not depend on which module
+#: some earlier code happened to import first
+_OPTIONAL_COMMANDS = {"receval.compare": "compare", "receval.reproduce": "reproduce", "receval.verification": "verify"}
+
+
 def _load_optional_commands() -> None:
-    for mod in ("receval.compare", "receval.reproduce", "receval.verification"):
+    for mod in _OPTIONAL_COMMANDS:
         try:
             __import__(mod)
         except ModuleNotFoundError as exc:
@@ -377,7 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
     parser.add_argument("--version", action="version", version=f"receval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_, fn) in COMMANDS.items():
+    later = list(_OPTIONAL_COMMANDS.values())
+    for name in sorted(COMMANDS, key=lambda n: later.index(n) + 1 if n in later else 0):
+        help_, fn = COMMANDS[name]
         sp = sub.add_parser(name, help=help_, description=help_)
         sp.set_defaults(run=fn(sp))
     return parser
@@ -394,46 +402,6 @@ class _Parser(argparse.ArgumentParser):
         print(f"receval: error: {one_line(where + message)} (see 'receval {command + ' ' if command else ''}--help')",
               file=sys.stderr)
         raise SystemExit(2)
-
-
-#: echoed user text (a quoted stretch, a word) in a message is cut to this many characters
-ECHO_LIMIT = 80
-#: ... a path (text with a / or \\) to this many: a file name stays readable
-PATH_LIMIT = 300
-#: a whole message is cut to this many characters
-MESSAGE_LIMIT = 1000
-_QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{""" + str(ECHO_LIMIT + 1) + r""",})\1(?!\w)""")
-_WORD = re.compile(r"\S{" + str(ECHO_LIMIT + 1) + ",}")
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` characters: its head and tail around an ellipsis."""
-    if len(text) <= limit:
-        return text
-    head = (limit - 1) * 2 // 3
-    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
-
-
-def one_line(message: object, limit: int = ECHO_LIMIT) -> str:
-    r"""A message as one bounded line: line breaks and other control characters shown as
-    escapes (``\n``), every quoted stretch and every word (a spec, a name) longer than
-    ``limit`` characters cut to ``limit`` around an ellipsis (its head and tail stay; a path, to
-    :data:`PATH_LIMIT`), and the whole at most :data:`MESSAGE_LIMIT` characters. Every error
-    and warning the command line prints goes through it, so a 100 KB spec is not echoed whole.
-
-    >>> one_line("unknown metric '" + "x" * 200 + "'; did you mean 'ndcg'?")
-    "unknown metric 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxx'; did you mean 'ndcg'?"
-    >>> one_line("bad" + chr(10) + "line")
-    'bad\\nline'
-    """
-    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(message))
-
-    def bound(part: str) -> str:
-        return _cut(part, max(limit, PATH_LIMIT) if "/" in part or "\\" in part else limit)
-
-    text = _QUOTED.sub(lambda m: m[1] + bound(m[2]) + m[1], text)
-    text = _WORD.sub(lambda m: bound(m[0]), text)
-    return _cut(text, MESSAGE_LIMIT)
 
 
 def _fail(message: object) -> int:

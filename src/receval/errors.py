@@ -13,11 +13,19 @@ command line can print its one-line message and exit non-zero without a tracebac
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
 class RecevalError(ValueError):
-    """A mistake in the user's input: the message says what is wrong and how to fix it."""
+    """A mistake in the user's input: the message says what is wrong and how to fix it, in one
+    bounded line (:func:`one_line`: echoed user text is cut, line breaks escaped), from the API
+    as from the command line."""
+
+    def __init__(self, *args: object) -> None:
+        if len(args) == 1 and isinstance(args[0], str):
+            args = (one_line(args[0]),)
+        super().__init__(*args)
 
 
 class SpecError(RecevalError):
@@ -98,3 +106,44 @@ def unknown(kind: str, word: str, choices: Iterable[str]) -> SpecError:
 def bad_param(name: str, requirement: str, got: object) -> SpecError:
     """```k` must be an integer >= 1, got 0``"""
     return SpecError(f"`{name}` must be {requirement}, got {got!r}")
+
+
+#: echoed user text (a quoted stretch, a word) in a message is cut to this many characters
+ECHO_LIMIT = 80
+#: ... a path (text with a / or \\) to this many: a file name stays readable
+PATH_LIMIT = 300
+#: a whole message is cut to this many characters
+MESSAGE_LIMIT = 1000
+_QUOTED = re.compile(r"""(?<![\w'"`])(['"`])([^'"`]{""" + str(ECHO_LIMIT + 1) + r""",})\1(?!\w)""")
+_WORD = re.compile(r"\S{" + str(ECHO_LIMIT + 1) + ",}")
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: its head and tail around an ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return text[:head] + "…" + text[len(text) - (limit - 1 - head):]
+
+
+def one_line(message: object, limit: int = ECHO_LIMIT) -> str:
+    r"""A message as one bounded line: line breaks and other control characters shown as
+    escapes (``\n``), every quoted stretch and every word (a spec, a name) longer than
+    ``limit`` characters cut to ``limit`` around an ellipsis (its head and tail stay; a path, to
+    :data:`PATH_LIMIT`), and the whole at most :data:`MESSAGE_LIMIT` characters. Every error
+    receval raises (:class:`RecevalError`) and every warning the command line prints goes
+    through it, so a 100 KB spec is not echoed whole.
+
+    >>> one_line("unknown metric '" + "x" * 200 + "'; did you mean 'ndcg'?")
+    "unknown metric 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxxxxxxxxxxxx'; did you mean 'ndcg'?"
+    >>> one_line("bad" + chr(10) + "line")
+    'bad\\nline'
+    """
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(message))
+
+    def bound(part: str) -> str:
+        return _cut(part, max(limit, PATH_LIMIT) if "/" in part or "\\" in part else limit)
+
+    text = _QUOTED.sub(lambda m: m[1] + bound(m[2]) + m[1], text)
+    text = _WORD.sub(lambda m: bound(m[0]), text)
+    return _cut(text, MESSAGE_LIMIT)

@@ -31,6 +31,9 @@ COLUMN_WIDTH = 3.3
 
 #: font sizes in points: readable when the figure is printed at its own size
 STYLE = {
+    # user text (run names) is drawn as written: a matplotlibrc with text.usetex on would hand
+    # it to LaTeX, where "$" or "_" fail the figure
+    "text.usetex": False,
     "font.size": 8,
     "axes.titlesize": 8,
     "axes.labelsize": 8,

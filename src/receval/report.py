@@ -32,19 +32,39 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, t
         for r in rows:
             w.writerow(["" if v is None else v for v in r])
         return buf.getvalue()
+    # user text (run names, paths, ids) in a cell is shown as written, on one line, whatever
+    # it holds: a line break or a '|' cannot break a Markdown row, nor '$' a LaTeX one, nor
+    # '[bold]' turn into rich markup
     if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        lines += ["| " + " | ".join(v.replace("|", "\\|") for v in c) + " |" for c in cells]
+        md = [one_line_cell(h, "<br>").replace("|", "\\|") for h in headers]
+        lines = ["| " + " | ".join(md) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(one_line_cell(v, "<br>").replace("|", "\\|") for v in c) + " |" for c in cells]
         return "\n".join(lines) + "\n"
     if fmt == "latex":
         esc = latex_escape
         lines = [r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}", r"\toprule"]
-        lines.append(" & ".join(esc(h) for h in headers) + r" \\")
+        lines.append(" & ".join(esc(one_line_cell(h)) for h in headers) + r" \\")
         lines.append(r"\midrule")
-        lines += [" & ".join(esc(c) for c in r) + r" \\" for r in cells]
+        lines += [" & ".join(esc(one_line_cell(c)) for c in r) + r" \\" for r in cells]
         lines += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(lines) + "\n"
-    return _rich(headers, cells, title)
+    return _rich([one_line_cell(h) for h in headers], [[one_line_cell(c) for c in r] for r in cells], title)
+
+
+#: what a text editor or terminal takes for a line break
+LINE_BREAKS = ("\r\n", "\r", "\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def one_line_cell(s: object, sep: str = " ") -> str:
+    r"""``s`` with every line break as ``sep`` and other control characters as spaces.
+
+    >>> one_line_cell("a\r\nb\x00c", "<br>")
+    'a<br>b c'
+    """
+    s = str(s)
+    for br in LINE_BREAKS:
+        s = s.replace(br, "\n")
+    return "".join(sep if ch == "\n" else " " if not ch.isprintable() and ch != "\t" else ch for ch in s)
 
 
 def short_fingerprint(fp: str | None, digits: int = 12) -> str:
@@ -111,11 +131,13 @@ def _rich(headers: Sequence[str], cells: Sequence[Sequence[str]], title: str) ->
     from rich.table import Table
 
     table = Table(title=title or None, show_lines=False)
+    from rich.markup import escape
+
     for i, h in enumerate(headers):
         numeric = i > 0 and all(_numeric_cell(r[i]) for r in cells)
-        table.add_column(h, justify="right" if numeric else "left", no_wrap=True)
+        table.add_column(escape(h), justify="right" if numeric else "left", no_wrap=True)
     for r in cells:
-        table.add_row(*r)
+        table.add_row(*(escape(c) for c in r))
     # wide enough for every cell: a narrower console makes rich collapse a no_wrap column to
     # nothing (the metric names vanished from `receval metrics`)
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]

@@ -36,7 +36,7 @@ from typing import Any
 
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
-from .report import fmt_value, latex_escape, render
+from .report import fmt_value, latex_escape, one_line_cell, render
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "json")
 
@@ -318,11 +318,9 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                 f"<style>{_CSS}</style>\n</head>\n<body>\n<table>\n<thead><tr>"
                 + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead>\n<tbody>\n" + body
                 + "</tbody>\n</table>\n</body>\n</html>\n")
-    # user text made safe for report.render: LaTeX escapes it but keeps line breaks; rich reads markup
-    safe = _one_line_tex if fmt == "latex" else _rich_text
-    small = [[_pvalue(v, digits) if i in (6, 7) else safe(v) if isinstance(v, str) else v for i, v in enumerate(r)]
-             for r in rows]
-    return render([safe(h) for h in headers], small, fmt, digits=digits)
+    # report.render shows user text as written (escaped, on one line) in every format
+    small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
+    return render(headers, small, fmt, digits=digits)
 
 
 def _pvalue(p: float, digits: int) -> str:
@@ -377,15 +375,7 @@ def _rich_text(s: str) -> str:
     return escape(str(s))
 
 
-_LINE_BREAKS = ("\r\n", "\r", "\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
-
-
-def _lines(s: str, sep: str) -> str:
-    """``s`` with every line break as ``sep`` and other control characters as spaces."""
-    s = str(s)
-    for br in _LINE_BREAKS:
-        s = s.replace(br, "\n")
-    return "".join(sep if ch == "\n" else " " if not ch.isprintable() and ch != "\t" else ch for ch in s)
+_lines = one_line_cell
 
 
 def _md_escape(s: str) -> str:
