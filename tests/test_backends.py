@@ -293,9 +293,9 @@ def test_spark_reads_parquet_paths_and_renamed_columns(spark, tmp_path):
 GLOBAL_OPTION_SPECS = [
     "auc", "auc(tied=correct)", "auc(rows=judged)", "auc(form=positives)", "auc(form=positives,negatives=plus_one)",
     "auc(form=users)", "auc(form=users,weight=positives,nopos=skip)", "auc(form=users,denominator=r,noneg=zero)",
-    "entropy@5", "entropy(form=recbole)@5", "entropy(form=elliot)@5", "entropy(base=2,normalize=catalog)@5",
+    "entropy@5", "entropy(form=per_item)@5", "entropy(form=length_weighted)@5", "entropy(base=2,normalize=catalog)@5",
     "entropy(normalize=recommended)@20", "coverage@5", "coverage(denominator=train)@5", "coverage(denominator=count)@20",
-    "coverage(denominator=recbole)@5", "gini@5", "gini(form=recbole)@20", "gini(form=elliot)@5",
+    "coverage(denominator=catalog_plus_one)@5", "gini@5", "gini(form=catalog_divisor)@20", "gini(form=complement)@5",
     "mae(missing=skip)", "rmse(missing=skip)", "mae(average=users,missing=skip)", "rmse(average=users,missing=skip)",
 ]
 

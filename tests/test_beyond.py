@@ -36,33 +36,70 @@ def test_entropy_variants_against_arithmetic():
     counts = np.array([3, 1, 1, 1])  # item 1 three times, items 2, 3, 4 once
     p = counts / counts.sum()
     h = -(p * np.log(p)).sum()
-    res = evaluate(_recs(), TRUTH, ["entropy@3", "entropy(form=recbole)@3", "entropy(normalize=catalog)@3"], catalog=CATALOG)
+    res = evaluate(_recs(), TRUTH, ["entropy@3", "entropy(form=per_item)@3", "entropy(normalize=catalog)@3"], catalog=CATALOG)
     assert res["entropy@3"] == pytest.approx(h)
-    assert res["entropy(form=recbole)@3"] == pytest.approx(h / 4)  # ÷ distinct recommended items
+    assert res["entropy(form=per_item)@3"] == pytest.approx(h / 4)  # ÷ distinct recommended items
     assert res["entropy(normalize=catalog)@3"] == pytest.approx(h / math.log(8))
 
 
 def test_coverage_and_gini_variants():
     res = evaluate(
         _recs(), TRUTH,
-        ["coverage@3", "coverage(denominator=count)@3", "coverage(denominator=recbole)@3", "gini@3", "gini(form=elliot)@3"],
+        ["coverage@3", "coverage(denominator=count)@3", "coverage(denominator=catalog_plus_one)@3", "gini@3", "gini(form=complement)@3"],
         catalog=CATALOG,
     )
     assert res["coverage@3"] == pytest.approx(4 / 8)
     assert res["coverage(denominator=count)@3"] == 4
-    assert res["coverage(denominator=recbole)@3"] == pytest.approx(4 / 9)
+    assert res["coverage(denominator=catalog_plus_one)@3"] == pytest.approx(4 / 9)
     shares = np.sort(np.r_[np.zeros(4), [3, 1, 1, 1]] / 6)
     n = 8
     g = sum((2 * j - n - 1) * shares[j - 1] for j in range(1, n + 1)) / (n - 1)
     assert res["gini@3"] == pytest.approx(g)
-    assert res["gini(form=elliot)@3"] == pytest.approx(1 - g)
+    assert res["gini(form=complement)@3"] == pytest.approx(1 - g)
 
 
 def test_dialect_variants_resolve():
     res = evaluate(_recs(), TRUTH, ["entropy@3", "gini@3"], dialect="recbole@1.2.1", catalog=CATALOG)
-    assert "form:recbole" in res.signature("entropy@3")
+    assert "form:per_item" in res.signature("entropy@3")
     elliot = evaluate(_recs(), TRUTH, ["coverage@3"], dialect="elliot", catalog=CATALOG)
     assert elliot["coverage@3"] == 4
+
+
+#: values once named after a library -> the name of what they compute (issue 21)
+RENAMED = [
+    ("entropy", "form", "recbole", "per_item"),
+    ("entropy", "form", "elliot", "length_weighted"),
+    ("gini", "form", "recbole", "catalog_divisor"),
+    ("gini", "form", "elliot", "complement"),
+    ("coverage", "denominator", "recbole", "catalog_plus_one"),
+]
+
+
+@pytest.mark.parametrize(("metric", "option", "old", "new"), RENAMED)
+def test_a_renamed_value_keeps_its_old_spelling(metric, option, old, new):
+    from receval import parse_signature
+    from receval.metrics import get_metric
+
+    axis = get_metric(metric).axis(option)
+    assert axis.aliases[old] == new and new in axis.values and old not in axis.values
+    res = evaluate(_recs(), TRUTH, [f"{metric}({option}={old})@3", f"{metric}({option}={new})@3"], catalog=CATALOG)
+    (e_old, e_new) = res.entries
+    assert e_old.value == e_new.value  # the same choice, bit for bit
+    assert e_old.metric == e_new.metric == f"{metric}({option}={new})@3"  # written under the new name
+    assert e_old.signature == e_new.signature and f"|{axis.key}:{new}|" in e_old.signature
+    # a signature published with the old spelling parses to the new name and recomputes the same value
+    published = e_new.signature.replace(f"|{axis.key}:{new}|", f"|{axis.key}:{old.upper()}|")
+    spec, _, _ = parse_signature(published)
+    assert spec == parse_signature(e_new.signature)[0] and f"{option}={new}" in str(spec)
+    again = evaluate(_recs(), TRUTH, [published], catalog=CATALOG).entries[0]
+    assert again.value == e_new.value and again.signature == e_new.signature
+
+
+def test_an_alias_must_name_a_value():
+    from receval.options import Axis
+
+    with pytest.raises(ValueError, match="alias"):
+        Axis("form", "form", "a", "doc", {"a": "A"}, aliases={"old": "b"})
 
 
 def test_novelty_from_train_popularity():

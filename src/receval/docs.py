@@ -82,21 +82,28 @@ def rst_to_markdown(doc: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
+def _values(ax) -> str:
+    """An option's values with their meaning (an old spelling named after it), or its doc."""
+    if not ax.values:
+        return ax.doc
+    old = {v: [a for a, t in ax.aliases.items() if t == v] for v in ax.values}
+    return "; ".join(f"`{v}`" + (f" (old spelling {', '.join(f'`{a}`' for a in old[v])})" if old[v] else "") + f": {d}"
+                     for v, d in ax.values.items())
+
+
 def metrics_markdown() -> str:
     out = ["# Metrics", "", "Generated from the registry by `python -m receval.docs docs/`; do not edit by hand.", ""]
     out += ["## Context options (read by every metric unless stated)", ""]
     out += ["| option | default | values |", "|---|---|---|"]
     for name, ax in CONTEXT_AXES.items():
-        vals = "; ".join(f"`{v}`: {d}" for v, d in ax.values.items()) if ax.values else ax.doc
-        out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(vals)} |")
+        out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
     out.append("")
     for m in all_metrics():
         out += [f"## `{m.name}" + ("@k" if m.needs_k else "") + "`", "", rst_to_markdown(m.doc), ""]
         if m.axes:
             out += ["| option | signature key | default | values |", "|---|---|---|---|"]
             for name, ax in m.axes.items():
-                vals = "; ".join(f"`{v}`: {d}" for v, d in ax.values.items()) if ax.values else ax.doc
-                out.append(f"| `{name}` | `{ax.key}` | `{ax.render(ax.default)}` | {_cell(vals)} |")
+                out.append(f"| `{name}` | `{ax.key}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
             out.append("")
         ctx = ", ".join(f"`{c}`" for c in m.context) or "none"
         out += [f"Context options read: {ctx}.", ""]

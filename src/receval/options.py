@@ -2,8 +2,15 @@
 
 An *axis* is one choice that can change a number: a denominator, a gain, how the ideal
 ranking is cut, a tie rule, which users are averaged. Each value is named after the choice it
-makes (``ideal=uncut``, not ``divide_by_achievable=False``) and documented in one line. The
-signature of a value lists every resolved axis the metric reads, under the axis's short key.
+makes (``ideal=uncut``, not ``divide_by_achievable=False``; ``gini(form=complement)``, not
+``form=elliot``) and documented in one line; a library's name says which library computes it,
+in the value's documentation, never what it computes. The signature of a value lists every
+resolved axis the metric reads, under the axis's short key.
+
+A value renamed keeps its old spelling as an *alias* (:attr:`Axis.aliases`): a spec, a
+dialect or a published signature that writes the old spelling parses to the same value, and
+the canonical spec and signature write the new name (``entropy(form=recbole)@10`` is
+``entropy(form=per_item)@10``).
 
 Two groups exist:
 
@@ -36,6 +43,15 @@ class Axis:
     #: a name the data defines (a group of a side input), not one of ``values``: any text
     #: without the spec's separators, compared in lower case as the spec grammar reads it
     free: bool = False
+    #: old spelling -> the value of ``values`` it now reads as: a renamed value still parses
+    #: (in a spec, a dialect file or a published signature) to the same choice, written under
+    #: its new name
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for old, new in self.aliases.items():
+            if new not in self.values or old in self.values:
+                raise ValueError(f"axis {self.name!r}: alias {old!r} must name a value ({new!r} is not one) and not be one")
 
     def parse(self, raw: Any) -> Any:
         """Validate and normalise a raw value (a string from a spec, or a Python value)."""
@@ -59,6 +75,7 @@ class Axis:
             text = "yes" if "yes" in self.values else text
         if text in ("false", "no"):
             text = "no" if "no" in self.values else text
+        text = self.aliases.get(text, text)
         if text not in self.values:
             raise SpecError(
                 f"unknown value '{raw}' for option `{self.name}`{did_you_mean(text, self.values)}"

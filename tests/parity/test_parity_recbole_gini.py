@@ -1,5 +1,5 @@
 """RecBole's GiniIndex counts its [PAD] item: n = dataset.num(item_id) = |I| + 1 (as ItemCoverage
-does). receval's recbole dialect (gini(form=recbole,pad=yes)) against RecBole 1.2.1's own
+does). receval's recbole dialect (gini(form=catalog_divisor,pad=yes)) against RecBole 1.2.1's own
 GiniIndex.get_gini and ItemCoverage on random top-k matrices."""
 
 from __future__ import annotations

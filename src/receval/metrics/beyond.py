@@ -284,9 +284,10 @@ ENTROPY_FORM = Axis(
     "form", "form", "standard", "which entropy",
     {
         "standard": "−Σ p_i log p_i over recommendation frequencies",
-        "recbole": "RecBole ShannonEntropy: natural log, divided by the number of distinct recommended items",
-        "elliot": "Elliot ShannonEntropy: log2, each user's items weighted 1/ℓ_u",
+        "per_item": "−Σ p_i ln p_i divided by the number of distinct recommended items (RecBole ShannonEntropy)",
+        "length_weighted": "−Σ_i w_i log2 p_i / |U⁺|, each occurrence weighted 1/ℓ_u by its list's length (Elliot ShannonEntropy)",
     },
+    aliases={"recbole": "per_item", "elliot": "length_weighted"},
 )
 ENTROPY_BASE = Axis("base", "base", math.e, "logarithm base of the standard form (e or 2)", numeric=True)
 ENTROPY_NORM = Axis(
@@ -347,15 +348,15 @@ def _exposure_merge(parts: list[dict], j: int, metric: str | None) -> tuple[np.n
 
 
 def _entropy_partial(h: Hits, ks: list[int], o: dict) -> dict:
-    return _exposure_partial(h, ks, o, "entropy", weights=o["form"] == "elliot")
+    return _exposure_partial(h, ks, o, "entropy", weights=o["form"] == "length_weighted")
 
 
 def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     def one(j: int) -> float:
         _, cnt, w, users, n_catalog = _exposure_merge(parts, j, "entropy")
-        if o["form"] == "recbole":
+        if o["form"] == "per_item":
             return _div.entropy_recbole_of_counts(cnt)
-        if o["form"] == "elliot":
+        if o["form"] == "length_weighted":
             return _div.entropy_elliot_of_counts(cnt, w, users)
         norm = None if o["normalize"] == "no" else o["normalize"]
         base = "e" if o["base"] == math.e else o["base"]
@@ -373,8 +374,8 @@ def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     -------
     .. math:: H = -\sum_{i \in I} p_i \log_b p_i, \qquad p_i = \frac{\mathrm{cnt}(i)}{\sum_j \mathrm{cnt}(j)}
 
-    ``normalize=catalog`` divides by :math:`\log_b |I|` (the base cancels); ``form=recbole``
-    is :math:`-\sum p_i \ln p_i / |\{i: \mathrm{cnt}(i) > 0\}|`; ``form=elliot`` weights each
+    ``normalize=catalog`` divides by :math:`\log_b |I|` (the base cancels); ``form=per_item``
+    is :math:`-\sum p_i \ln p_i / |\{i: \mathrm{cnt}(i) > 0\}|`; ``form=length_weighted`` weights each
     occurrence by :math:`1/\ell_u` and uses log2 (equal to the standard log2 form when all
     lists are equally long). Seed 001: five users all given item A → 0; each a different item →
     ln 5 ≈ 1.609.
@@ -399,9 +400,12 @@ COVERAGE_DEN = Axis(
         "catalog": "|I|, the catalogue",
         "train": "the distinct train items, counting only recommended train items (RePlay Coverage)",
         "count": "nothing: the absolute number of distinct recommended items (Elliot ItemCoverage)",
-        "recbole": "|I| + 1 (RecBole ItemCoverage counts the [PAD] token)",
+        "catalog_plus_one": "|I| + 1: the catalogue and one padding item (RecBole ItemCoverage counts its [PAD] token)",
     },
+    aliases={"recbole": "catalog_plus_one"},
 )
+#: ``denominator`` -> the ``variant`` of :func:`receval.metrics.diversity.catalog_coverage`
+_COVERAGE_VARIANT = {"catalog_plus_one": "recbole"}
 
 
 def _coverage_partial(h: Hits, ks: list[int], o: dict) -> dict:
@@ -414,7 +418,7 @@ def _coverage_partial(h: Hits, ks: list[int], o: dict) -> dict:
 
 
 def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    variant = o["denominator"]
+    variant = _COVERAGE_VARIANT.get(o["denominator"], o["denominator"])
 
     def one(j: int) -> float:
         if variant == "train":  # recommended items outside the catalogue are allowed here
@@ -456,17 +460,20 @@ GINI_FORM = Axis(
     "form", "form", "castells", "which Gini index",
     {
         "castells": "Σ_j (2j − |I| − 1) p_(j) / (|I| − 1), items sorted by p ascending, never-recommended items with p = 0",
-        "recbole": "RecBole GiniIndex: divisor |I| instead of |I| − 1",
-        "elliot": "Elliot GiniIndex: 1 − G (higher = more diverse)",
+        "catalog_divisor": "the same sum divided by |I| instead of |I| − 1 (RecBole GiniIndex)",
+        "complement": "1 − G: higher = more diverse (Elliot GiniIndex)",
     },
+    aliases={"recbole": "catalog_divisor", "elliot": "complement"},
 )
+#: ``form`` -> the ``variant`` of :func:`receval.metrics.diversity.gini_of_counts`
+_GINI_VARIANT = {"castells": "castells", "catalog_divisor": "recbole", "complement": "elliot"}
 
 
 GINI_PAD = Axis(
     "pad", "pad", "no", "an extra never-recommended item in the catalogue",
     {
         "no": "the catalogue as given",
-        "yes": "one more item with no recommendation (RecBole's [PAD] id 0, counted in dataset.num(item_id) as coverage(denominator=recbole) counts it)",
+        "yes": "one more item with no recommendation (RecBole's [PAD] id 0, counted in dataset.num(item_id) as coverage(denominator=catalog_plus_one) counts it)",
     },
 )
 
@@ -478,7 +485,7 @@ def _gini_partial(h: Hits, ks: list[int], o: dict) -> dict:
 def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     def one(j: int) -> float:
         _, cnt, _, _, n_catalog = _exposure_merge(parts, j, "gini")
-        return _div.gini_of_counts(cnt, n_catalog + (o.get("pad") == "yes"), variant=o["form"])
+        return _div.gini_of_counts(cnt, n_catalog + (o.get("pad") == "yes"), variant=_GINI_VARIANT[o["form"]])
 
     return np.array([one(j) for j in range(len(ks))])
 
@@ -502,8 +509,8 @@ def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> truth = {"user_id": [1, 2], "item_id": [1, 2]}
     >>> evaluate(recs, truth, ["gini@1"], catalog=[1, 2, 3])["gini@1"]   # (2·3 − 3 − 1)·1 / 2
     1.0
-    >>> evaluate(recs, truth, ["gini(form=recbole,pad=yes)@1"], catalog=[1, 2, 3]).values   # n = 4: (2·4 − 4 − 1)·2 / (2·4)
-    {'gini(form=recbole,pad=yes)@1': 0.75}
+    >>> evaluate(recs, truth, ["gini(form=catalog_divisor,pad=yes)@1"], catalog=[1, 2, 3]).values   # n = 4: (2·4 − 4 − 1)·2 / (2·4)
+    {'gini(form=catalog_divisor,pad=yes)@1': 0.75}
     """
     return _gini_combine([_gini_partial(h, ks, o)], ks, o)
 
