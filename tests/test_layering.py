@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("engine", ["engine"]),
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
     ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
-                      "docs", "examples", "sampled", "cli", "receval", "verification"]),
+                      "docs", "examples", "sampled", "cli", "arguments", "receval", "verification"]),
 ]
 
 

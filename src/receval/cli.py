@@ -1,5 +1,11 @@
 """The command line: a thin shell over the API.
 
+Every command is registered here, in :data:`COMMANDS` (the order the help lists them): its
+help line and its builder, which adds the command's arguments and returns its runner. The
+builders of ``compare``, ``reproduce`` and ``verify`` live in their modules and are imported
+when the parser is built (never for ``receval --version``); they import nothing from this
+module (the shared arguments are :mod:`receval.arguments`).
+
 A user's mistake prints one line (``receval: error: ...``) and exits with status 2; no
 traceback.
 """
@@ -15,58 +21,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__
+from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
 from .report import FORMATS, fingerprint_footer, render
 
-#: name -> (help, fn): ``fn(parser)`` adds the command's arguments and returns its runner
-COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]]] = {}
+#: a command's builder: adds the command's arguments to its parser and returns its runner
+Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
 
 
-def command(name: str, help: str):
-    """Register a subcommand: ``fn(parser)`` adds arguments and returns the runner."""
-
-    def deco(fn):
-        COMMANDS[name] = (help, fn)
-        return fn
-
-    return deco
-
-
-def add_column_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("column names")
-    g.add_argument("--user-col", default="user_id")
-    g.add_argument("--item-col", default="item_id")
-    g.add_argument("--score-col", default="score")
-    g.add_argument("--rank-col", default="rank")
-    g.add_argument("--rating-col", default="rating")
-
-
-def column_kwargs(a: argparse.Namespace) -> dict:
-    return dict(user_col=a.user_col, item_col=a.item_col, score_col=a.score_col, rank_col=a.rank_col, rating_col=a.rating_col)
-
-
-def add_context_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("options for every metric (a spec's own option wins)")
-    g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
-    from .options import CONTEXT_AXES
-
-    for name in CONTEXT_AXES:
-        if name != "rel":
-            g.add_argument(f"--{name}")
-
-
-def context_kwargs(a: argparse.Namespace) -> dict:
-    out = {}
-    from .options import CONTEXT_AXES
-
-    for name in CONTEXT_AXES:
-        v = getattr(a, name, None)
-        if v is not None:
-            out[name] = v
-    return out
-
-
-@command("evaluate", "evaluate recommendations against a ground truth")
 def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("recs", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
     p.add_argument("truth", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
@@ -138,7 +100,6 @@ def _check_per_user(a: argparse.Namespace) -> None:
         check_new_file(a.per_user, a.force, "--per-user file", "--force")
 
 
-@command("runs", "evaluate several runs on one ground truth and compare them with paired statistics")
 def _runs(p: argparse.ArgumentParser):
     p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
     p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="a named run, e.g. ease=ease.parquet (two or more to compare)")
@@ -207,7 +168,6 @@ def _runs(p: argparse.ArgumentParser):
     return run
 
 
-@command("explain", "print a metric's exact formula, resolved options and signature")
 def _explain(p: argparse.ArgumentParser):
     p.add_argument("spec")
     p.add_argument("--dialect")
@@ -276,7 +236,6 @@ def _indent(text: str) -> str:
     return "\n".join("  " + line for line in text.splitlines())
 
 
-@command("metrics", "list every metric with its options and defaults")
 def _metrics(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=("table", "markdown"), default="table",
                    help="table: one block per metric, at most 100 columns; markdown: one table")
@@ -341,7 +300,6 @@ def metrics_text(width: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
-@command("dialects", "list the dialects with versions and sources")
 def _dialects(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
 
@@ -363,31 +321,46 @@ def _dialects(p: argparse.ArgumentParser):
     return run
 
 
-#: the commands of modules loaded on demand, in the order the help lists them (after the core
-#: commands of this module): the help and docs/reference/cli.md do not depend on which module
-#: some earlier code happened to import first
-_OPTIONAL_COMMANDS = {"receval.compare": "compare", "receval.reproduce": "reproduce", "receval.verification": "verify"}
+# the commands of other modules: imported when the parser is built (compare.py imports polars),
+# never for `receval --version`
+def _compare(p: argparse.ArgumentParser):
+    from .compare import build_command
+
+    return build_command(p)
 
 
-def _load_optional_commands() -> None:
-    for mod in _OPTIONAL_COMMANDS:
-        try:
-            __import__(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
-                raise
+def _reproduce(p: argparse.ArgumentParser):
+    from .reproduce import build_command
+
+    return build_command(p)
+
+
+def _verify(p: argparse.ArgumentParser):
+    from .verification import build_command
+
+    return build_command(p)
+
+
+#: every command, in the order the help (and docs/reference/cli.md) lists them: name -> (help, builder)
+COMMANDS: dict[str, tuple[str, Builder]] = {
+    "evaluate": ("evaluate recommendations against a ground truth", _evaluate),
+    "runs": ("evaluate several runs on one ground truth and compare them with paired statistics", _runs),
+    "explain": ("print a metric's exact formula, resolved options and signature", _explain),
+    "metrics": ("list every metric with its options and defaults", _metrics),
+    "dialects": ("list the dialects with versions and sources", _dialects),
+    "compare": ("evaluate as every library does: a row per dialect, a column per metric", _compare),
+    "reproduce": ("run the RecSys'21 study's protocol and print the consistency table", _reproduce),
+    "verify": ("recompute a published JSON result from its signatures and check its data fingerprints", _verify),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    _load_optional_commands()
     parser = _Parser(prog="receval", description="Exact, signed, reproducible recommender evaluation.")
     parser.add_argument("--version", action="version", version=f"receval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    later = list(_OPTIONAL_COMMANDS.values())
-    for name in sorted(COMMANDS, key=lambda n: later.index(n) + 1 if n in later else 0):
-        help_, fn = COMMANDS[name]
+    for name, (help_, build) in COMMANDS.items():
         sp = sub.add_parser(name, help=help_, description=help_)
-        sp.set_defaults(run=fn(sp))
+        sp.set_defaults(run=build(sp))
     return parser
 
 
@@ -504,4 +477,4 @@ if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
 
 
-__all__ = ["main", "explain", "command", "add_column_args", "add_context_args", "column_kwargs", "context_kwargs", "Path"]
+__all__ = ["main", "explain", "build_parser", "COMMANDS", "add_column_args", "add_context_args", "column_kwargs", "context_kwargs", "Path"]

@@ -287,31 +287,27 @@ def render_comparison(res: Comparison, fmt: str = "table") -> str:
     return out
 
 
-def _register() -> None:
-    from .cli import add_column_args, add_context_args, column_kwargs, command, context_kwargs
+def build_command(p: argparse.ArgumentParser):
+    """``receval compare`` (registered by :data:`receval.cli.COMMANDS`): add its arguments to
+    ``p`` and return its runner."""
+    from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
     from .report import FORMATS
 
-    @command("compare", "evaluate as every library does: a row per dialect, a column per metric")
-    def _compare(p: argparse.ArgumentParser):
-        p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
-        p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
-        p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. map@20 (repeatable)")
-        p.add_argument("--dialects", default="all", help="'all' (default), 'defaults', or names like recbole,daisyrec@2.3")
-        p.add_argument("--format", choices=FORMATS, default="table")
-        p.add_argument("--strict", action="store_true", help="fail when a dialect refuses the data instead of marking the cell")
-        add_column_args(p)
-        add_context_args(p)
+    p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
+    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
+    p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. map@20 (repeatable)")
+    p.add_argument("--dialects", default="all", help="'all' (default), 'defaults', or names like recbole,daisyrec@2.3")
+    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--strict", action="store_true", help="fail when a dialect refuses the data instead of marking the cell")
+    add_column_args(p)
+    add_context_args(p)
 
-        def run(a: argparse.Namespace) -> int:
-            res = compare_results(
-                a.recs, a.truth, a.metric, dialects=a.dialects, errors="raise" if a.strict else "mark",
-                **column_kwargs(a), **context_kwargs(a),
-            )
-            print(render_comparison(res, a.format), end="")
-            return 0
+    def run(a: argparse.Namespace) -> int:
+        res = compare_results(
+            a.recs, a.truth, a.metric, dialects=a.dialects, errors="raise" if a.strict else "mark",
+            **column_kwargs(a), **context_kwargs(a),
+        )
+        print(render_comparison(res, a.format), end="")
+        return 0
 
-        return run
-
-
-_register()
-
+    return run

@@ -18,7 +18,6 @@ from typing import Any
 
 
 from . import __version__
-from .cli import command
 from .report import fmt_value, render
 from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS
 
@@ -277,8 +276,9 @@ def plot_spread(rep: Reproduction, path: Path, *, width: float = 7.0) -> None:
         save_figure(fig, path)
 
 
-@command("reproduce", "run the RecSys'21 study's protocol and print the consistency table")
-def _cli(p: argparse.ArgumentParser):
+def build_command(p: argparse.ArgumentParser):
+    """``receval reproduce`` (registered by :data:`receval.cli.COMMANDS`): add its arguments to
+    ``p`` and return its runner."""
     p.add_argument("--data", help="a MovieLens release (folder or zip) or a ratings file; default: bundled ml-latest-small")
     p.add_argument("--k", type=int, default=20)
     p.add_argument("--threshold", type=float, default=4.5, help="ratings >= this are relevant")

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cli import add_column_args, column_kwargs, command
+from .arguments import add_column_args, column_kwargs
 from .errors import DataError
 from .report import render, short_fingerprint
 
@@ -276,8 +276,9 @@ def verify(
 # ---- the command line -----------------------------------------------------------------------------
 
 
-@command("verify", "recompute a published JSON result from its signatures and check its data fingerprints")
-def _verify_command(p: argparse.ArgumentParser):
+def build_command(p: argparse.ArgumentParser):
+    """``receval verify`` (registered by :data:`receval.cli.COMMANDS`): add its arguments to
+    ``p`` and return its runner."""
     p.add_argument("results", help="a JSON result written by receval evaluate --format json")
     p.add_argument("recs", help="the recommendations it was computed on (CSV, Parquet or TREC run)")
     p.add_argument("truth", help="the ground truth it was computed on (CSV, Parquet or TREC qrels)")

@@ -1,0 +1,52 @@
+"""The arguments several commands share: the input column names and the context options.
+
+Each command's builder (``build(parser)`` adds its arguments and returns its runner) adds them
+with :func:`add_column_args` / :func:`add_context_args` and reads them back as keyword
+arguments of :func:`receval.evaluate` with :func:`column_kwargs` / :func:`context_kwargs`.
+:mod:`receval.cli` registers the builders; no builder imports :mod:`receval.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_column_args(p: argparse.ArgumentParser) -> None:
+    """The ``column names`` group: ``--user-col`` ... ``--rating-col``."""
+    g = p.add_argument_group("column names")
+    g.add_argument("--user-col", default="user_id")
+    g.add_argument("--item-col", default="item_id")
+    g.add_argument("--score-col", default="score")
+    g.add_argument("--rank-col", default="rank")
+    g.add_argument("--rating-col", default="rating")
+
+
+def column_kwargs(a: argparse.Namespace) -> dict:
+    """The column names given, as keyword arguments of :func:`receval.evaluate`."""
+    return dict(user_col=a.user_col, item_col=a.item_col, score_col=a.score_col, rank_col=a.rank_col, rating_col=a.rating_col)
+
+
+def add_context_args(p: argparse.ArgumentParser) -> None:
+    """One ``--NAME`` per context option (:data:`receval.options.CONTEXT_AXES`)."""
+    g = p.add_argument_group("options for every metric (a spec's own option wins)")
+    g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
+    from .options import CONTEXT_AXES
+
+    for name in CONTEXT_AXES:
+        if name != "rel":
+            g.add_argument(f"--{name}")
+
+
+def context_kwargs(a: argparse.Namespace) -> dict:
+    """The context options given (those left out are not passed)."""
+    from .options import CONTEXT_AXES
+
+    out = {}
+    for name in CONTEXT_AXES:
+        v = getattr(a, name, None)
+        if v is not None:
+            out[name] = v
+    return out
+
+
+__all__ = ["add_column_args", "column_kwargs", "add_context_args", "context_kwargs"]
