@@ -103,6 +103,37 @@ def test_every_format_is_offered():
     assert set(FORMATS) == {"table", "json", "markdown", "latex", "csv"}
 
 
+def test_every_format_choice_is_read_from_the_one_table():
+    from receval.cli import build_parser
+    from receval.report import TABLE_FORMATS, command_formats
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    offered = {}
+    for name, sp in sub.choices.items():
+        fmt = next((a for a in sp._actions if a.dest == "format"), None)
+        if fmt is not None:
+            offered[name] = tuple(fmt.choices)
+    assert offered == {name: command_formats(name) for name in offered}
+    assert offered["evaluate"] == ("table", "markdown", "latex", "csv", "json", "trec")
+    assert offered["runs"] == ("table", "markdown", "latex", "html", "csv", "json")
+    # every format is offered by some command, and every command that offers one exists
+    assert {c for f in TABLE_FORMATS.values() for c in f.commands} == set(offered)
+    assert all(f.commands for f in TABLE_FORMATS.values())
+
+
+def test_compare_reproduce_and_verify_do_not_import_the_command_line():
+    import ast
+    from pathlib import Path
+
+    import receval
+
+    for name in ("compare", "reproduce", "verification"):
+        tree = ast.parse((Path(receval.__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
+        found = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module in ("cli", "receval.cli")]
+        assert not found, name
+
+
 @pytest.mark.parametrize("suffix", ["csv", "parquet"])
 def test_per_user_file(tmp_path, capsys, suffix):
     path = tmp_path / f"per_user.{suffix}"

@@ -23,7 +23,7 @@ from pathlib import Path
 from . import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
-from .report import FORMATS, fingerprint_footer, render
+from .report import command_formats, fingerprint_footer, render
 
 #: a command's builder: adds the command's arguments to its parser and returns its runner
 Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -34,7 +34,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("truth", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
-    p.add_argument("--format", choices=FORMATS + ("trec",), default="table",
+    p.add_argument("--format", choices=command_formats("evaluate"), default="table",
                    help="output; trec: trec_eval's layout (metric, all, value)")
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
                    help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
@@ -114,7 +114,7 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--seed", type=int, default=0, help="seed of every resampling method")
     p.add_argument("--baseline", metavar="NAME", help="test every run against this one (default: all pairs)")
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
-    p.add_argument("--format", choices=("table", "markdown", "latex", "html", "csv", "json"), default="table")
+    p.add_argument("--format", choices=command_formats("runs"), default="table")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
     p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
                    help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
@@ -237,7 +237,7 @@ def _indent(text: str) -> str:
 
 
 def _metrics(p: argparse.ArgumentParser):
-    p.add_argument("--format", choices=("table", "markdown"), default="table",
+    p.add_argument("--format", choices=command_formats("metrics"), default="table",
                    help="table: one block per metric, at most 100 columns; markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
@@ -301,7 +301,7 @@ def metrics_text(width: int = 100) -> str:
 
 
 def _dialects(p: argparse.ArgumentParser):
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    p.add_argument("--format", choices=command_formats("dialects"), default="table")
 
     def run(a: argparse.Namespace) -> int:
         from .dialects import all_dialects

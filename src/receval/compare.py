@@ -291,13 +291,13 @@ def build_command(p: argparse.ArgumentParser):
     """``receval compare`` (registered by :data:`receval.cli.COMMANDS`): add its arguments to
     ``p`` and return its runner."""
     from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
-    from .report import FORMATS
+    from .report import command_formats
 
     p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
     p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. map@20 (repeatable)")
     p.add_argument("--dialects", default="all", help="'all' (default), 'defaults', or names like recbole,daisyrec@2.3")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p.add_argument("--format", choices=command_formats("compare"), default="table")
     p.add_argument("--strict", action="store_true", help="fail when a dialect refuses the data instead of marking the cell")
     add_column_args(p)
     add_context_args(p)

@@ -17,8 +17,11 @@ Formats: ``"table"`` (terminal, rich), ``"markdown"``, ``"latex"`` (booktabs), `
 self-contained document, no external assets), ``"csv"`` (one row per run and metric, full
 precision) and ``"json"`` (every number, every paired test and every signature;
 :func:`read_json` reads it back). Every user string (run and metric names, titles, signatures)
-is escaped for its format where the format writes it: :func:`_md_escape`, :func:`_tex`,
-:func:`html.escape`, :func:`_rich_text`; a line break in a name stays one cell.
+is escaped for its format where the format writes it, by the escapes of :mod:`receval.report`
+(:func:`~receval.report.markdown_text`, :func:`~receval.report.latex_cell`,
+:func:`html.escape`, :func:`~receval.report.rich_escape`); a line break in a name stays one
+cell. The formats and the file extensions that name them are declared once, in
+:data:`receval.report.TABLE_FORMATS`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import html
 import io
 import json
 import math
-import re
 import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,13 +38,24 @@ from typing import Any
 
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
-from .report import fmt_value, latex_escape, one_line_cell, render
+from .report import (
+    fmt_value,
+    format_extensions,
+    formats,
+    latex_cell,
+    latex_escape,
+    markdown_cell,
+    markdown_code,
+    markdown_text,
+    render,
+    rich_escape,
+)
 
-FORMATS = ("table", "markdown", "latex", "html", "csv", "json")
+#: the formats of :func:`render_table` and :func:`render_pairs`
+FORMATS = formats("comparison")
 
 #: file extension -> format, for :func:`write_table`
-EXTENSIONS = {".txt": "table", ".md": "markdown", ".tex": "latex", ".html": "html", ".htm": "html",
-              ".csv": "csv", ".json": "json"}
+EXTENSIONS = format_extensions("comparison")
 
 #: signature keys the statistics may use, by what they hold (first found wins)
 _SIG_KEYS = {
@@ -306,9 +319,9 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
         return render(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows], "csv")
     if fmt == "markdown":
         # the names (metric, runs, test, correction) escaped; the numbers as written
-        cells = [[_pvalue(v, digits) if i in (6, 7) else _md_escape(v) if isinstance(v, str) else fmt_value(v, digits)
+        cells = [[_pvalue(v, digits) if i in (6, 7) else markdown_text(v) if isinstance(v, str) else fmt_value(v, digits)
                   for i, v in enumerate(r)] for r in rows]
-        head = [_lines(h.replace("|", "\\|"), "<br>") for h in headers]
+        head = [markdown_cell(h) for h in headers]
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in headers) + "|"]
                          + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
     if fmt == "html":
@@ -335,10 +348,10 @@ def _rich(model: TableModel, digits: int, title: str) -> str:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=_rich_text(title) or None, caption_justify="left")
+    table = Table(title=rich_escape(title) or None, caption_justify="left")
     table.add_column("run", no_wrap=True)
     for m in model.metrics:
-        table.add_column(_rich_text(m), justify="right", no_wrap=True)
+        table.add_column(rich_escape(m), justify="right", no_wrap=True)
     for r in model.runs:
         row: list[Text] = [Text(f"{r} ({model.letters[r]})")]
         for m in model.metrics:
@@ -368,47 +381,11 @@ def _sup(letters: str) -> str:
     return "".join(_SUPERSCRIPT.get(ch, "^" + ch) for ch in letters)
 
 
-def _rich_text(s: str) -> str:
-    """Text that rich prints as written (its markup, ``[bold]`` or ``[/x]``, escaped)."""
-    from rich.markup import escape
-
-    return escape(str(s))
-
-
-_lines = one_line_cell
-
-
-def _md_escape(s: str) -> str:
-    """Text that Markdown shows as written, in one table cell: HTML and Markdown specials
-    escaped (``|`` too), a line break as ``<br>``."""
-    s = html.escape(str(s), quote=False)
-    s = "".join("\\" + ch if ch in "\\`*_{}[]#+!|~" else ch for ch in s)
-    return _lines(s, "<br>")
-
-
-def _md_code(s: str) -> str:
-    """``s`` as inline code on one line, fenced by more backticks than it holds in a row."""
-    s = _lines(s, " ")
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{fence}{pad}{s}{pad}{fence}"
-
-
-def _one_line_tex(s: str) -> str:
-    """``s`` on one line (a line break in a cell or caption is a paragraph: an error there)."""
-    return _lines(s, " ")
-
-
-def _tex(s: str) -> str:
-    """Text that LaTeX shows as written: every special escaped (:func:`latex_escape`), on one line."""
-    return latex_escape(_one_line_tex(s))
-
-
 def _markdown(model: TableModel, digits: int, title: str) -> str:
     lines = []
     if title:
-        lines += [f"**{_md_escape(title)}**", ""]
-    lines.append("| run | " + " | ".join(_md_escape(m) for m in model.metrics) + " |")
+        lines += [f"**{markdown_text(title)}**", ""]
+    lines.append("| run | " + " | ".join(markdown_text(m) for m in model.metrics) + " |")
     lines.append("|:---|" + "|".join("---:" for _ in model.metrics) + "|")
     for r in model.runs:
         cells = []
@@ -422,17 +399,17 @@ def _markdown(model: TableModel, digits: int, title: str) -> str:
             if c.ci is not None:
                 s += " " + _ci_text(c.ci, digits)
             cells.append(s)
-        lines.append(f"| {_md_escape(r)} ({model.letters[r]}) | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(r)} ({model.letters[r]}) | " + " | ".join(cells) + " |")
     lines.append("")
-    lines += [_md_escape(x) + "  " for x in model.legend]
+    lines += [markdown_text(x) + "  " for x in model.legend]
     lines.append("")
-    lines += [f"- {_md_code(model.signatures[m])}" for m in model.metrics if m in model.signatures]
+    lines += [f"- {markdown_code(model.signatures[m])}" for m in model.metrics if m in model.signatures]
     return "\n".join(lines) + "\n"
 
 
 def _latex_sig(sig: str) -> str:
     """A signature in typewriter type, breakable after every field."""
-    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(_tex(p) for p in sig.split("|")) + "}"
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split("|")) + "}"
 
 
 def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
@@ -443,10 +420,10 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
     # a document of one table: here, at the top (a float alone would go to a float page)
     lines += [r"\begin{table}[" + ("!h" if standalone else "t") + "]", r"\centering"]
     if title:
-        lines.append(r"\caption{" + _tex(title) + "}")
+        lines.append(r"\caption{" + latex_cell(title) + "}")
     lines.append(r"\begin{tabular}{l" + "r" * len(model.metrics) + "}")
     lines.append(r"\toprule")
-    lines.append("Run & " + " & ".join(_tex(m) for m in model.metrics) + r" \\")
+    lines.append("Run & " + " & ".join(latex_cell(m) for m in model.metrics) + r" \\")
     lines.append(r"\midrule")
     has_ci = any(model.cells[(r, m)].ci is not None for r in model.runs for m in model.metrics)
     for r in model.runs:
@@ -459,13 +436,13 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
             if c.better_than:
                 s += r"\textsuperscript{" + ",".join(c.better_than) + "}"
             cells.append(s)
-        lines.append(_tex(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
+        lines.append(latex_cell(r) + r"\textsuperscript{(" + model.letters[r] + ")} & " + " & ".join(cells) + r" \\")
         if has_ci:  # the intervals on a row of their own: a column stays as narrow as its value
             cis = [r"{\scriptsize " + latex_escape(_ci_text(model.cells[(r, m)].ci, digits)) + "}" for m in model.metrics]
             lines.append(" & " + " & ".join(cis) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize")
-    lines += [_tex(x) + r"\par" for x in model.legend]
+    lines += [latex_cell(x) + r"\par" for x in model.legend]
     lines += [_latex_sig(model.signatures[m]) + r"\par" for m in model.metrics if m in model.signatures]
     lines += [r"\end{minipage}", r"\end{table}"]
     if standalone:

@@ -41,7 +41,7 @@ from typing import Any
 
 from .arguments import add_column_args, column_kwargs
 from .errors import DataError
-from .report import render, short_fingerprint
+from .report import command_formats, render, short_fingerprint
 
 #: relative and absolute tolerance of a value check
 TOLERANCE = 1e-12
@@ -286,7 +286,7 @@ def build_command(p: argparse.ArgumentParser):
                        ("item-groups", "item groups (item_id, group)"), ("user-groups", "user groups (user_id, group)"),
                        ("baseline", "the second run")):
         p.add_argument(f"--{name}", metavar="FILE", help=f"{what}, when the result was computed with it")
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    p.add_argument("--format", choices=command_formats("verify"), default="table")
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
                    help="as for evaluate: trec reads RECS as a TREC run and TRUTH as a qrels file")
     p.add_argument("--sep", help="field separator of text inputs (as for evaluate)")
