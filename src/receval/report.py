@@ -11,19 +11,16 @@ each format is here too: :func:`one_line_cell`, :func:`markdown_cell`, :func:`ma
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class TableFormat:
-    """One output format of a table."""
+class TableFormat(NamedTuple):
+    """One output format of a table (a named tuple: no dataclass import for ``receval --version``)."""
 
     name: str
     doc: str
@@ -199,6 +196,8 @@ def markdown_cell(s: object) -> str:
 def markdown_text(s: object) -> str:
     """Text that Markdown shows as written, in one table cell: HTML and Markdown specials
     escaped (``|`` too), a line break as ``<br>``."""
+    import html
+
     s = html.escape(str(s), quote=False)
     s = "".join("\\" + ch if ch in "\\`*_{}[]#+!|~" else ch for ch in s)
     return one_line_cell(s, "<br>")
