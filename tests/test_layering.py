@@ -1,7 +1,8 @@
 """The import graph holds the declared layering (README, Architecture): every import of a
 receval module by a receval module, at module level or inside a function, goes to a lower
 layer or to the same layer without a cycle, and no module imports a private name from
-another folder. A new module must be given a layer here."""
+another folder; a metric family never imports another family (what families share lives in
+the shared rooms ``metrics._*``). A new module must be given a layer here."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("grammar", ["errors", "options", "plaintext"]),
     ("registry and io", ["registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
     ("the form", ["encode", "hits", "policy"]),
+    ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
     ("results", ["results", "comparison"]),
@@ -25,6 +27,23 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification"]),
 ]
+
+#: public metric modules that register no metric: pure numpy kernels (a documented API) that the
+#: families registering alpha-nDCG, ILD, novelty, ... call; a family may import them
+METRIC_KERNELS = {"metrics.aspects", "metrics.diversity"}
+
+#: the only names a metric family may still import from another family (temporary)
+FAMILY_IMPORT_EXCEPTIONS = {
+    # the list space of beyond: moved into the form by issue 21
+    ("metrics.beyond", "_space"),
+    ("metrics.beyond", "_encoder"),
+    ("metrics.beyond", "_index_in"),
+    ("metrics.beyond", "_unique"),
+    ("metrics.beyond", "_unique_pairs"),
+    # reads the baseline run (a side input, as the list space reads train and catalog): moves with
+    # the list space by issue 21; the overlap math on its rows is in metrics._common already
+    ("metrics.popularity", "_baseline_rows"),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -45,9 +64,10 @@ def _layer(name: str) -> int:
     raise AssertionError(f"module receval.{name} has no declared layer: add it to LAYERS in tests/test_layering.py")
 
 
-def _imports(mods: dict[str, Path]) -> tuple[dict[str, set[str]], list[str]]:
-    edges: dict[str, set[str]] = {m: set() for m in mods}
-    private = []
+def _import_names(mods: dict[str, Path]) -> list[tuple[str, str, str | None]]:
+    """Every import of a receval module by a receval module, at module level or inside a
+    function: (importer, imported module, the name imported from it, or None for the module)."""
+    out: list[tuple[str, str, str | None]] = []
     for m, p in mods.items():
         pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
         if m == "receval":
@@ -64,19 +84,41 @@ def _imports(mods: dict[str, Path]) -> tuple[dict[str, set[str]], list[str]]:
                 for a in node.names:
                     full = f"{base_name}.{a.name}" if base_name != "receval" else a.name
                     if full in mods:
-                        edges[m].add(full)
+                        out.append((m, full, None))
                     elif base_name in mods:
-                        edges[m].add(base_name)
-                        folder = lambda x: x.rsplit(".", 1)[0] if "." in x else ""  # noqa: E731
-                        if a.name.startswith("_") and not a.name.startswith("__") and folder(base_name) != folder(m):
-                            private.append(f"receval.{m} imports receval.{base_name}.{a.name}")
+                        out.append((m, base_name, a.name))
             elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.startswith("receval.") and a.name[len("receval."):] in mods:
-                        edges[m].add(a.name[len("receval."):])
+                        out.append((m, a.name[len("receval."):], None))
+    return out
+
+
+def _imports(mods: dict[str, Path]) -> tuple[dict[str, set[str]], list[str]]:
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    private = []
+    folder = lambda x: x.rsplit(".", 1)[0] if "." in x else ""  # noqa: E731
+    for m, target, name in _import_names(mods):
+        edges[m].add(target)
+        if name is not None and name.startswith("_") and not name.startswith("__") and folder(target) != folder(m):
+            private.append(f"receval.{m} imports receval.{target}.{name}")
+    for m in edges:
         edges[m].discard(m)
         edges[m].discard("receval")
     return edges, private
+
+
+def _public_metric_module(name: str) -> bool:
+    """A metric family or kernel: ``metrics.X`` with X not starting with ``_``."""
+    return name.startswith("metrics.") and not name.split(".")[1].startswith("_")
+
+
+def _family_imports(imports: list[tuple[str, str, str | None]]) -> list[str]:
+    """The imports of a metric family (or kernel) from another family, less the exceptions."""
+    return [f"receval.{m} imports " + (f"receval.{t}.{n}" if n else f"receval.{t}")
+            for m, t, n in imports
+            if _public_metric_module(m) and _public_metric_module(t) and t != m and t not in METRIC_KERNELS
+            and (t, n) not in FAMILY_IMPORT_EXCEPTIONS]
 
 
 def test_every_import_goes_down_or_sideways_without_a_cycle():
@@ -109,3 +151,24 @@ def test_a_wrong_import_is_caught(tmp_path, monkeypatch):
     edges, _ = _imports(mods)
     edges["hits"].add("engine")
     assert any(_layer(b) > _layer("hits") for b in edges["hits"])
+
+
+def test_a_metric_family_imports_no_other_family():
+    mods = _modules()
+    found = _family_imports(_import_names(mods))
+    assert not found, found
+    # every shared room is declared (so the layers keep it below the families), and a kernel
+    # registers no metric
+    rooms = {m for m in mods if m.startswith("metrics._")}
+    declared = {p for _, pats in LAYERS for p in pats}
+    assert rooms <= declared, sorted(rooms - declared)
+    for k in METRIC_KERNELS:
+        assert "register(" not in mods[k].read_text(encoding="utf-8"), f"receval.{k} registers a metric: it is a family"
+
+
+def test_a_family_import_is_caught():
+    # the check can fail: ir reaching into ranking's tie kernels, or fairness importing ndcg
+    assert _family_imports([("metrics.ir", "metrics.ranking", "_slot_draws")])
+    assert _family_imports([("metrics.fairness", "metrics.ranking", "ndcg")])
+    assert _family_imports([("metrics.aspects", "metrics.ranking", None)])
+    assert not _family_imports([("metrics.ir", "metrics._ties", "slot_draws"), ("metrics.beyond", "metrics.aspects", None)])

@@ -46,6 +46,8 @@ import math
 
 import numpy as np
 
+from ._ties import slot_draws
+
 __all__ = [
     "alpha_ndcg",
     "alpha_beta_ndcg",
@@ -1000,8 +1002,6 @@ def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: 
     ...                                np.array([0, 1]), asp, 1, [2])[0, 0]), 6)  # 1 + 0.5/log2 3
     1.315465
     """
-    from .ranking import _slot_draws
-
     indptr, indices, _ = _aspects_csr(aspects)
     user, lo, n = (np.asarray(a, dtype=np.int64) for a in (user, lo, n))
     rep, asp, _ = _expand(np.asarray(items, dtype=np.int64), indptr, indices)
@@ -1021,7 +1021,7 @@ def expected_alpha_dcg(user, lo, n, items, aspects, n_users: int, ks, *, alpha: 
     out = np.empty((n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         m = np.clip(int(k) - rlo + 1, 0, rn)
-        r2, tt, y, p = _slot_draws(rn, K - 1, m)  # y of the run's other K − 1 items above slot t
+        r2, tt, y, p = slot_draws(rn, K - 1, m)  # y of the run's other K − 1 items above slot t
         nn, kk = rn[r2], K[r2]
         disc = math.log(2.0) / np.log((rlo[r2] + tt + 1).astype(np.float64))
         w = kk * q ** (F[r2] + y) / nn * p * disc

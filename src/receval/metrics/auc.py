@@ -32,7 +32,9 @@ from ..errors import DataError, SpecError, TiesUndefined
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._common import safe_div
 from ._exact import exact_sum, total
+from ._ties import slot_draws, tie_group_table
 
 TIED = Axis(
     "tied", "tied", "half", "how a (positive, negative) pair with equal scores counts",
@@ -158,12 +160,6 @@ def _per_user_parts(h: Hits, tied: str, k: int | None):
     return p, ell, asum
 
 
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
 _VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
 
 
@@ -178,7 +174,7 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
     n_exact = ell - p
     nprime = n_exact if o["negatives"] == "exact" else ell - h.n_rel + 1
     den = p if o["denominator"] == "list" else h.n_rel.astype(np.float64)
-    v = _safe_div(p - _safe_div(asum, nprime), den)
+    v = safe_div(p - safe_div(asum, nprime), den)
     v = np.where(n_exact <= 0, _VALUE[o["noneg"]], v)
     v = np.where(p == 0, _VALUE[o["nopos"]], v)
     return v if empty_list is None else np.where(ell == 0, empty_list, v)
@@ -208,11 +204,11 @@ def _user_partial_roc(h: Hits, o: dict, k: int | None, empty_list: float | None)
     pt, pf = np.where(first, 0.0, np.r_[0.0, vt[:-1]]), np.where(first, 0.0, np.r_[0.0, vf[:-1]])
     pp, nn = p[vu], n[vu]
     ok = (pp > 0) & (nn > 0)
-    y0, y1 = _safe_div(pt, pp), _safe_div(vt, pp)
-    x0, x1 = _safe_div(pf, nn), _safe_div(vf, nn)
+    y0, y1 = safe_div(pt, pp), safe_div(vt, pp)
+    x0, x1 = safe_div(pf, nn), safe_div(vf, nn)
     full = x1 <= m
     cross = (x0 < m) & ~full
-    ym = y0 + _safe_div((y1 - y0) * (m - x0), x1 - x0)
+    ym = y0 + safe_div((y1 - y0) * (m - x0), x1 - x0)
     seg = np.where(full, (x1 - x0) * (y0 + y1) / 2, np.where(cross, (m - x0) * (y0 + ym) / 2, 0.0))
     area = np.bincount(vu[ok], weights=seg[ok], minlength=h.n_users)
     lo = m * m / 2
@@ -312,7 +308,7 @@ def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
         ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
         nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
         npos = nprime[user[label]]
-        sp = np.where(npos != 0, 1.0 - _safe_div(a[label], npos), 1.0)
+        sp = np.where(npos != 0, 1.0 - safe_div(a[label], npos), 1.0)
         return {"sum": exact_sum(sp), "n": len(sp)}
     from ..policy import user_policy
 
@@ -637,7 +633,7 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
     pu, pp, pa = user[label], pos[label], a[label]
     npos = nprime[pu]
-    sp = np.where(npos != 0, 1.0 - _safe_div(pa, npos), 1.0)
+    sp = np.where(npos != 0, 1.0 - safe_div(pa, npos), 1.0)
     r = h.n_rel.astype(np.float64)
     out = np.empty((h.n_users, len(ks)))
     if h.row_lo is not None:  # ties=average: the positive's slot t in its group is uniform
@@ -651,12 +647,12 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             m = np.clip(k - lo + 1, 0, n).astype(np.float64)
             extra = {"half": m * b / 2, "correct": 0.0 * m,
                      "order": np.where(n > 1, b / np.maximum(n - 1, 1), 0.0) * m * (m - 1) / 2}[o["tied"]]
-            w = np.where(npos != 0, m - _safe_div(m * strict + extra, npos), m) / n
+            w = np.where(npos != 0, m - safe_div(m * strict + extra, npos), m) / n
             num = np.bincount(pu, weights=w, minlength=h.n_users)
         else:
             keep = pp <= k
             num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
-        out[:, j] = _safe_div(num, np.minimum(float(k), r))
+        out[:, j] = safe_div(num, np.minimum(float(k), r))
     return out
 
 
@@ -719,9 +715,7 @@ def _expected_partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positi
     lo..lo+n−1 with r hits and b = n − r negatives, F negatives and H_b hits above it: a hit at
     slot t has y ~ Hypergeometric(n − 1, b, t) of the group's negatives above it (f = F + y)
     and t − y of its hits (j = H_b + t − y + 1); every hit of the group has the same law."""
-    from .ranking import _slot_draws, _tie_group_table
-
-    gu, lo, n, r, hb = _tie_group_table(h)
+    gu, lo, n, r, hb = tie_group_table(h)
     b = n - r
     F = lo - 1 - hb  # positions above the group that hold no hit (score order leaves no gaps)
     _, _, neg = _top_negative_parts(h)
@@ -730,14 +724,14 @@ def _expected_partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positi
     for c, k in enumerate(ks):  # a loop over cut-offs, not users
         room = np.clip(k - 1 - F, -1, None)  # y ≤ room keeps f < k
         tmax = np.where(room >= 0, np.minimum(n - 1, r - 1 + np.minimum(b, room)), -1)
-        g2, t2, y, p = _slot_draws(n, b, tmax + 1, cap=room)  # y of the group's b negatives above slot t
+        g2, t2, y, p = slot_draws(n, b, tmax + 1, cap=room)  # y of the group's b negatives above slot t
         val = (k - F[g2] - y).astype(np.float64)
         if top_positives:
             val = np.where(hb[g2] + t2 - y + 1 <= k, val, 0.0)
         per_group = np.bincount(g2, weights=p * val, minlength=len(gu)) * r / n
         num = np.bincount(gu, weights=per_group, minlength=h.n_users)
         den = (np.minimum(R, k) if top_positives else R) * k
-        out[:, c] = np.where(_insufficient(h, neg, k, o, name), np.nan, _safe_div(num, den))
+        out[:, c] = np.where(_insufficient(h, neg, k, o, name), np.nan, safe_div(num, den))
     return out
 
 
@@ -753,7 +747,7 @@ def _partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positives: bool
             keep &= j <= k
         num = np.bincount(h.hit_user[keep], weights=k - f[keep], minlength=h.n_users)
         den = (np.minimum(r, k) if top_positives else r) * k
-        v = _safe_div(num, den)
+        v = safe_div(num, den)
         out[:, c] = np.where(_insufficient(h, neg, k, o, name), np.nan, v)
     return out
 

@@ -23,9 +23,9 @@ import numpy as np
 from ..errors import DataError, SpecError, TiesUndefined
 from ..hits import Hits
 from ..options import Axis
-from ..registry import register
+from ..registry import register, registered
+from ._common import ratio_combine
 from .beyond import _encoder, _index_in, _space, _unique, _unique_pairs
-from .popularity import _ratio_combine
 
 _CTX = ("rel", "order", "ties", "dup", "tdup")
 
@@ -82,7 +82,7 @@ def _reo_partial(h: Hits, ks: list[int], o: dict) -> dict:
 
 
 def _reo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    return _ratio_combine(parts, "reo", parts[0]["names"])
+    return ratio_combine(parts, "reo", parts[0]["names"])
 
 
 @register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, topk_set=True)
@@ -135,7 +135,7 @@ def _rsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
 
 
 def _rsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    return _ratio_combine(parts, "rsp", parts[0]["names"])
+    return ratio_combine(parts, "rsp", parts[0]["names"])
 
 
 @register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, topk_set=True)
@@ -188,8 +188,7 @@ def _mad_partial(h: Hits, ks: list[int], o: dict) -> dict:
         pos, found = _index_in(h.user_ids, ids)
         ug[pos[found]] = gcode[found]
     if o["of"] == "ndcg":
-        from .ranking import ndcg
-
+        ndcg = registered()["ndcg"].compute  # through the registry: a family imports no other family
         v = ndcg(h, ks, {**o, "gain": "binary", "ideal": "cut", "base": 2.0, "t": None})
         use = h.n_rel > 0
     else:

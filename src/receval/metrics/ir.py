@@ -24,6 +24,8 @@ from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis, ties_average_error
 from ..registry import register
+from ._common import safe_div
+from ._ties import lncomb, ragged, slot_draws, tie_groups
 
 
 def _refuse_average(name: str):
@@ -32,13 +34,6 @@ def _refuse_average(name: str):
             raise ties_average_error(name)
 
     return check
-
-
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
-    out = np.zeros(num.shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
 
 
 def _cut(k: int) -> float:
@@ -123,7 +118,7 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     else:
         inside = (h.hit_pos <= n_r[h.hit_user]).astype(np.float64)
     hr = np.bincount(h.hit_user, weights=inside, minlength=h.n_users)
-    return np.repeat(_safe_div(hr, n_r)[:, None], len(ks), axis=1)
+    return np.repeat(safe_div(hr, n_r)[:, None], len(ks), axis=1)
 
 
 # ---- Bpref ---------------------------------------------------------------------------------
@@ -192,8 +187,8 @@ def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         above = np.searchsorted(nr_key, key, side="left") - np.searchsorted(nr_key, u * width, side="left")
         Ru, Nu = R[u], n_nonrel[u]
         den = np.minimum(Ru, Nu)
-        term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, Ru), den), 1.0)
-        out[:, j] = _safe_div(np.bincount(u[rl], weights=term[rl], minlength=h.n_users), R)
+        term = np.where(above > 0, 1.0 - safe_div(np.minimum(above, Ru), den), 1.0)
+        out[:, j] = safe_div(np.bincount(u[rl], weights=term[rl], minlength=h.n_users), R)
     return out
 
 
@@ -202,27 +197,25 @@ def _expected_bpref(h: Hits, ks: list[int]) -> np.ndarray:
     group at lo..lo+n−1 with r relevant and b judged non-relevant items, N_b judged non-relevant
     items in the groups above, each relevant item at slot t < m (m slots inside the cut-off)
     sees N_b + y of them above, y ~ Hypergeometric(n − 1, b, t)."""
-    from .ranking import _slot_draws, _tie_groups
-
     judged = h.row_truth >= 0
     nonrel = judged & ~h.truth_rel[np.maximum(h.row_truth, 0)]
     R = h.n_rel.astype(np.float64)
     den = np.minimum(R, (h.n_truth - h.n_rel).astype(np.float64))
     width = int(h.row_hi.max()) + 2 if len(h.row_hi) else 1
     nr_key = np.sort(h.row_user[nonrel].astype(np.int64) * width + h.row_lo[nonrel])
-    gu, lo, n_row, r = _tie_groups(h)  # the groups holding relevant items (the hits)
+    gu, lo, n_row, r = tie_groups(h)  # the groups holding relevant items (the hits)
     gkey = gu.astype(np.int64) * width + lo
     b = np.searchsorted(nr_key, gkey, side="right") - np.searchsorted(nr_key, gkey, side="left")
     nb = np.searchsorted(nr_key, gkey, side="left") - np.searchsorted(nr_key, gu * width, side="left")
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         m = n_row if k == 0 else np.clip(k - lo + 1, 0, n_row)
-        rep2, _, y, p = _slot_draws(n_row, b, m)  # y of the group's b judged non-relevant items above slot t
+        rep2, _, y, p = slot_draws(n_row, b, m)  # y of the group's b judged non-relevant items above slot t
         nn = n_row[rep2]
         above = (nb[rep2] + y).astype(np.float64)
         u = gu[rep2]
-        term = np.where(above > 0, 1.0 - _safe_div(np.minimum(above, R[u]), den[u]), 1.0)
-        out[:, j] = _safe_div(np.bincount(u, weights=r[rep2] / nn * p * term, minlength=h.n_users), R)
+        term = np.where(above > 0, 1.0 - safe_div(np.minimum(above, R[u]), den[u]), 1.0)
+        out[:, j] = safe_div(np.bincount(u, weights=r[rep2] / nn * p * term, minlength=h.n_users), R)
     return out
 
 
@@ -294,7 +287,7 @@ def rbp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     k = np.array([_cut(k) for k in ks], dtype=np.float64)[None, :]
     m = np.minimum(R, k) if o["normalize"] == "cut" else np.minimum(R, np.minimum(h.length.astype(np.float64)[:, None], k))
     ideal = (1.0 - p**m) / (1.0 - p)  # Σ_{i=1}^{m} p^(i−1)
-    return _safe_div(s, ideal)
+    return safe_div(s, ideal)
 
 
 # ---- ERR -----------------------------------------------------------------------------------
@@ -406,9 +399,7 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
 
     with m the group's slots inside the top k.
     """
-    from .ranking import _lncomb, _ragged, _tie_groups
-
-    gu, lo, n, r = _tie_groups(h)
+    gu, lo, n, r = tie_groups(h)
     G = len(gu)
     x = 1.0 - stop
     gstart = np.cumsum(r) - r  # groups are contiguous runs of the (user, position)-sorted hits
@@ -428,17 +419,17 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
     start = np.maximum.accumulate(np.where(first, np.arange(G), 0)) if G else np.zeros(0, dtype=np.int64)
     pb = _running_product(whole, np.arange(G) - start)
     # per (group, s): c_s = (r − s)e_s − (s + 1)e_{s+1}
-    gs, s = _ragged(r)
+    gs, s = ragged(r)
     c = (r[gs] - s) * e[eoff[gs] + s] - (s + 1) * e[eoff[gs] + s + 1]
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for jk, k in enumerate(ks):  # a loop over cut-offs, not users
         m = n if k == 0 else np.clip(k - lo + 1, 0, n)
         # (group, s, t) for t = s .. min(m − 1, s + n − r)
         cnt = np.maximum(0, np.minimum(m[gs] - 1, s + n[gs] - r[gs]) - s + 1)
-        rep, off = _ragged(cnt)
+        rep, off = ragged(cnt)
         t = s[rep] + off
         g = gs[rep]
-        w = np.exp(_lncomb(n[g] - r[g], t - s[rep]) - _lncomb(n[g] - 1, t)) / (lo[g] + t)
+        w = np.exp(lncomb(n[g] - r[g], t - s[rep]) - lncomb(n[g] - 1, t)) / (lo[g] + t)
         ws = np.bincount(rep, weights=w, minlength=len(gs))
         per_group = np.bincount(gs, weights=c * ws, minlength=G) * pb / n
         out[:, jk] = np.bincount(gu, weights=per_group, minlength=h.n_users)
@@ -481,5 +472,5 @@ def ncrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         m = np.minimum(R[:, 0], k if k else h.length.astype(np.float64)).astype(np.int64)
         top = int(m.max()) if len(m) else 0
         harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, top + 1))]
-        out[:, j] = _safe_div(s[:, j], harmonic[m])
+        out[:, j] = safe_div(s[:, j], harmonic[m])
     return out

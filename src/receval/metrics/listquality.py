@@ -15,8 +15,9 @@ from ..errors import SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._common import baseline_top, expected_overlap, overlap
 from .beyond import _space
-from .popularity import _baseline_lists, _expected_overlap, _overlap
+from .popularity import _baseline_rows
 
 _CTX = ("rel", "order", "ties", "dup", "tdup", "norecs")
 
@@ -148,11 +149,12 @@ def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     for k in ks:
         items = s.lists(h, k)[0]
         ref = int(o["refk"]) if o["refk"] is not None else k
-        base = _baseline_lists(h, ref, "intersection")
+        rows = _baseline_rows(h, "intersection")
+        base = baseline_top(rows, h.n_users, ref)
         ell = (items >= 0).sum(axis=1).astype(np.float64)
         share = np.zeros(h.n_users)
         # ties=average: the expected overlap over the ties of both lists
-        common = _expected_overlap(h, k, ref, "intersection") if h.options.get("ties") == "average" else _overlap(items, base)
+        common = expected_overlap(h, rows, k, ref, s.row_code, s.n_items) if h.options.get("ties") == "average" else overlap(items, base)
         np.divide(common, ell, out=share, where=ell > 0)
         out.append(share)
     return np.stack(out, axis=1)

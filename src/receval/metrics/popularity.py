@@ -26,14 +26,13 @@ Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._common import LIST_DEN, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
 from .beyond import _encoder, _index_in, _space, _unique_pairs
 
 # ---- shared pieces ---------------------------------------------------------------------------
@@ -61,10 +60,6 @@ BOUNDARY = Axis(
     },
 )
 CUT = Axis("cut", "cut", None, "the parameter of `split`: head share of interactions (0.8), tail share of items (0.1), or a popularity count", numeric=True)
-LIST_DEN = Axis(
-    "denominator", "den", "length", "what a per-user sum over the list is divided by",
-    {"length": "ℓ_k, the user's list length (RecTools, Elliot)", "k": "the cut-off k (RecBole, RePlay)"},
-)
 
 
 def _split_hook(o: dict, *_: object) -> dict:
@@ -145,20 +140,6 @@ def _top_sum(h: Hits, k: int, f: np.ndarray, metric: str | None = None) -> np.nd
     return np.bincount(h.row_user, weights=w * f[_space(h).row_code], minlength=h.n_users)
 
 
-def _den(items: np.ndarray, k: int, o: dict) -> np.ndarray:
-    return np.full(items.shape[0], float(k)) if o["denominator"] == "k" else (items >= 0).sum(axis=1).astype(np.float64)
-
-
-def _safe(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(np.broadcast(num, den).shape)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def _per_k(ks: list[int], fn) -> np.ndarray:
-    return np.stack([fn(k) for k in ks], axis=1)
-
-
 # ---- ARP -----------------------------------------------------------------------------------
 
 ARP_SCALE = Axis(
@@ -200,10 +181,10 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     def one(k: int) -> np.ndarray:
         items = _space(h).lists(h, k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return _safe(_top_sum(h, k, pop), _den(items, k, o))
-        return _safe(pop[items].sum(axis=1), _den(items, k, o))
+            return safe_div(_top_sum(h, k, pop), list_den(items, k, o))
+        return safe_div(pop[items].sum(axis=1), list_den(items, k, o))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 # ---- APLT / ACLT ---------------------------------------------------------------------------
@@ -236,11 +217,11 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return _safe(_top_sum(h, k, tail.astype(np.float64), "aplt"), _den(_space(h).lists(h, k)[0], k, o))
+            return safe_div(_top_sum(h, k, tail.astype(np.float64), "aplt"), list_den(_space(h).lists(h, k)[0], k, o))
         items = _lists(h, k, "aplt")
-        return _safe(tail[items].sum(axis=1).astype(np.float64), _den(items, k, o))
+        return safe_div(tail[items].sum(axis=1).astype(np.float64), list_den(items, k, o))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 @register("aclt", axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
@@ -267,8 +248,8 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     tail = _tail(h, o, "aclt")
     if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-        return _per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), "aclt"))
-    return _per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
+        return per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), "aclt"))
+    return per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
 
 
 # ---- PopREO / PopRSP -----------------------------------------------------------------------
@@ -312,19 +293,6 @@ def _group_partial(h: Hits, ks: list[int], o: dict, metric: str) -> dict:
     return {"num": np.array(nums), "den": np.array(dens)}
 
 
-def _ratio_combine(parts: list[dict], metric: str, names: Any = None) -> np.ndarray:
-    """std/mean (population) over groups of Σ num / Σ den, one value per k."""
-    num = sum(p["num"] for p in parts)
-    den = sum(p["den"] for p in parts)
-    if (den == 0).any():
-        j = np.flatnonzero((den == 0).any(axis=0))[0]
-        which = (names[j] if names is not None else ("short head", "long tail")[j])
-        raise DataError(f"{metric}: the group '{which}' is empty for these users (it divides by it); choose other groups or another split/cut")
-    p = num / den
-    m = p.mean(axis=1)
-    return np.where(m == 0, 0.0, p.std(axis=1) / np.where(m == 0, 1.0, m))
-
-
 GROUP_USERS = Axis(
     "users", "users", "truth", "whose lists and truth enter the group sums",
     {"truth": "every truth user (Zhu et al. 2020)", "listed": "the truth users with a recommendation list (Elliot iterates its recommendation lists)"},
@@ -336,7 +304,7 @@ def _popreo_partial(h: Hits, ks: list[int], o: dict) -> dict:
 
 
 def _popreo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    return _ratio_combine(parts, "popreo")
+    return ratio_combine(parts, "popreo")
 
 
 def _poprsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
@@ -344,7 +312,7 @@ def _poprsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
 
 
 def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
-    return _ratio_combine(parts, "poprsp")
+    return ratio_combine(parts, "poprsp")
 
 
 @register("popreo", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
@@ -434,16 +402,16 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
             t = h.row_truth
             use = ((t >= 0) & h.truth_rel[np.maximum(t, 0)]) if o["relevance"] == "hits" else np.ones(len(w), dtype=bool)
             num = np.bincount(h.row_user, weights=w * use * nov[s.row_code], minlength=h.n_users)
-            return _safe(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
+            return safe_div(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
         items, rel, _ = s.lists(h, k)
         pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
         disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
         valid = items >= 0
         w = np.where(valid, disc[None, :], 0.0)
         use = rel if o["relevance"] == "hits" else valid
-        return _safe((w * use * nov[items]).sum(axis=1), w.sum(axis=1))
+        return safe_div((w * use * nov[items]).sum(axis=1), w.sum(axis=1))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 @register("epc", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity")
@@ -545,10 +513,10 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     def one(k: int) -> np.ndarray:
         items = s.lists(h, k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return _safe(_top_sum(h, k, w), _den(items, k, o))
-        return _safe(w[items].sum(axis=1), _den(items, k, o))
+            return safe_div(_top_sum(h, k, w), list_den(items, k, o))
+        return safe_div(w[items].sum(axis=1), list_den(items, k, o))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 # ---- comparisons with a baseline run ---------------------------------------------------------
@@ -608,51 +576,6 @@ def _baseline_rows(h: Hits, metric: str):
     return h._dense[key]
 
 
-def _baseline_lists(h: Hits, k: int, metric: str) -> np.ndarray:
-    """The baseline's top-k item codes per truth user [U, k] (−1 pad, −2 for items outside the
-    space), tied scores in input order (see :func:`_baseline_rows`)."""
-    uidx, code, pos, _, _ = _baseline_rows(h, metric)
-    k = min(k, int(pos.max()) + 1 if len(pos) else 1)  # no wider than the longest baseline list
-    out = np.full((h.n_users, k), -1, dtype=np.int64)
-    sel = pos < k
-    out[uidx[sel], pos[sel]] = code[sel]
-    return out
-
-
-def _expected_overlap(h: Hits, k: int, ref: int, metric: str) -> np.ndarray:
-    """``ties=average``: E|L_k ∩ B_ref| per user = Σ over the list's rows whose item the
-    baseline also lists of (the row's chance to be in the top k) × (the baseline row's chance
-    to be in the baseline's top ref): the two lists' tie orders are independent, each chance
-    1 inside, m/n for a tie group with m of its n slots inside, 0 beyond."""
-    s = _space(h)
-    uidx, code, pos, lo, hi = _baseline_rows(h, metric)
-    inside = lo <= ref
-    b_w = np.where(hi <= ref, 1.0, (np.minimum(hi, ref) - lo + 1) / (hi - lo + 1))[inside]
-    width = s.n_items + 3
-    b_key = uidx[inside].astype(np.int64) * width + (code[inside] + 2)
-    if h.row_lo is not None:
-        r_w = h.top_chance(k)
-    else:
-        r_w = (h.row_pos <= k).astype(np.float64)
-    r_key = h.row_user.astype(np.int64) * width + (s.row_code + 2)
-    srt = np.argsort(b_key, kind="stable")
-    b_key, b_w = b_key[srt], b_w[srt]
-    at = np.minimum(np.searchsorted(b_key, r_key), max(len(b_key) - 1, 0))
-    found = (b_key[at] == r_key) if len(b_key) else np.zeros(len(r_key), dtype=bool)
-    w = np.where(found, r_w * (b_w[at] if len(b_w) else 0.0), 0.0)
-    return np.bincount(h.row_user, weights=w, minlength=h.n_users)
-
-
-def _overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """|L ∩ B| per row: the list positions whose item is among the baseline's, by (row, item) keys."""
-    width = int(max(items.max(initial=-1), base.max(initial=-1))) + 1
-    rows_i, rows_b = np.nonzero(items >= 0), np.nonzero(base >= 0)
-    key_i = rows_i[0].astype(np.int64) * width + items[rows_i]
-    key_b = rows_b[0].astype(np.int64) * width + base[rows_b]
-    found = key_i[np.isin(key_i, key_b)]
-    return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
-
-
 @register("unexpectedness", needs={"rows", "items"}, family="popularity")
 def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
@@ -681,10 +604,11 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         items = s.lists(h, k)[0]
-        base = _baseline_lists(h, k, "unexpectedness")
+        rows = _baseline_rows(h, "unexpectedness")
+        base = baseline_top(rows, h.n_users, k)
         has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
         if h.options.get("ties") == "average":  # the expected overlap over the ties of both lists
-            return np.where(has, 1.0 - _expected_overlap(h, k, k, "unexpectedness") / k, 0.0)
-        return np.where(has, 1.0 - _overlap(items, base) / k, 0.0)
+            return np.where(has, 1.0 - expected_overlap(h, rows, k, k, s.row_code, s.n_items) / k, 0.0)
+        return np.where(has, 1.0 - overlap(items, base) / k, 0.0)
 
-    return _per_k(ks, one)
+    return per_k(ks, one)

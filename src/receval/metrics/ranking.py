@@ -37,15 +37,10 @@ import numpy as np
 from ..hits import Hits
 from ..options import Axis, ties_average_error
 from ..registry import register
+from ._common import safe_div
+from ._ties import hypergeom, lncomb, ragged, tie_group_table, tie_groups
 
 _EXAMPLE = None  # doctest helper is defined in receval.examples
-
-
-def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    den = np.asarray(den, dtype=np.float64)
-    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
 
 
 def _sparse(h: Hits) -> bool:
@@ -100,53 +95,14 @@ def _expected_hits_at(h: Hits, ks: list[int]) -> np.ndarray:
     return out
 
 
-def _tie_groups(h: Hits) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The tie groups holding hits: (user, lo, n = group size, r = relevant items in it)."""
-    key = h.hit_user.astype(np.int64) * (int(h.hit_hi.max()) + 2 if len(h.hit_hi) else 1) + h.hit_lo
-    _, first, r = np.unique(key, return_index=True, return_counts=True)
-    return h.hit_user[first], h.hit_lo[first].astype(np.int64), (h.hit_hi[first] - h.hit_lo[first] + 1).astype(np.int64), r
-
-
-def _lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log C(a, b) elementwise (−inf where b < 0 or b > a)."""
-    from scipy.special import gammaln
-
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
-    out = np.full(a.shape, -np.inf)
-    ok = (b >= 0) & (b <= a)
-    out[ok] = gammaln(a[ok] + 1) - gammaln(b[ok] + 1) - gammaln(a[ok] - b[ok] + 1)
-    return out
-
-
-def _ragged(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Expand ``counts``: for every i, ``counts[i]`` entries (owner i, offset 0 .. counts[i] − 1)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    owner = np.repeat(np.arange(len(counts)), counts)
-    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
-def _slot_draws(n: np.ndarray, succ: np.ndarray, m: np.ndarray, cap: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """For each tie group i of ``n[i]`` items and each slot t < ``m[i]`` of one of its items,
-    the law of y, how many of the ``succ[i]`` marked items among the other n − 1 are placed
-    before it: y ~ Hypergeometric(n − 1, succ, t). Returns ``(group, t, y, P(y))`` over every
-    possible y (at most ``cap[i]`` when given)."""
-    g, t = _ragged(m)
-    y0 = np.maximum(0, t - (n[g] - 1 - succ[g]))
-    y1 = np.minimum(t, succ[g]) if cap is None else np.minimum(np.minimum(t, succ[g]), cap[g])
-    j, off = _ragged(np.maximum(0, y1 - y0 + 1))
-    g, t, y = g[j], t[j], y0[j] + off
-    N, K = n[g] - 1, succ[g]
-    return g, t, y, np.exp(_lncomb(K, y) + _lncomb(N - K, t - y) - _lncomb(N, t))
-
-
 def _expected_any_hit(h: Hits, ks: list[int]) -> np.ndarray:
     """``[U, len(ks)]`` P(at least one relevant item in the top k) over the orderings of the tie
     groups: 1 − Π_g C(n_g − r_g, m_g) / C(n_g, m_g), m_g the group's slots inside the top k."""
-    gu, lo, n, r = _tie_groups(h)
+    gu, lo, n, r = tie_groups(h)
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         m = np.clip(k - lo + 1, 0, n)  # slots of the group inside the top k
-        log_none = _lncomb(n - r, m) - _lncomb(n, m)
+        log_none = lncomb(n - r, m) - lncomb(n, m)
         total = np.bincount(gu, weights=np.where(np.isinf(log_none), 0.0, log_none), minlength=h.n_users)
         certain = np.bincount(gu, weights=np.isinf(log_none).astype(np.float64), minlength=h.n_users) > 0
         out[:, j] = np.where(certain, 1.0, 1.0 - np.exp(total))
@@ -157,14 +113,14 @@ def _expected_first_rr(h: Hits, ks: list[int]) -> np.ndarray:
     """``[U, len(ks)]`` E[1/r₁ · 1(r₁ ≤ k)] over the orderings of the tie groups. The first hit lies
     in the user's first group holding one (positions lo..hi, r of its n items relevant) at
     lo + j with P(j) = C(n − 1 − j, r − 1) / C(n, r) (McSherry & Najork 2008)."""
-    gu, lo, n, r = _tie_groups(h)
+    gu, lo, n, r = tie_groups(h)
     first = np.r_[True, gu[1:] != gu[:-1]] if len(gu) else np.zeros(0, dtype=bool)  # groups sorted by (user, lo)
     gu, lo, n, r = gu[first], lo[first], n[first], r[first]
     kmax = max(ks)
     span = np.clip(np.minimum(n - r, kmax - lo), -1, None) + 1  # offsets j = 0 .. min(n − r, kmax − lo)
-    rep, jj = _ragged(span)
+    rep, jj = ragged(span)
     pos = lo[rep] + jj
-    p = np.exp(_lncomb(n[rep] - 1 - jj, r[rep] - 1) - _lncomb(n[rep], r[rep]))
+    p = np.exp(lncomb(n[rep] - 1 - jj, r[rep] - 1) - lncomb(n[rep], r[rep]))
     out = np.empty((h.n_users, len(ks)), dtype=np.float64)
     for j, k in enumerate(ks):  # a loop over cut-offs, not users
         keep = pos <= k
@@ -262,7 +218,7 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     hk = _hits_at(h, ks)
     k = np.asarray(ks, dtype=np.float64)[None, :]
     den = {"k": k, "length": _len_at(h, ks), "min_k_r": np.minimum(k, _col(h.n_rel))}[o["denominator"]]
-    return _safe_div(hk, np.broadcast_to(den, hk.shape))
+    return safe_div(hk, np.broadcast_to(den, hk.shape))
 
 
 RECALL_DEN = Axis(
@@ -310,7 +266,7 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     if o["denominator"] == "listed":
         r = _col(np.bincount(h.listed()[0], minlength=h.n_users))
     den = np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :]) if o["denominator"] == "min_k_r" else r
-    return _safe_div(hk, np.broadcast_to(den, hk.shape))
+    return safe_div(hk, np.broadcast_to(den, hk.shape))
 
 
 F1_AGG = Axis(
@@ -355,9 +311,9 @@ def f1(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     if o["aggregate"] == "means":
         # carry precision and recall side by side; the aggregator combines the means
         p = hk / k
-        r = _safe_div(hk, np.broadcast_to(_col(h.n_rel), hk.shape))
+        r = safe_div(hk, np.broadcast_to(_col(h.n_rel), hk.shape))
         return np.stack([p, r], axis=-1)
-    return _safe_div(2 * hk, k + _col(h.n_rel))
+    return safe_div(2 * hk, k + _col(h.n_rel))
 
 
 HR_COUNT = Axis(
@@ -440,7 +396,7 @@ def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     k = np.asarray(ks)[None, :]
     if o["hits"] == "first":
         r1 = _col(h.first_hit)
-        return np.where((r1 > 0) & (r1 <= k), _safe_div(np.ones_like(r1), r1), 0.0)
+        return np.where((r1 > 0) & (r1 <= k), safe_div(np.ones_like(r1), r1), 0.0)
     width = h.width(ks)
     if _sparse(h):
         return _per_k(h, ks, 1.0 / h.hit_pos.astype(np.float64))
@@ -504,16 +460,6 @@ def _harmonic_gap(lo: int, hi: int) -> float:
     return float(digamma(hi + 1.0) - digamma(lo + 1.0))
 
 
-def _tie_group_table(h: Hits) -> tuple[np.ndarray, ...]:
-    """The tie groups holding hits with the relevant items of the user's earlier groups:
-    (user, lo, n, r, before), sorted by (user, lo)."""
-    gu, lo, n, r = _tie_groups(h)
-    start = np.r_[True, gu[1:] != gu[:-1]] if len(gu) else np.zeros(0, dtype=bool)
-    cum = np.cumsum(r)
-    before = cum - r - np.maximum.accumulate(np.where(start, cum - r, 0))
-    return gu, lo, n, r, before
-
-
 def _slots_sum(lo: np.ndarray, m: np.ndarray, x: np.ndarray, before: np.ndarray, n_rel: np.ndarray,
                inner: str, indicator: str, hm: np.ndarray, chm: np.ndarray, wk: float, k: int) -> np.ndarray:
     """E[the hits' share of Σ_{i≤k} w_i·H_i·(rel_i or 1)] for x relevant items placed uniformly
@@ -542,7 +488,7 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
     inside the top k (hypergeometric), its relevant items are uniform over those slots, so the
     sum is exact in closed form and D = H_k (``denominator=hits``) is fixed; the expectation is
     then a finite sum over x."""
-    gu, lo, n, r, before = _tie_group_table(h)
+    gu, lo, n, r, before = tie_group_table(h)
     n_rel = h.n_rel[gu].astype(np.float64)
     # as wide as the cut-offs (not the data), so that every batch of users sums the same terms
     width = max(h.width(ks), int((lo + n - 1).max()) if len(lo) else 1)
@@ -561,21 +507,21 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
         # expand each straddling group over x = max(0, m − (n − r)) .. min(r, m)
         x_lo = np.maximum(0, m[part] - (n[part] - r[part]))
         cnt = np.minimum(r[part], m[part]) - x_lo + 1
-        j_, off = _ragged(cnt)
+        j_, off = ragged(cnt)
         rep, x = part[j_], x_lo[j_] + off
-        p = np.exp(_lncomb(r[rep], x) + _lncomb(n[rep] - r[rep], m[rep] - x) - _lncomb(n[rep], m[rep]))
+        p = hypergeom(n[rep], r[rep], m[rep], x)
         b = _slots_sum(lo[rep], m[rep], x, before[rep], n_rel[rep], inner, o["indicator"], hm, chm, wk, k)
         if den_name == "hits":
-            res = _safe_div(a, hfix)
+            res = safe_div(a, hfix)
             u = gu[rep]
             res[gu[part]] = 0.0
-            res += np.bincount(u, weights=p * _safe_div(a[u] + b, hfix[u] + x), minlength=h.n_users)
+            res += np.bincount(u, weights=p * safe_div(a[u] + b, hfix[u] + x), minlength=h.n_users)
             out[:, j] = res
         else:
             out[:, j] = a + np.bincount(gu[rep], weights=p * b, minlength=h.n_users)
     if den_name == "hits":
         return out
-    return _safe_div(out, _ap_den(h, ks, den_name, out))
+    return safe_div(out, _ap_den(h, ks, den_name, out))
 
 
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
@@ -592,13 +538,13 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
         else:
             w = c / h.n_rel[h.hit_user].astype(np.float64)  # a hit's user has |R| >= 1
         hk = _hits_at(h, ks)
-        return _safe_div(_per_k(h, ks, w), _ap_den(h, ks, o["denominator"], hk))
+        return safe_div(_per_k(h, ks, w), _ap_den(h, ks, o["denominator"], hk))
     cum = h.cumulative(width)
     pos = np.arange(1, width + 1, dtype=np.float64)[None, :]
     if inner == "precision":
         at_i = cum / pos
     else:  # recall at i
-        at_i = _safe_div(cum, np.broadcast_to(_col(h.n_rel), cum.shape))
+        at_i = safe_div(cum, np.broadcast_to(_col(h.n_rel), cum.shape))
     if ind == "yes":
         at_i = at_i * h.dense(width)
     elif ind == "distinct":
@@ -614,7 +560,7 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
                     num[:, j] = num[:, j] + cum[:, -1] * _harmonic_gap(width, k)
                 else:
                     num[:, j] = num[:, j] + at_i[:, -1] * float(k - width)
-    return _safe_div(num, _ap_den(h, ks, o["denominator"], hk))
+    return safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
 @register("map", axes=[AP_DEN, AP_IND])
@@ -972,7 +918,7 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.467468
     """
     base = (o.get("base", 2.0), o.get("discount", "log"))
-    return _safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
+    return safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
 
 
 @register("dcg", axes=[GAIN, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t)

@@ -13,8 +13,8 @@ from ..errors import SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
+from ._common import LIST_DEN, list_den, per_k, safe_div
 from .beyond import _encoder, _index_in, _space, _unique_pairs
-from .popularity import LIST_DEN, _den, _per_k, _safe
 
 # ---- Serendipity (RecTools) -------------------------------------------------------------------
 
@@ -70,12 +70,12 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             cnt = np.maximum(b - lo + 1, 0).astype(np.float64)
             total = cnt * ((n + 1) / n - pu[s.row_code]) - (lo + b) * cnt / 2 / n  # Σ_{i=lo}^{b} (n + 1 − i)/n − p_u
             gain = np.where(r, total / (h.row_hi - lo + 1), 0.0)
-            return _safe(np.bincount(h.row_user, weights=gain, minlength=h.n_users), _den(items, k, o))
+            return safe_div(np.bincount(h.row_user, weights=gain, minlength=h.n_users), list_den(items, k, o))
         p = (n + 1 - np.arange(1, items.shape[1] + 1, dtype=np.float64)) / n
         gain = np.maximum(p[None, :] - pu[items], 0.0) * rel
-        return _safe(gain.sum(axis=1), _den(items, k, o))
+        return safe_div(gain.sum(axis=1), list_den(items, k, o))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 # ---- categorical diversity (RePlay) --------------------------------------------------------------
@@ -113,9 +113,9 @@ def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         coo = rows.tocoo()
         pairs = np.unique(u[coo.row].astype(np.int64) * A.shape[1] + coo.col)
         distinct = np.bincount(pairs // A.shape[1], minlength=h.n_users).astype(np.float64)
-        return _safe(distinct, _den(items, k, o))
+        return safe_div(distinct, list_den(items, k, o))
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 # ---- subtopic recall (Elliot SRecall) ------------------------------------------------------------
@@ -156,9 +156,9 @@ def srecall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         u = np.repeat(np.arange(h.n_users), items.shape[1])[sel.ravel()]
         c = A[items[sel]].tocoo()
         pairs = np.unique(u[c.row].astype(np.int64) * m + c.col)
-        return _safe(np.bincount(pairs // m, minlength=h.n_users).astype(np.float64), den)
+        return safe_div(np.bincount(pairs // m, minlength=h.n_users).astype(np.float64), den)
 
-    return _per_k(ks, one)
+    return per_k(ks, one)
 
 
 # ---- miscalibration (Steck 2018) ------------------------------------------------------------------
@@ -233,4 +233,4 @@ def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         np.multiply(p, np.log(np.divide(p, qs, out=np.ones_like(p), where=p > 0)), out=terms, where=p > 0)
         return np.where((n_hist > 0) & (h.length > 0), terms.sum(axis=1), 0.0)
 
-    return _per_k(ks, one)
+    return per_k(ks, one)

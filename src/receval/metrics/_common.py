@@ -1,0 +1,111 @@
+"""Small pieces several metric families share: safe division, per-k stacking, the list
+denominator, the ratio of group shares, and the overlap of a run's lists with a baseline run's.
+
+Pure math on arrays (and the intermediate form): nothing here reads a file or builds the
+item space; the callers pass the encoded rows (:func:`receval.metrics.popularity._baseline_rows`
+reads the baseline run).
+
+>>> import numpy as np
+>>> safe_div(np.array([1.0, 2.0]), np.array([4, 0]))   # 0 where the denominator is 0
+array([0.25, 0.  ])
+>>> overlap(np.array([[3, 1, -1]]), np.array([[1, 2, 3]]))   # {3, 1} ∩ {1, 2, 3}
+array([2.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from ..hits import Hits
+from ..options import Axis
+
+LIST_DEN = Axis(
+    "denominator", "den", "length", "what a per-user sum over the list is divided by",
+    {"length": "ℓ_k, the user's list length (RecTools, Elliot)", "k": "the cut-off k (RecBole, RePlay)"},
+)
+
+
+def safe_div(num: Any, den: Any) -> np.ndarray:
+    """num / den in float64, 0 where den = 0 (broadcast)."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    out = np.zeros(num.shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+def list_den(items: np.ndarray, k: int, o: dict) -> np.ndarray:
+    """The per-user denominator of ``LIST_DEN``: the list length ℓ_k of ``items`` [U, k] (−1 pad) or k."""
+    return np.full(items.shape[0], float(k)) if o["denominator"] == "k" else (items >= 0).sum(axis=1).astype(np.float64)
+
+
+def per_k(ks: list[int], fn: Callable[[int], np.ndarray]) -> np.ndarray:
+    """``[U, len(ks)]``: the per-user values ``fn(k)`` stacked over the cut-offs."""
+    return np.stack([fn(k) for k in ks], axis=1)
+
+
+def ratio_combine(parts: list[dict], metric: str, names: Any = None) -> np.ndarray:
+    """std/mean (population) over groups of Σ num / Σ den, one value per k."""
+    num = sum(p["num"] for p in parts)
+    den = sum(p["den"] for p in parts)
+    if (den == 0).any():
+        j = np.flatnonzero((den == 0).any(axis=0))[0]
+        which = (names[j] if names is not None else ("short head", "long tail")[j])
+        raise DataError(f"{metric}: the group '{which}' is empty for these users (it divides by it); choose other groups or another split/cut")
+    p = num / den
+    m = p.mean(axis=1)
+    return np.where(m == 0, 0.0, p.std(axis=1) / np.where(m == 0, 1.0, m))
+
+
+# ---- overlap with a baseline run ------------------------------------------------------------
+# ``rows`` = (user index, item code, 0-based position, 1-based first and last position of the
+# row's tie group) of the baseline's rows of the truth users, ranked (item code −2: outside the
+# item space), as :func:`receval.metrics.popularity._baseline_rows` returns them.
+
+
+def baseline_top(rows: tuple[np.ndarray, ...], n_users: int, k: int) -> np.ndarray:
+    """The baseline's top-k item codes per truth user [U, k] (−1 pad, −2 for items outside the
+    space), tied scores in input order."""
+    uidx, code, pos, _, _ = rows
+    k = min(k, int(pos.max()) + 1 if len(pos) else 1)  # no wider than the longest baseline list
+    out = np.full((n_users, k), -1, dtype=np.int64)
+    sel = pos < k
+    out[uidx[sel], pos[sel]] = code[sel]
+    return out
+
+
+def expected_overlap(h: Hits, rows: tuple[np.ndarray, ...], k: int, ref: int, row_code: np.ndarray, n_items: int) -> np.ndarray:
+    """``ties=average``: E|L_k ∩ B_ref| per user = Σ over the list's rows whose item the
+    baseline also lists of (the row's chance to be in the top k) × (the baseline row's chance
+    to be in the baseline's top ref): the two lists' tie orders are independent, each chance
+    1 inside, m/n for a tie group with m of its n slots inside, 0 beyond. ``row_code`` the
+    item code of each row of ``h``, ``n_items`` the size of the item space."""
+    uidx, code, pos, lo, hi = rows
+    inside = lo <= ref
+    b_w = np.where(hi <= ref, 1.0, (np.minimum(hi, ref) - lo + 1) / (hi - lo + 1))[inside]
+    width = n_items + 3
+    b_key = uidx[inside].astype(np.int64) * width + (code[inside] + 2)
+    if h.row_lo is not None:
+        r_w = h.top_chance(k)
+    else:
+        r_w = (h.row_pos <= k).astype(np.float64)
+    r_key = h.row_user.astype(np.int64) * width + (row_code + 2)
+    srt = np.argsort(b_key, kind="stable")
+    b_key, b_w = b_key[srt], b_w[srt]
+    at = np.minimum(np.searchsorted(b_key, r_key), max(len(b_key) - 1, 0))
+    found = (b_key[at] == r_key) if len(b_key) else np.zeros(len(r_key), dtype=bool)
+    w = np.where(found, r_w * (b_w[at] if len(b_w) else 0.0), 0.0)
+    return np.bincount(h.row_user, weights=w, minlength=h.n_users)
+
+
+def overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """|L ∩ B| per row: the list positions whose item is among the baseline's, by (row, item) keys."""
+    width = int(max(items.max(initial=-1), base.max(initial=-1))) + 1
+    rows_i, rows_b = np.nonzero(items >= 0), np.nonzero(base >= 0)
+    key_i = rows_i[0].astype(np.int64) * width + items[rows_i]
+    key_b = rows_b[0].astype(np.int64) * width + base[rows_b]
+    found = key_i[np.isin(key_i, key_b)]
+    return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
