@@ -90,6 +90,7 @@ def metrics_markdown() -> str:
         vals = "; ".join(f"`{v}`: {d}" for v, d in ax.values.items()) if ax.values else ax.doc
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(vals)} |")
     out.append("")
+    out += ties_markdown()
     for m in all_metrics():
         out += [f"## `{m.name}" + ("@k" if m.needs_k else "") + "`", "", rst_to_markdown(m.doc), ""]
         if m.axes:
@@ -104,6 +105,24 @@ def metrics_markdown() -> str:
 
     out += ["## Sampled-negative evaluation (`receval.sampled.sampled_evaluate`)", "", sampled.__doc__.strip(), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def ties_markdown() -> list[str]:
+    """The section 'Ties by metric': how each metric meets ``ties=average`` and its other
+    declared traits, from the registry (:class:`receval.registry.Metric`)."""
+    out = ["## Ties by metric", ""]
+    out += ["How each metric meets `ties=average` (the default `ties`), its direction and its range under the "
+            "default options, as each metric declares them at registration:", ""]
+    out += ["| metric | `ties=average` | better | range |", "|---|---|---|---|"]
+    for m in all_metrics():
+        lo_hi = "—" if m.bounds is None else "[" + ", ".join(_bound(b) for b in m.bounds) + (")" if m.bounds[1] == float("inf") else "]")
+        out.append(f"| `{m.name}` | {_cell(m.ties_label())} | {'higher' if m.higher_is_better else 'lower'} | {lo_hi} |")
+    out.append("")
+    return out
+
+
+def _bound(b: float) -> str:
+    return "∞" if b == float("inf") else "−∞" if b == float("-inf") else f"{b:g}"
 
 
 def dialects_markdown() -> str:
