@@ -1,6 +1,8 @@
 """Properties every ranking metric must have (hypothesis, derandomised).
 
-Bounds. Without duplicate recommendations, these stay in [0, 1]: precision (every
+Bounds. Every metric that declares ``bounds`` at registration stays inside them under its
+default options, with every tie rule but ``optimistic`` (test_declared_bounds, parametrized
+from the registry). Variants: without duplicate recommendations, these stay in [0, 1]: precision (every
 denominator), recall (every denominator), f1, hitrate(count=any), mrr(hits=first), map and mar
 with ``indicator=yes`` (every denominator), map and mar with ``indicator=no`` divided by k or
 by Σ min(i, |R|), and ndcg with every ideal but ``none``. The variants that can exceed 1 (each
@@ -19,7 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import invariance_data as D
 import receval
+from receval.errors import RecevalError
+from receval.registry import registered
+from test_invariance import TABLE
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 
@@ -85,7 +91,42 @@ def test_bounds(data, ties, rel):
         values = [v for v in pu[key].to_list() if v is not None] + [res[spec]]
         assert all(v >= 0 and math.isfinite(v) for v in values), spec
         if spec in BOUNDED_SPECS:
-            assert all(v <= 1 + 1e-12 for v in values), (spec, values)
+            hi = registered()[receval.parse_spec(spec).name].bounds[1]
+            assert all(v <= hi + 1e-12 for v in values), (spec, values)
+
+
+BOUNDED_METRICS = sorted(n for n, m in registered().items() if m.bounds is not None)
+
+
+def test_bounded_variants_are_of_bounded_metrics():
+    assert {receval.parse_spec(t.format(k=1)).name for t in BOUNDED} <= set(BOUNDED_METRICS)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("name", BOUNDED_METRICS)
+def test_declared_bounds(name):
+    """The metric's value, and each per-user value, lies within its declared bounds on inputs
+    with many ties, every side input, users without recommendations and outside the truth."""
+    lo, hi = registered()[name].bounds
+    spec = TABLE[name].spec
+    seen = []
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(case=D.cases(dups=name == "unrepeated"), ties=st.sampled_from(["average", "input", "item", "item_desc"]))
+    def check(case, ties):
+        try:
+            res = receval.evaluate(case.recs, case.truth, [spec], ties=ties, rel=case.rel, **case.side)
+        except RecevalError:  # refused (a tie straddling k, a group without users, ...): no value
+            return
+        key = str(receval.parse_spec(spec))
+        per_user = res.per_user()
+        values = [res[spec]] + ([v for v in per_user[key].to_list() if v is not None] if key in per_user.columns else [])
+        values = [v for v in values if not math.isnan(v)]
+        assert all(lo - 1e-12 <= v <= hi + 1e-12 for v in values), (spec, ties, values, case.describe())
+        seen.extend(values)
+
+    check()
+    assert seen, f"{spec}: every example was refused"
 
 
 # user 0: one relevant item (rating 5), recommended first in a list of 1

@@ -547,7 +547,7 @@ SET_SIDE = {
 def _set_metrics():
     from receval.metrics import all_metrics
 
-    return sorted(m.name for m in all_metrics() if m.topk_set)
+    return sorted(m.name for m in all_metrics() if m.ties == "topk_set")
 
 
 @pytest.mark.parametrize("name", _set_metrics())

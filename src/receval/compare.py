@@ -113,17 +113,9 @@ def compare_results(
     from .options import CONTEXT_AXES
     from .resolve import resolve
 
-    from .spec import expand_ks
+    from .spec import spec_list
 
-    if metrics is None:
-        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        metrics = list(metrics)
-    except TypeError:
-        raise SpecError(f"metrics must be a metric string or a list of them, got {type(metrics).__name__}") from None
-    metrics = expand_ks(metrics)  # name@[5,10,20]: one spec per cut-off, as evaluate reads it
+    metrics = spec_list(metrics)  # as evaluate reads them
     if not metrics:
         raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
     if errors not in ("mark", "raise"):

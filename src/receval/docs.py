@@ -98,6 +98,7 @@ def metrics_markdown() -> str:
     for name, ax in CONTEXT_AXES.items():
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
     out.append("")
+    out += ties_markdown()
     for m in all_metrics():
         out += [f"## `{m.name}" + ("@k" if m.needs_k else "") + "`", "", rst_to_markdown(m.doc), ""]
         if m.axes:
@@ -111,6 +112,24 @@ def metrics_markdown() -> str:
 
     out += ["## Sampled-negative evaluation (`receval.sampled.sampled_evaluate`)", "", sampled.__doc__.strip(), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def ties_markdown() -> list[str]:
+    """The section 'Ties by metric': how each metric meets ``ties=average`` and its other
+    declared traits, from the registry (:class:`receval.registry.Metric`)."""
+    out = ["## Ties by metric", ""]
+    out += ["How each metric meets `ties=average` (the default `ties`), its direction and its range under the "
+            "default options, as each metric declares them at registration:", ""]
+    out += ["| metric | `ties=average` | better | range |", "|---|---|---|---|"]
+    for m in all_metrics():
+        lo_hi = "—" if m.bounds is None else "[" + ", ".join(_bound(b) for b in m.bounds) + (")" if m.bounds[1] == float("inf") else "]")
+        out.append(f"| `{m.name}` | {_cell(m.ties_label())} | {'higher' if m.higher_is_better else 'lower'} | {lo_hi} |")
+    out.append("")
+    return out
+
+
+def _bound(b: float) -> str:
+    return "∞" if b == float("inf") else "−∞" if b == float("-inf") else f"{b:g}"
 
 
 def dialects_markdown() -> str:

@@ -30,7 +30,7 @@ from .policy import f1_of_means, f1_per_user, left_out, no_user_left, user_polic
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
-from .spec import expand_ks
+from .spec import spec_list
 
 CONTEXT_KEYS = tuple(CONTEXT_AXES)
 
@@ -72,17 +72,7 @@ def dialect_of(dialect: Any):
 
 def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = None) -> list[Resolved]:
     """Resolve the metric specs of one call (explicit > call keyword > dialect > default)."""
-    if metrics is None:
-        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    try:
-        metrics = list(metrics)
-    except TypeError:
-        raise SpecError(f"metrics must be a metric string or a list of them, got {type(metrics).__name__}") from None
-    if not metrics:
-        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
-    metrics = expand_ks(metrics)  # name@[5,10,20]: one spec per cut-off
+    metrics = spec_list(metrics)
     ov = {k: UNSET for k in CONTEXT_KEYS}
     ov.update({k: v for k, v in (overrides or {}).items()})
     d = dialect_of(dialect)
@@ -301,18 +291,19 @@ def compute_entries(h: Hits, rs: Sequence[Resolved]) -> dict[int, Entry]:
 def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
     """One value from per-user values (policies applied; F1 of means for pairs) or a global value."""
     order = h.options.get("order")
-    if np.asarray(values).ndim == 1:  # an aggregate metric: one value per cut-off
+    if not r.per_user:  # an aggregate metric: one value per cut-off
         value = float(np.asarray(values)[j])
         sig = make_signature(r, __version__, order=order)
         return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
     v = np.asarray(values)[:, j]
     include, zero, skipped = user_policy(h, r.options, r.metric.context, left_out(v, r.metric.skips))
-    v = np.where(zero[:, None] if v.ndim == 2 else zero, 0.0, v)
+    pairs = r.metric.pairs(r.options)
+    v = np.where(zero[:, None] if pairs else zero, 0.0, v)
     n = int(include.sum())
     sig = make_signature(r, __version__, order=order, skipped=skipped)
     if n == 0:
         raise no_user_left(r.spec)
-    if v.ndim == 2:  # a (precision, recall) pair: F1 of the means
+    if pairs:  # (precision, recall) pairs: F1 of the means
         value = f1_of_means(v[include, 0].mean(), v[include, 1].mean())
         pu = f1_per_user(v)
     else:

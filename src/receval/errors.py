@@ -36,13 +36,6 @@ class DataError(RecevalError):
     """Input data that cannot be evaluated as given (missing columns, duplicates, NaN, ...)."""
 
 
-class TiesUndefined(SpecError):
-    """``ties=average`` asked of a metric (or variant) with no closed-form expectation over the
-    orderings of tied scores. :func:`receval.resolve.resolve` catches it: the value is then
-    computed only where the data leave the order settled (no tie that can change it), and
-    refused on the data otherwise (:meth:`receval.hits.Hits.check_order_settled`)."""
-
-
 class TiesRefused(DataError):
     """``ties=average`` refused on the data: ``counts[k]`` users have ties that change the value
     of ``metric`` at cut-off k (``kind`` "straddle": a tie group across position k, for the

@@ -150,14 +150,6 @@ def _render_number(value: Any) -> str:
 
 # --- context axes: read by every metric ------------------------------------------------------
 
-#: the metrics whose tie-averaged value (``ties=average``) is defined: their expectation over
-#: the orderings of the tie groups has a closed form (McSherry & Najork 2008 and its extensions)
-TIES_AVERAGE_METRICS = (
-    "precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "dcg", "ndcg", "rprecision", "rbp", "ncrr", "err", "bpref", "alpha_ndcg", "auc", "gauc", "epc", "efd", "serendipity", "pauc", "pap", "lauc",
-    "arp", "aplt", "aclt", "surprisal", "unexpectedness", "unseen", "novelty", "filled", "covered", "intersection", "mad",
-)
-
-
 CONTEXT_AXES: dict[str, Axis] = {
     a.name: a
     for a in [
@@ -191,11 +183,11 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
-                    f"scikit-learn's ndcg_score), in closed form for {', '.join(TIES_AVERAGE_METRICS)} "
-                    "(auc/gauc with tied=half); for the metrics of the top-k set (coverage, entropy, gini, fairness, "
-                    "list quality) when no tie group straddles k, and for every other metric when no tie can change its "
-                    "value (no tie group inside the top k); otherwise the call is refused, with the number of users. "
-                    "The default: the value is the same for every row order and every renaming of the ids"
+                    "scikit-learn's ndcg_score): in closed form for most metrics; for the metrics of the top-k set "
+                    "(coverage, entropy, gini, fairness, list quality) when no tie group straddles k, and for the other "
+                    "metrics and variants when no tie can change the value (no tie group inside the top k), each metric "
+                    "as the table 'Ties by metric' of the metric reference says; otherwise the call is refused, with the "
+                    "number of users. The default: the value is the same for every row order and every renaming of the ids"
                 ),
             },
         ),
@@ -275,18 +267,6 @@ def ties_note(options: dict[str, Any], settle: bool = False) -> str | None:
         return ("ties=average: this metric has no value averaged over the orderings of ties; it is computed where "
                 "no tie group reaches into the top k and refused otherwise (naming the number of users)")
     return None
-
-
-def ties_average_error(what: str) -> SpecError:
-    """The one-line refusal of ``ties=average`` for ``what`` (a metric or a variant): a
-    :class:`~receval.errors.TiesUndefined`, which resolution turns into a check on the data."""
-    from .errors import TiesUndefined
-
-    return TiesUndefined(
-        f"ties=average is not defined for {what}; it is supported by {', '.join(TIES_AVERAGE_METRICS)} "
-        "(the expectation over the orderings of tied scores) and by the metrics of the top-k set when no tie crosses k; "
-        "use another `ties` rule"
-    )
 
 
 #: context axes that change the intermediate form itself (metrics that differ only in the

@@ -110,14 +110,15 @@ __all__ = ["FIXES", "Masks", "masks", "left_out", "policy_columns", "user_policy
 
 
 def policy_columns(o: dict, context: Sequence[str], v: np.ndarray, n_rel: np.ndarray, length: np.ndarray,
-                   skips: bool = False) -> dict[str, np.ndarray]:
+                   skips: bool = False, pairs: bool = False) -> dict[str, np.ndarray]:
     """The policies per user as columns a distributed engine sums and counts: ``value`` (NaN
     when left out), ``a``/``b`` (precision/recall for F1 of the means, NaN when left out),
-    ``skipped``, ``err_empty``, ``err_norecs`` (0/1)."""
+    ``skipped``, ``err_empty``, ``err_norecs`` (0/1). ``pairs``: ``v`` holds (precision,
+    recall) pairs (:meth:`receval.registry.Metric.pairs`)."""
     m = masks(n_rel, length, o, context, left_out(v, skips))
-    v = np.where(m.zero[:, None] if v.ndim == 2 else m.zero, 0.0, v)
+    v = np.where(m.zero[:, None] if pairs else m.zero, 0.0, v)
     nan = np.full(len(n_rel), np.nan)
-    if v.ndim == 2:
+    if pairs:
         pu = f1_per_user(v)
         a, b = np.where(m.include, v[:, 0], np.nan), np.where(m.include, v[:, 1], np.nan)
     else:

@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .metrics import get_metric
-from .errors import TiesUndefined
-from .options import TIES_AVERAGE_METRICS
 from .registry import Metric
 from .spec import parse_spec
 
@@ -78,18 +76,11 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     extra = (k,) if metric.optional_k else ()
     if metric.resolve_hook:
         values = metric.resolve_hook(values, *extra)
-    settle = False
     if metric.check_hook:
-        try:
-            metric.check_hook(values, *extra)
-        except TiesUndefined:
-            # no tie-averaged value for this variant: computed where the data settle the order,
-            # refused on the data otherwise; the hook's other checks still run
-            settle = True
-            metric.check_hook(dict(values, ties="input"), *extra)
-    if (values.get("ties") == "average" and metric.needs & {"rows", "items", "truth_rows"} and not metric.topk_set
-            and metric.name not in TIES_AVERAGE_METRICS and "ties" in metric.context):
-        settle = True  # reads the positions of every row: no tie-averaged value
+        metric.check_hook(values, *extra)
+    # no tie-averaged value for the metric (or variant): computed where the data settle the
+    # order, refused on the data otherwise
+    settle = metric.settles(values)
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
                     order_source=sources.get("order", "default"), settle=settle)
 

@@ -25,10 +25,6 @@ from .comparison import Comparison
 from .errors import DataError, SpecError
 from .results import Results
 
-#: metrics where a lower value is better
-LOWER_IS_BETTER = ("mae", "rmse", "miscalibration", "gini", "mad", "reo", "rsp", "popreo", "poprsp")
-
-
 @dataclass
 class Runs:
     """The results of several runs on one ground truth, aligned by user."""
@@ -76,7 +72,7 @@ class Runs:
 
         first = next(iter(self.results.values()))
         sigs = {e.metric: e.signature for e in first.entries}
-        hib = {m: m.split("@")[0].split("(")[0] not in LOWER_IS_BETTER for m in self.metrics}
+        hib = {m: _higher_is_better(m) for m in self.metrics}
         per_user = self.per_user()
         c = compare(
             per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
@@ -86,6 +82,14 @@ class Runs:
         keep = pl.Series(paired_users(per_user))
         c.per_user = {name: res.per_user().filter(keep) for name, res in self.results.items()}
         return c
+
+
+def _higher_is_better(key: str) -> bool:
+    """The declared direction of the metric of a result key (``ndcg(ideal=hits)@10``)."""
+    from .metrics import registered
+
+    metric = registered().get(key.split("@")[0].split("(")[0])
+    return True if metric is None else metric.higher_is_better
 
 
 def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: Any) -> Runs:
@@ -134,4 +138,4 @@ def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: 
     return Runs(results, users)
 
 
-__all__ = ["Runs", "evaluate_runs", "LOWER_IS_BETTER"]
+__all__ = ["Runs", "evaluate_runs"]

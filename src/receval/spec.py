@@ -128,6 +128,26 @@ def expand_ks(metrics: Any) -> list[Any]:
     return out
 
 
+def spec_list(metrics: Any) -> list[Any]:
+    """The metric specs of one call: one string (or spec) or an iterable of them, each written
+    at several cut-offs expanded (:func:`expand_ks`); none is an error.
+
+    >>> spec_list("ndcg@[5,10]")
+    ['ndcg@5', 'ndcg@10']
+    """
+    if metrics is None:
+        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        metrics = list(metrics)
+    except TypeError:
+        raise SpecError(f"metrics must be a metric string or a list of them, got {type(metrics).__name__}") from None
+    if not metrics:
+        raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
+    return expand_ks(metrics)  # name@[5,10,20]: one spec per cut-off
+
+
 def parse_spec(text: str | Spec) -> Spec:
     """Parse a metric string into a validated :class:`Spec` (see the module grammar).
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError, SpecError, TiesUndefined
+from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
@@ -232,24 +232,7 @@ def _check_maxfpr(o: dict) -> None:
         )
 
 
-def _check_ties_average(o: dict, k: int | None, name: str) -> None:
-    """``ties=average``: the AUC reads scores, not positions, unless ``tied=order``: with tied
-    pairs counted ½ it is the expectation over the orderings of tied scores (a negative tied
-    with a positive lies above it in half of them), with ``tied=correct`` and on the ROC cut at
-    ``maxfpr`` it is the same in every ordering; inside the top k, when no tie group straddles
-    k (checked on the data). ``tied=order`` reads the positions: it has no tie-averaged value
-    (computed where no tie reaches the list, refused on the data otherwise)."""
-    if o.get("ties") != "average":
-        return
-    if o.get("tied") == "order":
-        raise TiesUndefined(
-            f"ties=average is not defined for {name}(tied=order), which reads the list positions of tied scores; "
-            f"write {name}(tied=half) or tied=correct, or use another `ties` rule"
-        )
-
-
 def _check_user_kind(o: dict, k: int | None = None) -> None:
-    _check_ties_average(o, k, "gauc")
     _check_maxfpr(o)
     for axis in ("nopos", "noneg"):
         if o.get(axis) == "skip":
@@ -280,7 +263,6 @@ def _auc_resolve(o: dict, k: int | None = None) -> dict:
 
 
 def _auc_check(o: dict, k: int | None = None) -> None:
-    _check_ties_average(o, k, "auc")
     if k is not None:
         _check_user_kind(o)
         return
@@ -372,6 +354,9 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     check_hook=_auc_check,
     partial=_auc_partial,
     combine=_auc_combine,
+    ties="closed",
+    ties_settled={"tied": "order"},
+    bounds=(0.0, 1.0),
 )
 def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""AUC over full rankings (``auc``: stacked, pooled positives, or grouped), or inside the top k (``auc@k``).
@@ -550,6 +535,9 @@ def _stacked_value(num2: int, n_pos: int, n_neg: int, rows: str = "all") -> floa
     needs={"rows"},
     family="auc",
     check_hook=_check_user_kind,
+    ties="closed",
+    ties_settled={"tied": "order"},
+    bounds=(0.0, 1.0),
 )
 def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Per-user AUC over the full ranking (``gauc``) or inside the top-k list (``gauc@k``), averaged.
@@ -599,6 +587,8 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     axes=[TIED, NEGATIVES],
     needs={"rows"},
     family="auc",
+    ties="closed",
+    bounds=(0.0, 1.0),
 )
 def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Limited AUC@k (Schröder, Thiele, Lehner 2011; Elliot LAUC): AUC credit of the positives in the top k.
@@ -752,7 +742,7 @@ def _partial_auc(h: Hits, ks: list[int], o: dict, name: str, top_positives: bool
     return out
 
 
-@register("pauc", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True)
+@register("pauc", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True, ties="closed", bounds=(0.0, 1.0))
 def pauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Partial AUC over the top-k negatives, pAUC@k (RecTools PartialAUC; Hiranandani et al., ICML 2020).
 
@@ -786,7 +776,7 @@ def pauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _partial_auc(h, ks, o, "pauc", top_positives=False)
 
 
-@register("pap", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True)
+@register("pap", axes=[INSUFFICIENT], needs={"rows"}, family="auc", skips=True, ties="closed", bounds=(0.0, 1.0))
 def pap(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Partial AUC + precision, pAp@k (RecTools PAP; Hiranandani et al., ICML 2020).
 

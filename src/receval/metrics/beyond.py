@@ -366,8 +366,8 @@ def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"},
-          family="diversity", partial=_entropy_partial, combine=_entropy_combine, topk_set=True)
-def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          family="diversity", partial=_entropy_partial, combine=_entropy_combine, ties="topk_set", bounds=(0.0, float("inf")))
+def entropy(h: Hits, ks: list[int], o: dict) -> None:
     r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
 
     Formula
@@ -391,7 +391,6 @@ def entropy(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(diff, truth, ["entropy@1"])["entropy@1"], 6)   # ln 5
     1.609438
     """
-    return _entropy_combine([_entropy_partial(h, ks, o)], ks, o)
 
 
 COVERAGE_DEN = Axis(
@@ -435,8 +434,8 @@ def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
-          partial=_coverage_partial, combine=_coverage_combine, topk_set=True)
-def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          partial=_coverage_partial, combine=_coverage_combine, ties="topk_set", bounds=(0.0, 1.0))
+def coverage(h: Hits, ks: list[int], o: dict) -> None:
     r"""Coverage@k: the share of the catalogue recommended to at least one user.
 
     Formula
@@ -453,7 +452,6 @@ def coverage(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["coverage@2"], catalog=[1, 2, 3, 4, 5, 6])["coverage@2"]   # 3 / 6
     0.5
     """
-    return _coverage_combine([_coverage_partial(h, ks, o)], ks, o)
 
 
 GINI_FORM = Axis(
@@ -491,8 +489,8 @@ def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("gini", axes=[GINI_FORM, GINI_PAD], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
-          partial=_gini_partial, combine=_gini_combine, topk_set=True)
-def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          partial=_gini_partial, combine=_gini_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, 1.0))
+def gini(h: Hits, ks: list[int], o: dict) -> None:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
 
     Formula
@@ -512,7 +510,6 @@ def gini(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["gini(form=catalog_divisor,pad=yes)@1"], catalog=[1, 2, 3]).values   # n = 4: (2·4 − 4 − 1)·2 / (2·4)
     {'gini(form=catalog_divisor,pad=yes)@1': 0.75}
     """
-    return _gini_combine([_gini_partial(h, ks, o)], ks, o)
 
 
 # ---- per-user list metrics ------------------------------------------------------------------
@@ -523,7 +520,7 @@ NOV_UNKNOWN = Axis(
 )
 
 
-@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity")
+@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -569,7 +566,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
 
 
-@register("unseen", needs={"rows", "items"}, family="diversity")
+@register("unseen", needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
 def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
 
@@ -624,7 +621,7 @@ ILD_DIST = Axis(
 )
 
 
-@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity", topk_set=True)
+@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, 1.0))
 def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ILD@k: intra-list diversity, the mean pairwise category distance inside the top k.
 
@@ -656,7 +653,7 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a subtopic gains (1−α) times less", numeric=True)
 
 
-@register("alpha_ndcg", axes=[ALPHA], needs={"rows", "items"}, family="diversity")
+@register("alpha_ndcg", axes=[ALPHA], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, exactly as TREC ndeval.
 
@@ -728,7 +725,7 @@ AB_BETA = Axis("beta", "beta", 0.2, "β: a rated item contributes β·r/r_max to
 AB_RMAX = Axis("rmax", "rmax", None, "r_max of the rating scale (default: the largest truth rating; MovieLens: 5)", numeric=True)
 
 
-@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows", "items"}, family="diversity")
+@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows", "items"}, family="diversity", ties="settled", bounds=(0.0, float("inf")))
 def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""αβ-nDCG@k (Parapar & Radlinski, RecSys 2021): accuracy and aspect diversity in one metric.
 

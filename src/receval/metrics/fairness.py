@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import DataError, SpecError, TiesUndefined
+from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register, registered
@@ -85,8 +85,8 @@ def _reo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "reo", parts[0]["names"])
 
 
-@register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, topk_set=True)
-def reo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+@register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+def reo(h: Hits, ks: list[int], o: dict) -> None:
     r"""REO@k: ranking-based equal opportunity over item groups (Zhu et al. 2020; Elliot REO).
 
     Formula
@@ -110,7 +110,6 @@ def reo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(recs, truth, ["reo@2"], item_groups=groups)["reo@2"], 6)
     0.333333
     """
-    return _reo_combine([_reo_partial(h, ks, o)], ks, o)
 
 
 def _rsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
@@ -138,8 +137,8 @@ def _rsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "rsp", parts[0]["names"])
 
 
-@register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, topk_set=True)
-def rsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+@register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+def rsp(h: Hits, ks: list[int], o: dict) -> None:
     r"""RSP@k: ranking-based statistical parity over item groups (Zhu et al. 2020; Elliot RSP).
 
     Formula
@@ -162,7 +161,6 @@ def rsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["rsp@2"], item_groups=groups)["rsp@2"]   # P_a = 2/2, P_b = 0/2 → 1
     1.0
     """
-    return _rsp_combine([_rsp_partial(h, ks, o)], ks, o)
 
 
 MAD_OF = Axis(
@@ -222,17 +220,9 @@ def _mad_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array(out)
 
 
-def _mad_check(o: dict, *_: object) -> None:
-    if o.get("ties") == "average" and o["of"] == "ndcg":
-        raise TiesUndefined(
-            "ties=average is not defined for mad(of=ndcg): the absolute differences of the groups' mean NDCG are not "
-            "linear in the orderings of the ties (mad(of=score) is: tied items share their score); use another `ties` rule"
-        )
-
-
 @register("mad", axes=[MAD_OF], kind="global", context=_CTX, needs={"rows"}, family="fairness",
-          partial=_mad_partial, combine=_mad_combine, check_hook=_mad_check)
-def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          partial=_mad_partial, combine=_mad_combine, ties="closed", ties_settled={"of": "ndcg"}, higher_is_better=False, bounds=(0.0, float("inf")))
+def mad(h: Hits, ks: list[int], o: dict) -> None:
     r"""MAD@k: mean absolute difference between user groups of a per-user value (Deldjoo et al. 2020; Elliot UserMADranking / UserMADrating).
 
     Formula
@@ -259,7 +249,6 @@ def mad(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(recs, truth, ["mad(of=score)@2"], user_groups=ug)["mad(of=score)@2"], 6)   # |0.7 − 0.4|
     0.3
     """
-    return _mad_combine([_mad_partial(h, ks, o)], ks, o)
 
 
 # ---- bias disparity (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD) ------------------
@@ -372,8 +361,8 @@ def _bd_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("bias_disparity", axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
-          family="fairness", partial=_bd_partial, combine=_bd_combine, topk_set=True)
-def bias_disparity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          family="fairness", partial=_bd_partial, combine=_bd_combine, ties="topk_set")
+def bias_disparity(h: Hits, ks: list[int], o: dict) -> None:
     r"""Bias disparity@k of one (user group, item category) cell: source bias, recommendation bias and their relative change (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD).
 
     Formula
@@ -411,4 +400,3 @@ def bias_disparity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> [round(v, 6) for v in r.values.values()]
     [1.333333, 1.0, -0.25, 1.0]
     """
-    return _bd_combine([_bd_partial(h, ks, o)], ks, o)

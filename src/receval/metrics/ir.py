@@ -22,18 +22,10 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..hits import Hits
-from ..options import Axis, ties_average_error
+from ..options import Axis
 from ..registry import register
 from ._common import safe_div
 from ._ties import lncomb, ragged, slot_draws, tie_groups
-
-
-def _refuse_average(name: str):
-    def check(o: dict, *_: object) -> None:
-        if o.get("ties") == "average":
-            raise ties_average_error(name)
-
-    return check
 
 
 def _cut(k: int) -> float:
@@ -83,7 +75,7 @@ RPREC_R = Axis(
 )
 
 
-@register("rprecision", axes=[RPREC_R], needs_k=False, family="classification")
+@register("rprecision", axes=[RPREC_R], needs_k=False, family="classification", ties="closed", bounds=(0.0, 1.0))
 def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""R-precision: precision at the user's own number of relevant items (trec_eval Rprec, ranx r-precision).
 
@@ -124,7 +116,7 @@ def rprecision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Bpref ---------------------------------------------------------------------------------
 
 
-@register("bpref", needs_k=False, optional_k=True, needs={"rows"}, family="ranking")
+@register("bpref", needs_k=False, optional_k=True, needs={"rows"}, family="ranking", ties="closed", bounds=(0.0, 1.0))
 def bpref(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Bpref: binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
 
@@ -243,7 +235,7 @@ def _rbp_check(o: dict, *_: object) -> None:
         raise SpecError("rbp: normalize=listed/cut is defined for gain=binary only; drop one of the two")
 
 
-@register("rbp", axes=[RBP_P, RBP_NORM, RBP_GAIN], needs_k=False, optional_k=True, family="ranking", check_hook=_rbp_check)
+@register("rbp", axes=[RBP_P, RBP_NORM, RBP_GAIN], needs_k=False, optional_k=True, family="ranking", check_hook=_rbp_check, ties="closed", bounds=(0.0, 1.0))
 def rbp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""RBP: rank-biased precision (Moffat & Zobel, TOIS 2008) with persistence *p*.
 
@@ -306,7 +298,7 @@ def _err_check(o: dict, *_: object) -> None:
         raise SpecError("err: gmax applies to grade=rating only; drop gmax or add grade=rating")
 
 
-@register("err", axes=[ERR_GRADE, ERR_GMAX], needs_k=False, optional_k=True, family="ranking", check_hook=_err_check)
+@register("err", axes=[ERR_GRADE, ERR_GMAX], needs_k=False, optional_k=True, family="ranking", check_hook=_err_check, ties="closed", bounds=(0.0, 1.0))
 def err(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ERR: expected reciprocal rank (Chapelle et al., CIKM 2009), the cascade model.
 
@@ -439,7 +431,7 @@ def _expected_err(h: Hits, ks: list[int], stop: np.ndarray) -> np.ndarray:
 # ---- NCRR ----------------------------------------------------------------------------------
 
 
-@register("ncrr", needs_k=False, optional_k=True, family="ranking")
+@register("ncrr", needs_k=False, optional_k=True, family="ranking", ties="closed", bounds=(0.0, 1.0))
 def ncrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NCRR: normalised cumulative reciprocal rank (Cornac NCRR): Σ 1/i over the hits, over its ideal.
 

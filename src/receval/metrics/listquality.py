@@ -33,7 +33,7 @@ def _length_at(h: Hits, k: int) -> np.ndarray:
     return np.bincount(h.row_user[keep], minlength=h.n_users).astype(np.float64)
 
 
-@register("filled", axes=[FORM], needs={"rows"}, context=_CTX, family="listquality")
+@register("filled", axes=[FORM], needs={"rows"}, context=_CTX, family="listquality", ties="closed", bounds=(0.0, 1.0))
 def filled(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Filled@k: whether a user's list reaches k items (RecTools SufficientReco).
 
@@ -61,7 +61,7 @@ def _unrepeated_check(o: dict, *_: object) -> None:
         raise SpecError("unrepeated counts repeated items, which only dup=keep lets through: write unrepeated(dup=keep)@k or pass dup='keep'")
 
 
-@register("unrepeated", axes=[FORM], needs={"rows", "items"}, context=_CTX, family="listquality", check_hook=_unrepeated_check, topk_set=True)
+@register("unrepeated", axes=[FORM], needs={"rows", "items"}, context=_CTX, family="listquality", check_hook=_unrepeated_check, ties="topk_set", bounds=(0.0, 1.0))
 def unrepeated(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unrepeated@k: whether a user's top k repeats no item (RecTools UnrepeatedReco).
 
@@ -98,7 +98,7 @@ def unrepeated(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-@register("covered", needs={"rows"}, context=("rel", "order", "ties", "dup", "tdup"), family="listquality")
+@register("covered", needs={"rows"}, context=("rel", "order", "ties", "dup", "tdup"), family="listquality", ties="closed", bounds=(0.0, 1.0))
 def covered(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Covered@k: the share of truth users with at least one recommendation in the top k (RecTools CoveredUsers).
 
@@ -122,7 +122,7 @@ def covered(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 REF_K = Axis("refk", "refk", None, "the cut-off of the baseline run (default: k itself; RecTools ref_k)", numeric=True)
 
 
-@register("intersection", axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality")
+@register("intersection", axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality", ties="closed", bounds=(0.0, 1.0))
 def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Intersection@k: the share of a user's top k that a baseline run's top k' also holds (RecTools Intersection).
 

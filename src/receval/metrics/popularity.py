@@ -148,7 +148,7 @@ ARP_SCALE = Axis(
 )
 
 
-@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity")
+@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
 def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
 
@@ -190,7 +190,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
-@register("aplt", axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aplt", axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, 1.0))
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
 
@@ -224,7 +224,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return per_k(ks, one)
 
 
-@register("aclt", axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook)
+@register("aclt", axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, float("inf")))
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
 
@@ -316,8 +316,8 @@ def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("popreo", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, topk_set=True)
-def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+def popreo(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
 
     Formula
@@ -341,12 +341,11 @@ def popreo(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["popreo@2"], train=train, catalog=[10, 20, 30])["popreo@2"]
     1.0
     """
-    return _popreo_combine([_popreo_partial(h, ks, o)], ks, o)
 
 
 @register("poprsp", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, topk_set=True)
-def poprsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+def poprsp(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
 
     Formula
@@ -370,7 +369,6 @@ def poprsp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(recs, truth, ["poprsp@2"], train=train, catalog=[10, 20, 30])["poprsp@2"], 6)
     0.333333
     """
-    return _poprsp_combine([_poprsp_partial(h, ks, o)], ks, o)
 
 
 # ---- EPC / EFD -----------------------------------------------------------------------------
@@ -414,7 +412,7 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
     return per_k(ks, one)
 
 
-@register("epc", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity")
+@register("epc", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""EPC@k: expected popularity complement (Vargas & Castells, RecSys 2011).
 
@@ -447,7 +445,7 @@ def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _expected(h, ks, o, "epc")
 
 
-@register("efd", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity")
+@register("efd", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
 def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""EFD@k: expected free discovery (Vargas & Castells, RecSys 2011), the discounted mean self-information.
 
@@ -476,7 +474,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Surprisal (RePlay) ----------------------------------------------------------------------
 
 
-@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity")
+@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
 
@@ -576,7 +574,7 @@ def _baseline_rows(h: Hits, metric: str):
     return h._dense[key]
 
 
-@register("unexpectedness", needs={"rows", "items"}, family="popularity")
+@register("unexpectedness", needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..hits import Hits
-from ..options import Axis, ties_average_error
+from ..options import Axis
 from ..registry import register
 from ._common import safe_div
 from ._ties import hypergeom, lncomb, ragged, tie_group_table, tie_groups
@@ -142,16 +142,6 @@ def _expected_all_rr(h: Hits, ks: list[int]) -> np.ndarray:
     return out
 
 
-def _refuse_ties_average(name: str):
-    """A check hook: ``name`` (or the given variant) has no tie-averaged value."""
-
-    def check(o: dict, *_: object) -> None:
-        if o.get("ties") == "average":
-            raise ties_average_error(name)
-
-    return check
-
-
 def _hits_at(h: Hits, ks: list[int]) -> np.ndarray:
     """``[U, len(ks)]`` hits in the top k (expected hits with ``ties=average``)."""
     if _averaged(h):
@@ -188,7 +178,7 @@ PRECISION_DEN = Axis(
 )
 
 
-@register("precision", axes=[PRECISION_DEN], family="classification")
+@register("precision", axes=[PRECISION_DEN], family="classification", ties="closed", bounds=(0.0, 1.0))
 def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Precision@k: the share of the top-k list that is relevant.
 
@@ -231,7 +221,7 @@ RECALL_DEN = Axis(
 )
 
 
-@register("recall", axes=[RECALL_DEN], family="classification")
+@register("recall", axes=[RECALL_DEN], family="classification", ties="closed", bounds=(0.0, 1.0))
 def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Recall@k: the share of the relevant items found in the top k.
 
@@ -278,7 +268,7 @@ F1_AGG = Axis(
 )
 
 
-@register("f1", axes=[F1_AGG], family="classification")
+@register("f1", axes=[F1_AGG], family="classification", ties="closed", bounds=(0.0, 1.0), f1_of_means={"aggregate": "means"})
 def f1(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""F1@k: the harmonic mean of precision (÷k) and recall (÷|R|).
 
@@ -325,7 +315,7 @@ HR_COUNT = Axis(
 )
 
 
-@register("hitrate", axes=[HR_COUNT], family="classification")
+@register("hitrate", axes=[HR_COUNT], family="classification", ties="closed", bounds=(0.0, 1.0))
 def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""HitRate@k: the share of users with at least one relevant item in the top k.
 
@@ -364,7 +354,7 @@ MRR_HITS = Axis(
 )
 
 
-@register("mrr", axes=[MRR_HITS])
+@register("mrr", axes=[MRR_HITS], ties="closed", bounds=(0.0, 1.0))
 def mrr(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MRR@k: the reciprocal rank of the first relevant item in the top k.
 
@@ -563,7 +553,7 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
     return safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
-@register("map", axes=[AP_DEN, AP_IND])
+@register("map", axes=[AP_DEN, AP_IND], ties="closed", bounds=(0.0, 1.0))
 def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAP@k: the mean over users of average precision at k.
 
@@ -634,7 +624,7 @@ MAR_DEN = Axis(
 )
 
 
-@register("mar", axes=[MAR_DEN, MAR_IND])
+@register("mar", axes=[MAR_DEN, MAR_IND], ties="closed", bounds=(0.0, 1.0))
 def mar(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAR@k: the mean over users of average recall at k.
 
@@ -843,10 +833,6 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
 def _check_ndcg(o: dict) -> None:
     from ..errors import SpecError
 
-    if o.get("ties") == "average" and o["ideal"] == "hits":
-        # the ideal moves the list's own top-k hits up: it depends on the order, and the
-        # expectation of the ratio is not the ratio of the expectations
-        raise ties_average_error("ndcg(ideal=hits)")
     if o["ideal"] != "none" and o.get("base", 2.0) != 2.0:
         raise SpecError(
             "`base` cancels in NDCG (the same base divides DCG and ideal DCG); drop it, or use dcg@k / ndcg(ideal=none) for an unnormalised value"
@@ -863,7 +849,7 @@ def _resolve_t(o: dict) -> dict:
     return o
 
 
-@register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg)
+@register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg, ties="closed", ties_settled={"ideal": "hits"}, bounds=(0.0, 1.0))
 def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
 
@@ -921,7 +907,7 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
 
 
-@register("dcg", axes=[GAIN, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t)
+@register("dcg", axes=[GAIN, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t, ties="closed", bounds=(0.0, float("inf")))
 def dcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""DCG@k: discounted cumulative gain of the top k, not normalised.
 

@@ -84,8 +84,8 @@ def _rmse_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
 
 
 @register("mae", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
-          partial=_mae_partial, combine=_mae_combine)
-def mae(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          partial=_mae_partial, combine=_mae_combine, higher_is_better=False, bounds=(0.0, float("inf")))
+def mae(h: Hits, ks: list[int], o: dict) -> None:
     r"""MAE: the mean absolute error of predicted ratings.
 
     Formula
@@ -105,12 +105,11 @@ def mae(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(preds, truth, ["mae(average=users)"])["mae(average=users)"]   # ((1+0)/2 + 2) / 2
     1.25
     """
-    return _mae_combine([_mae_partial(h, ks, o)], ks, o)
 
 
 @register("rmse", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
-          partial=_rmse_partial, combine=_rmse_combine)
-def rmse(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+          partial=_rmse_partial, combine=_rmse_combine, higher_is_better=False, bounds=(0.0, float("inf")))
+def rmse(h: Hits, ks: list[int], o: dict) -> None:
     r"""RMSE: the root of the mean squared error of predicted ratings.
 
     Formula
@@ -127,4 +126,3 @@ def rmse(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(preds, truth, ["rmse"])["rmse"], 6)   # sqrt((1 + 0 + 4) / 3)
     1.290994
     """
-    return _rmse_combine([_rmse_partial(h, ks, o)], ks, o)
