@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import SpecError
 from .options import CONTEXT_AXES, Axis
+from .reduction import KeyedReduction
 
 #: what an aggregate-free metric function returns: per-user values, shape [U, len(ks)]
 ComputeFn = Callable[..., np.ndarray]
@@ -54,6 +55,9 @@ class Metric:
     #: under ``ties=average`` its value is the same in every ordering of the ties unless a tie
     #: group straddles k, which :meth:`receval.hits.Hits.check_topk_settled` refuses
     topk_set: bool = False
+    #: a global metric whose partial is keyed rows a distributed backend must not gather
+    #: (the stacked AUC): how that backend reduces them (:mod:`receval.reduction`)
+    distributed: KeyedReduction | None = None
 
     @property
     def doc(self) -> str:
@@ -136,6 +140,7 @@ def register(
     combine: Callable[..., np.ndarray] | None = None,
     skips: bool = False,
     topk_set: bool = False,
+    distributed: KeyedReduction | None = None,
 ) -> Callable[[ComputeFn], ComputeFn]:
     """Register ``fn`` as metric ``name`` (a decorator)."""
 
@@ -157,6 +162,7 @@ def register(
             combine=combine,
             skips=skips,
             topk_set=topk_set,
+            distributed=distributed,
         )
         return fn
 
