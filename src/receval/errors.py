@@ -92,10 +92,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     "; choose one of: 'a', 'b'"
     """
     choices = sorted(set(choices))
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
-    if close:
-        return f"; did you mean '{close[0]}'?"
+    close = closest(word, choices)
+    if close is not None:
+        return f"; did you mean '{close}'?"
     return "; choose one of: " + ", ".join(f"'{c}'" for c in choices)
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice :func:`did_you_mean` suggests for ``word``, or None when none is close.
+
+    >>> closest("ndgc", ["ndcg", "map", "mrr"]), closest("zzz", ["a", "b"])
+    ('ndcg', None)
+    """
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.5)
+    return close[0] if close else None
 
 
 def unknown(kind: str, word: str, choices: Iterable[str]) -> SpecError:

@@ -140,11 +140,11 @@ def parse_spec(text: str | Spec) -> Spec:
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
         return signature_spec(text)[0]
-    name, options, k = _split_spec(text)
+    name, options, k = split_spec(text)
     return _build(name, options, k, text)
 
 
-def _split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
+def split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
     """``(name, [(option, option as written, raw value)], raw k or None)`` of a spec string."""
     match = _SPEC_RE.match(text.lower())
     if not match and text.strip().endswith("@") and _SPEC_RE.match(text.lower().strip()[:-1]):
@@ -223,6 +223,55 @@ def _checked(spec: Spec) -> Spec:
     return _build(spec.name, [(key, key, value) for key, value in pairs], spec.k, repr(spec))
 
 
+# ---- the signature grammar -----------------------------------------------------------------
+#
+#     signature := head ("|" field)*        head := a spec string (``ndcg@10``)
+#     field     := key ":" value
+#
+# The one place a signature is split and joined: :func:`signature_text` writes one (or a run
+# of its fields), :func:`signature_head` / :func:`signature_fields` read one as written, and
+# :func:`signature_spec` reads one strictly, as a spec.
+
+#: the separator of a signature's fields, and of a field's key and value
+SIG_SEP, FIELD_SEP = "|", ":"
+
+
+def signature_text(*parts: str | tuple[str, Any]) -> str:
+    """A signature, or a run of its fields: a ``str`` part as written (a head, or fields
+    already joined), a ``(key, value)`` pair as ``key:value``.
+
+    >>> signature_text("ndcg@10", ("gain", "binary"), "dialect:standard", ("v", "0.1.0"))
+    'ndcg@10|gain:binary|dialect:standard|v:0.1.0'
+    >>> signature_text(("test", "t"), ("B", 1000))
+    'test:t|B:1000'
+    """
+    return SIG_SEP.join(p if isinstance(p, str) else f"{p[0]}{FIELD_SEP}{p[1]}" for p in parts)
+
+
+def signature_head(signature: str) -> str:
+    """The head of a signature as written (its metric and cut-off).
+
+    >>> signature_head("ndcg@10|gain:binary|v:0.1.0")
+    'ndcg@10'
+    """
+    return signature.split(SIG_SEP)[0]
+
+
+def signature_fields(signature: str) -> dict[str, str]:
+    """The ``key:value`` fields of a signature as written, without checks (the head, e.g.
+    ``ndcg@10``, is left out; a part without ``:`` is skipped; a later field wins).
+
+    >>> signature_fields("ndcg@10|gain:binary|test:t|B:1000")
+    {'gain': 'binary', 'test': 't', 'B': '1000'}
+    """
+    out = {}
+    for part in signature.split(SIG_SEP)[1:]:
+        key, sep, value = part.partition(FIELD_SEP)
+        if sep:
+            out[key] = value
+    return out
+
+
 #: fields a signature carries that are not metric options: information (``skipped``, the side
 #: inputs read, ``side``), and the statistics of a comparison
 INFO_FIELDS = ("skipped", "side", "test", "corr", "ci", "level", "B", "seed", "userset")
@@ -239,7 +288,7 @@ def signature_spec(text: str) -> tuple[Spec, str, str]:
     """
     if not isinstance(text, str):
         raise SpecError(f"a signature must be a string, got {text!r}")
-    parts = [p.strip() for p in text.strip().split("|")]
+    parts = [p.strip() for p in text.strip().split(SIG_SEP)]
     if not any(parts):
         raise SpecError("empty signature: pass the signature whole, as printed (e.g. 'ndcg@10|gain:binary|...|v:0.1.0')")
     head = parts[0]
@@ -258,7 +307,7 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
 
     if not parts[0]:
         raise SpecError("it has no head: start it with the metric, e.g. 'ndcg@10|'")
-    name, options, k = _split_spec(parts[0])
+    name, options, k = split_spec(parts[0])
     metric = get_metric(name)
     by_key = {axis.key.lower(): axis_name for axis_name, axis in metric.all_axes().items()}
     info = {f.lower() for f in INFO_FIELDS}
@@ -267,7 +316,7 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
     for n, part in enumerate(parts[1:], start=2):
         if not part:
             raise SpecError(f"field {n} is an empty field ('||' or a '|' at an end): copy the signature whole, as printed")
-        key, sep, value = (s.strip() for s in part.partition(":"))
+        key, sep, value = (s.strip() for s in part.partition(FIELD_SEP))
         key = key.lower()
         if not sep:
             raise SpecError(f"field '{part}' must be key:value (e.g. 'rel:4'): copy the signature whole, as printed")

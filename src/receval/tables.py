@@ -37,6 +37,7 @@ from typing import Any
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
 from .report import fmt_value, latex_escape, one_line_cell, render
+from .spec import SIG_SEP, signature_fields
 
 FORMATS = ("table", "markdown", "latex", "html", "csv", "json")
 
@@ -108,16 +109,6 @@ def letters_for(runs: list[str]) -> dict[str, str]:
             if n < 0:
                 break
         out[r] = label
-    return out
-
-
-def signature_fields(signature: str) -> dict[str, str]:
-    """The ``key:value`` fields of a signature (the head, e.g. ``ndcg@10``, is left out)."""
-    out = {}
-    for part in signature.split("|")[1:]:
-        key, sep, value = part.partition(":")
-        if sep:
-            out[key] = value
     return out
 
 
@@ -432,7 +423,7 @@ def _markdown(model: TableModel, digits: int, title: str) -> str:
 
 def _latex_sig(sig: str) -> str:
     """A signature in typewriter type, breakable after every field."""
-    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(_tex(p) for p in sig.split("|")) + "}"
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(_tex(p) for p in sig.split(SIG_SEP)) + "}"
 
 
 def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
