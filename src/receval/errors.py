@@ -36,6 +36,16 @@ class DataError(RecevalError):
     """Input data that cannot be evaluated as given (missing columns, duplicates, NaN, ...)."""
 
 
+class MetricMissing(SpecError):
+    """A dialect (a library at a version) has no metric of that name: :func:`receval.compare.compare`
+    leaves its cell empty instead of failing."""
+
+
+class SignatureError(SpecError):
+    """A signature that cannot be read (:func:`receval.spec.signature_spec`): the message
+    names it, ``signature 'ndcg@10|…': ...``."""
+
+
 class TiesUndefined(SpecError):
     """``ties=average`` asked of a metric (or variant) with no closed-form expectation over the
     orderings of tied scores. :func:`receval.resolve.resolve` catches it: the value is then

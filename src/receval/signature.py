@@ -185,6 +185,6 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
     >>> parse_signature("ndcg|gain:binary|rel:4|dialect:standard|v:0.1.0")
     Traceback (most recent call last):
     ...
-    receval.errors.SpecError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
+    receval.errors.SignatureError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
     """
     return signature_spec(text)

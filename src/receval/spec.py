@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SpecError
+from .errors import SignatureError, SpecError
 
 _SPEC_RE = re.compile(
     r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
@@ -181,28 +181,28 @@ def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str
         if key in parsed:
             if sig is None:
                 raise SpecError(f"option `{key}` is given twice in '{text}'")
-            raise SpecError(
+            raise SignatureError(
                 f"signature '{sig}' gives `{shown}` twice ({written[key]}, {raw}): keep the value it was computed with "
                 "(copy the signature whole, as printed)"
             )
         if isinstance(raw, str) and not raw.strip():
             if sig is None:
                 raise SpecError(f"option `{key}` in '{text}' has no value: write {key}=<value>, e.g. {key}={metric.axis(key).render(metric.axis(key).default)}")
-            raise SpecError(f"signature '{sig}' has no value for `{shown}`: copy the signature whole, as printed")
+            raise SignatureError(f"signature '{sig}' has no value for `{shown}`: copy the signature whole, as printed")
         parsed[key] = metric.axis(key).parse(raw)
         written[key] = raw
     k = parse_k(k_raw) if k_raw is not None else None
     if metric.needs_k and k is None:
         if sig is None:
             raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
-        raise SpecError(
+        raise SignatureError(
             f"signature '{sig}': metric '{metric.name}' needs a cut-off: start the signature with the cut-off "
             f"it was computed at, e.g. '{metric.name}@10|'"
         )
     if not metric.needs_k and k is not None and not metric.optional_k:
         if sig is None:
             raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
-        raise SpecError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
+        raise SignatureError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
     return Spec(metric.name, k, tuple(sorted(parsed.items())))
 
 
@@ -295,11 +295,10 @@ def signature_spec(text: str) -> tuple[Spec, str, str]:
     label = (head or "") + "|…"
     try:
         return _signature_spec(parts, label, text)
+    except SignatureError:  # names the signature already
+        raise
     except SpecError as exc:
-        msg = str(exc)
-        if msg.startswith("signature '"):
-            raise
-        raise SpecError(f"signature '{label}': {msg}") from None
+        raise SignatureError(f"signature '{label}': {exc}") from None
 
 
 def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str, str]:
@@ -328,9 +327,9 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
                 f"field '{key}' is not an option of '{metric.name}'; its options are: {', '.join(sorted(by_key))}"
             )
         if key in seen:
-            raise SpecError(f"signature '{label}' gives `{key}` twice ({seen[key]}, {value}): copy the signature whole, as printed")
+            raise SignatureError(f"signature '{label}' gives `{key}` twice ({seen[key]}, {value}): copy the signature whole, as printed")
         if not value:
-            raise SpecError(f"signature '{label}' has no value for `{key}`: copy the signature whole, as printed")
+            raise SignatureError(f"signature '{label}' has no value for `{key}`: copy the signature whole, as printed")
         seen[key] = value
         if key == "dialect":
             dialect = value.lower()
