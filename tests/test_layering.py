@@ -15,8 +15,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "receval"
 
 #: lowest first; a module may import from its own layer (without a cycle) and any layer below
 LAYERS: list[tuple[str, list[str]]] = [
-    ("grammar", ["errors", "options", "plaintext"]),
-    ("registry and io", ["registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
+    ("grammar", ["_version", "errors", "options", "plaintext"]),
+    ("registry and io", ["reduction", "registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
     ("the form", ["encode", "hits", "policy"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from ._version import __version__  # the one place the version is written
 from .errors import DataError, RecevalError, SpecError  # noqa: E402  (light: the standard library only)
 
 #: public name -> the module that defines it (imported on first access)

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from .errors import RecevalError, SpecError
+from .errors import MetricMissing, RecevalError, SpecError
 
 __all__ = ["compare", "compare_results", "Comparison", "select_dialects"]
 
@@ -142,11 +142,10 @@ def compare_results(
         for j, m in enumerate(metrics):
             try:
                 cells[(i, j)] = resolve(m, dialect=d, overrides=overrides)
-            except SpecError as exc:
-                if d is not None and "has no metric" in str(exc):
-                    result.lacking[(labels[i], specs[j])] = str(exc)
-                    continue
-                raise
+            except MetricMissing as exc:
+                if d is None:
+                    raise
+                result.lacking[(labels[i], specs[j])] = str(exc)
 
     if type(recs).__module__.startswith("pyspark"):  # pragma: no cover
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")

@@ -26,7 +26,7 @@ from .errors import DataError, SpecError, TiesRefused
 from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
 from .options import CONTEXT_AXES
-from .policy import f1_of_means, f1_per_user, left_out, no_user_left, user_policy
+from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
 from .signature import make_signature
@@ -427,13 +427,7 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     batches = [b for b in batches if len(b.user_ids)]
     if not batches:
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
-    for i in range(len(resolved)):
-        refused = [b.refused[i] for b in batches if i in b.refused]
-        if refused:
-            exc = refused[0]
-            for more in refused[1:]:
-                exc = exc.plus(more)
-            raise exc
+    raise_refused([b.refused for b in batches], len(resolved))
     user_ids = np.concatenate([b.user_ids for b in batches])
     perm = np.argsort(user_ids, kind="stable")
     user_ids = user_ids[perm]
@@ -442,14 +436,11 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     for i, r in enumerate(resolved):
         order_i = next((b.order[i] for b in batches if b.order[i] is not None), order)
         if not r.per_user:
-            if batches[0].whole[i] is not None:
-                value = batches[0].whole[i]
-            else:
-                ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
-                vals = np.asarray(r.metric.combine([b.partials[i] for b in batches], ks, r.options))  # type: ignore[misc]
-                value = vals[k_index(r, ks)]
+            if batches[0].whole[i] is None:
+                entries.append(combine_partials(r, resolved, [b.partials[i] for b in batches], order_i))
+                continue
             stub = MergedUsers(user_ids, np.zeros(0), np.zeros(0), order_i)
-            entries.append(aggregate(stub, r, np.asarray([value]), 0))
+            entries.append(aggregate(stub, r, np.asarray([batches[0].whole[i]]), 0))
             continue
         v = np.concatenate([b.values[i] for b in batches])[perm]  # type: ignore[misc]
         stub = MergedUsers(
@@ -462,6 +453,61 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     info = merge_info([b.info for b in batches])
     warn_ties(info)
     return Results(entries, user_ids, __version__, info)
+
+
+def raise_refused(refused: Sequence[dict[int, TiesRefused]], n: int) -> None:
+    """Raise the ``ties=average`` refusal of the first spec any batch refused, with the counts
+    of every batch added (each batch judged only its own users)."""
+    for i in range(n):
+        got = [b[i] for b in refused if i in b]
+        if got:
+            exc = got[0]
+            for more in got[1:]:
+                exc = exc.plus(more)
+            raise exc
+
+
+def combine_partials(r: Resolved, resolved: Sequence[Resolved], partials: list[Any], order: str | None) -> Entry:
+    """The entry of a global spec from the partial statistics of every batch (``combine``)."""
+    ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
+    vals = np.asarray(r.metric.combine(partials, ks, r.options))  # type: ignore[misc]
+    sig = make_signature(r, __version__, order=order)
+    return Entry(r.key, float(vals[k_index(r, ks)]), sig, users=0, dialect=r.dialect, asked=str(r.spec))
+
+
+@dataclass
+class UserSums:
+    """What a distributed backend adds up over the users of one per-user spec: the sums of the
+    columns :func:`receval.policy.policy_columns` gives each user (None: a sum over no user)."""
+
+    value: float | None  # Σ value over the users counted
+    count: int  # the users counted
+    a: float | None = None  # Σ precision and Σ recall of (precision, recall) pairs; None otherwise
+    b: float | None = None
+    skipped: int = 0
+    empty: int = 0  # users an ``empty=error`` refuses, and the first of them
+    first_empty: Any = None
+    norecs: int = 0  # users a ``norecs=error`` refuses, and the first of them
+    first_norecs: Any = None
+
+
+def reduce_user_sums(r: Resolved, sums: UserSums, order: str | None) -> Entry:
+    """The entry of a per-user spec from the sums over all users (a distributed backend's
+    per-user reduction): the error policies, then the mean (F1 of the means for pairs)."""
+    o = r.options
+    if "empty" in r.metric.context and o["empty"] == "error" and sums.empty:
+        raise policy_error("empty", int(sums.empty), sums.first_empty)
+    if "norecs" in r.metric.context and o["norecs"] == "error" and sums.norecs:
+        raise policy_error("norecs", int(sums.norecs), sums.first_norecs)
+    count, skipped = sums.count, sums.skipped
+    sig = make_signature(r, __version__, order=order, skipped=skipped)
+    if count == 0:
+        raise no_user_left(r.spec)
+    if sums.a is not None:  # (precision, recall) pairs: F1 of the means (policy.policy_columns)
+        value = f1_of_means((sums.a or 0.0) / count, (sums.b or 0.0) / count)
+    else:
+        value = (sums.value or 0.0) / count
+    return Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec))
 
 
 def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:
@@ -480,5 +526,5 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 __all__ = [
     "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
     "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
-    "MergedUsers", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
+    "MergedUsers", "raise_refused", "combine_partials", "UserSums", "reduce_user_sums", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]

@@ -36,6 +36,16 @@ class DataError(RecevalError):
     """Input data that cannot be evaluated as given (missing columns, duplicates, NaN, ...)."""
 
 
+class MetricMissing(SpecError):
+    """A dialect (a library at a version) has no metric of that name: :func:`receval.compare.compare`
+    leaves its cell empty instead of failing."""
+
+
+class SignatureError(SpecError):
+    """A signature that cannot be read (:func:`receval.spec.signature_spec`): the message
+    names it, ``signature 'ndcg@10|…': ...``."""
+
+
 class TiesRefused(DataError):
     """``ties=average`` refused on the data: ``counts[k]`` users have ties that change the value
     of ``metric`` at cut-off k (``kind`` "straddle": a tie group across position k, for the
@@ -85,10 +95,20 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     "; choose one of: 'a', 'b'"
     """
     choices = sorted(set(choices))
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
-    if close:
-        return f"; did you mean '{close[0]}'?"
+    close = closest(word, choices)
+    if close is not None:
+        return f"; did you mean '{close}'?"
     return "; choose one of: " + ", ".join(f"'{c}'" for c in choices)
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The choice :func:`did_you_mean` suggests for ``word``, or None when none is close.
+
+    >>> closest("ndgc", ["ndcg", "map", "mrr"]), closest("zzz", ["a", "b"])
+    ('ndcg', None)
+    """
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.5)
+    return close[0] if close else None
 
 
 def unknown(kind: str, word: str, choices: Iterable[str]) -> SpecError:

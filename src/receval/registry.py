@@ -20,6 +20,7 @@ import numpy as np
 
 from .errors import SpecError
 from .options import CONTEXT_AXES, Axis
+from .reduction import KeyedReduction
 
 #: what an aggregate-free metric function returns: per-user values, shape [U, len(ks)]
 ComputeFn = Callable[..., np.ndarray]
@@ -100,6 +101,9 @@ class Metric:
             but = ", ".join(f"`{self.name}({a}={v})`" for a, v in self.ties_settled.items())
             text += f"; {but}: {TIES['settled']}"
         return text
+    #: a global metric whose partial is keyed rows a distributed backend must not gather
+    #: (the stacked AUC): how that backend reduces them (:mod:`receval.reduction`)
+    distributed: KeyedReduction | None = None
 
     @property
     def doc(self) -> str:
@@ -207,10 +211,11 @@ def register(
     higher_is_better: bool = True,
     bounds: tuple[float, float] | None = None,
     f1_of_means: Mapping[str, Any] | None = None,
+    distributed: KeyedReduction | None = None,
 ) -> Callable[[_Fn], _Fn]:
     """Register ``fn`` as metric ``name`` (a decorator), with its declared traits: ``ties`` (a
     key of :data:`TIES`, for a metric reading the ``ties`` option), ``ties_settled``,
-    ``higher_is_better``, ``bounds`` and ``f1_of_means`` (see :class:`Metric`).
+    ``higher_is_better``, ``bounds``, ``f1_of_means`` and ``distributed`` (see :class:`Metric`).
 
     A global metric given as ``partial`` and ``combine`` may decorate its documentation alone
     (a function whose body is its docstring): its ``compute`` is then the one-batch
@@ -254,6 +259,7 @@ def register(
             higher_is_better=higher_is_better,
             bounds=bounds,
             f1_of_means=dict(f1_of_means or {}),
+            distributed=distributed,
         )
         return fn
 

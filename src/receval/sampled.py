@@ -49,7 +49,6 @@ positive; the paper also fits *p*), solved in closed form:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,10 +56,13 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .errors import DataError, SpecError, did_you_mean
+from .errors import DataError, SpecError, closest, did_you_mean
+from .spec import signature_text
 
 ESTIMATORS = ("uncorrected", "bv", "full")
-_METRICS = ("hitrate", "ndcg", "mrr")
+#: the registered metrics with a formula of one positive's rank (the module docstring), and
+#: whether that formula also has a value over the whole rank, without a cut-off (``mrr``: 1/r)
+_METRICS = {"hitrate": False, "ndcg": False, "mrr": True}
 _TIES = ("pessimistic", "optimistic")
 #: cells (rows × (n + 1) columns) of one block of the table P(r | R) the corrected estimator
 #: sums over: its memory is a few such blocks, whatever the catalogue size. A table that fits
@@ -99,22 +101,34 @@ def _show(x: Any) -> str:
 
 
 def _parse(spec: Any) -> tuple[str, int | None]:
+    """``(metric, cut-off)`` of a metric string, read by the spec grammar
+    (:func:`receval.spec.split_spec`); sampled evaluation takes the standard definition of a
+    metric of :data:`_METRICS`, with no option."""
+    from .metrics import registered
+    from .spec import parse_k, split_spec
+
     if not isinstance(spec, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {spec!r}")
-    name, at, k = spec.strip().lower().partition("@")
+    bare = spec.strip().lower()
+    if bare.endswith("@") and bare[:-1].strip() in _METRICS:
+        name = bare[:-1].strip()
+        raise SpecError(f"'{spec}' has an '@' without a cut-off: write '{name}@10'" + (" or 'mrr'" if _METRICS[name] else ""))
+    name, options, k_raw = split_spec(spec) if not bare.endswith("@") else (bare[:-1].strip(), [], None)
     if name not in _METRICS:
-        close = did_you_mean(name, _METRICS)
-        raise SpecError(f"sampled evaluation supports {', '.join(_METRICS)}; got '{spec}'" + (close if "did you mean" in close else ""))
-    if not at:
-        if name != "mrr":
+        close = closest(name, _METRICS)
+        raise SpecError(f"sampled evaluation supports {', '.join(_METRICS)}; got '{spec}'" + (f"; did you mean '{close}'?" if close else ""))
+    metric = registered()[name]
+    if options:
+        raise SpecError(f"sampled evaluation computes the standard '{name}' and takes no option; got '{spec}': write "
+                        f"'{name}@10'" + (f" or '{name}'" if _METRICS[name] else ""))
+    if k_raw is None:
+        if metric.needs_k and not _METRICS[name]:
             raise SpecError(f"'{name}' needs a cut-off: write '{name}@10'")
         return name, None
-    k = k.strip()
-    if not k:
-        raise SpecError(f"'{spec}' has an '@' without a cut-off: write '{name}@10'" + (" or 'mrr'" if name == "mrr" else ""))
-    if not re.fullmatch(r"\+?[0-9]+", k) or int(k) < 1:
-        raise SpecError(f"`k` must be an integer >= 1, got {k} in '{spec}'; write e.g. '{name}@10'")
-    return name, int(k)
+    try:
+        return name, parse_k(k_raw)
+    except SpecError as exc:
+        raise SpecError(f"{exc} in '{spec}'; write e.g. '{name}@10'") from None
 
 
 def rank_distribution(N: int, n: int) -> np.ndarray:
@@ -502,7 +516,8 @@ def sampled_evaluate(
         corrected = [x / len(r_s) for x in tot]
     values: dict[tuple[str, str], float] = {}
     sigs: dict[tuple[str, str], str] = {}
-    base = f"protocol:sampled|n:{n}|seed:{seed}|ties:{ties}|exclude:{'given' if a.exclude is not None else 'none'}|rel:{'all' if rel is None else format(rel, 'g')}"
+    base = signature_text(("protocol", "sampled"), ("n", n), ("seed", seed), ("ties", ties),
+                          ("exclude", "given" if a.exclude is not None else "none"), ("rel", "all" if rel is None else format(rel, "g")))
     for j, (spec, _, _) in enumerate(a.metrics):
         fn = fns[j]
         for est in a.estimators:
@@ -513,8 +528,8 @@ def sampled_evaluate(
             else:
                 v = corrected[j]
             values[(spec, est)] = v
-            extra = f"|gamma:{gamma:g}" if est == "bv" else ""
-            sigs[(spec, est)] = f"{spec}|{base}|estimator:{est}{extra}|v:{__version__}"
+            extra = [("gamma", format(gamma, "g"))] if est == "bv" else []
+            sigs[(spec, est)] = signature_text(spec, base, ("estimator", est), *extra, ("v", __version__))
     return SampledResults(values, sigs, len(r_s), {"sampled_rank": r_s, "full_rank": r_f})
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from .metrics import get_metric
 from .resolve import Resolved
-from .spec import Spec, signature_spec
+from .spec import Spec, signature_spec, signature_text
 
 def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
     metric = get_metric(metric_name)
@@ -141,7 +141,7 @@ def side_field(r: Resolved) -> str | None:
     reads = side_reads(r.metric.name, r.options, given)
     if reads is None:
         return None
-    return "side:" + ("+".join(reads) if reads else "none")
+    return signature_text(("side", "+".join(reads) if reads else "none"))
 
 
 def note_side(resolved: list[Resolved], side: Any) -> list[Resolved]:
@@ -158,14 +158,14 @@ def make_signature(r: Resolved, version: str, *, order: str | None = None, skipp
     if order is not None and "order" in options:
         options["order"] = order
     head = r.metric.name + (f"@{r.k}" if r.k is not None else "")
-    parts = [head] + [f"{k}:{v}" for k, v in _fields(r.metric.name, options)]
+    parts: list[str | tuple[str, Any]] = [head, *_fields(r.metric.name, options)]
     side = side_field(r)
     if side is not None:
         parts.append(side)
     if skipped:
-        parts.append(f"skipped:{skipped}")
-    parts += [f"dialect:{r.dialect}", f"v:{version}"]
-    return "|".join(parts)
+        parts.append(("skipped", skipped))
+    parts += [("dialect", r.dialect), ("v", version)]
+    return signature_text(*parts)
 
 
 def parse_signature(text: str) -> tuple[Spec, str, str]:
@@ -185,6 +185,6 @@ def parse_signature(text: str) -> tuple[Spec, str, str]:
     >>> parse_signature("ndcg|gain:binary|rel:4|dialect:standard|v:0.1.0")
     Traceback (most recent call last):
     ...
-    receval.errors.SpecError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
+    receval.errors.SignatureError: signature 'ndcg|…': metric 'ndcg' needs a cut-off: start the signature with the cut-off it was computed at, e.g. 'ndcg@10|'
     """
     return signature_spec(text)

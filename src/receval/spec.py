@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SpecError
+from .errors import SignatureError, SpecError
 
 _SPEC_RE = re.compile(
     r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
@@ -160,11 +160,11 @@ def parse_spec(text: str | Spec) -> Spec:
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
         return signature_spec(text)[0]
-    name, options, k = _split_spec(text)
+    name, options, k = split_spec(text)
     return _build(name, options, k, text)
 
 
-def _split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
+def split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
     """``(name, [(option, option as written, raw value)], raw k or None)`` of a spec string."""
     match = _SPEC_RE.match(text.lower())
     if not match and text.strip().endswith("@") and _SPEC_RE.match(text.lower().strip()[:-1]):
@@ -201,28 +201,28 @@ def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str
         if key in parsed:
             if sig is None:
                 raise SpecError(f"option `{key}` is given twice in '{text}'")
-            raise SpecError(
+            raise SignatureError(
                 f"signature '{sig}' gives `{shown}` twice ({written[key]}, {raw}): keep the value it was computed with "
                 "(copy the signature whole, as printed)"
             )
         if isinstance(raw, str) and not raw.strip():
             if sig is None:
                 raise SpecError(f"option `{key}` in '{text}' has no value: write {key}=<value>, e.g. {key}={metric.axis(key).render(metric.axis(key).default)}")
-            raise SpecError(f"signature '{sig}' has no value for `{shown}`: copy the signature whole, as printed")
+            raise SignatureError(f"signature '{sig}' has no value for `{shown}`: copy the signature whole, as printed")
         parsed[key] = metric.axis(key).parse(raw)
         written[key] = raw
     k = parse_k(k_raw) if k_raw is not None else None
     if metric.needs_k and k is None:
         if sig is None:
             raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
-        raise SpecError(
+        raise SignatureError(
             f"signature '{sig}': metric '{metric.name}' needs a cut-off: start the signature with the cut-off "
             f"it was computed at, e.g. '{metric.name}@10|'"
         )
     if not metric.needs_k and k is not None and not metric.optional_k:
         if sig is None:
             raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
-        raise SpecError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
+        raise SignatureError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
     return Spec(metric.name, k, tuple(sorted(parsed.items())))
 
 
@@ -243,6 +243,55 @@ def _checked(spec: Spec) -> Spec:
     return _build(spec.name, [(key, key, value) for key, value in pairs], spec.k, repr(spec))
 
 
+# ---- the signature grammar -----------------------------------------------------------------
+#
+#     signature := head ("|" field)*        head := a spec string (``ndcg@10``)
+#     field     := key ":" value
+#
+# The one place a signature is split and joined: :func:`signature_text` writes one (or a run
+# of its fields), :func:`signature_head` / :func:`signature_fields` read one as written, and
+# :func:`signature_spec` reads one strictly, as a spec.
+
+#: the separator of a signature's fields, and of a field's key and value
+SIG_SEP, FIELD_SEP = "|", ":"
+
+
+def signature_text(*parts: str | tuple[str, Any]) -> str:
+    """A signature, or a run of its fields: a ``str`` part as written (a head, or fields
+    already joined), a ``(key, value)`` pair as ``key:value``.
+
+    >>> signature_text("ndcg@10", ("gain", "binary"), "dialect:standard", ("v", "0.1.0"))
+    'ndcg@10|gain:binary|dialect:standard|v:0.1.0'
+    >>> signature_text(("test", "t"), ("B", 1000))
+    'test:t|B:1000'
+    """
+    return SIG_SEP.join(p if isinstance(p, str) else f"{p[0]}{FIELD_SEP}{p[1]}" for p in parts)
+
+
+def signature_head(signature: str) -> str:
+    """The head of a signature as written (its metric and cut-off).
+
+    >>> signature_head("ndcg@10|gain:binary|v:0.1.0")
+    'ndcg@10'
+    """
+    return signature.split(SIG_SEP)[0]
+
+
+def signature_fields(signature: str) -> dict[str, str]:
+    """The ``key:value`` fields of a signature as written, without checks (the head, e.g.
+    ``ndcg@10``, is left out; a part without ``:`` is skipped; a later field wins).
+
+    >>> signature_fields("ndcg@10|gain:binary|test:t|B:1000")
+    {'gain': 'binary', 'test': 't', 'B': '1000'}
+    """
+    out = {}
+    for part in signature.split(SIG_SEP)[1:]:
+        key, sep, value = part.partition(FIELD_SEP)
+        if sep:
+            out[key] = value
+    return out
+
+
 #: fields a signature carries that are not metric options: information (``skipped``, the side
 #: inputs read, ``side``), and the statistics of a comparison
 INFO_FIELDS = ("skipped", "side", "test", "corr", "ci", "level", "B", "seed", "userset")
@@ -259,18 +308,17 @@ def signature_spec(text: str) -> tuple[Spec, str, str]:
     """
     if not isinstance(text, str):
         raise SpecError(f"a signature must be a string, got {text!r}")
-    parts = [p.strip() for p in text.strip().split("|")]
+    parts = [p.strip() for p in text.strip().split(SIG_SEP)]
     if not any(parts):
         raise SpecError("empty signature: pass the signature whole, as printed (e.g. 'ndcg@10|gain:binary|...|v:0.1.0')")
     head = parts[0]
     label = (head or "") + "|…"
     try:
         return _signature_spec(parts, label, text)
+    except SignatureError:  # names the signature already
+        raise
     except SpecError as exc:
-        msg = str(exc)
-        if msg.startswith("signature '"):
-            raise
-        raise SpecError(f"signature '{label}': {msg}") from None
+        raise SignatureError(f"signature '{label}': {exc}") from None
 
 
 def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str, str]:
@@ -278,7 +326,7 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
 
     if not parts[0]:
         raise SpecError("it has no head: start it with the metric, e.g. 'ndcg@10|'")
-    name, options, k = _split_spec(parts[0])
+    name, options, k = split_spec(parts[0])
     metric = get_metric(name)
     by_key = {axis.key.lower(): axis_name for axis_name, axis in metric.all_axes().items()}
     info = {f.lower() for f in INFO_FIELDS}
@@ -287,7 +335,7 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
     for n, part in enumerate(parts[1:], start=2):
         if not part:
             raise SpecError(f"field {n} is an empty field ('||' or a '|' at an end): copy the signature whole, as printed")
-        key, sep, value = (s.strip() for s in part.partition(":"))
+        key, sep, value = (s.strip() for s in part.partition(FIELD_SEP))
         key = key.lower()
         if not sep:
             raise SpecError(f"field '{part}' must be key:value (e.g. 'rel:4'): copy the signature whole, as printed")
@@ -299,9 +347,9 @@ def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str,
                 f"field '{key}' is not an option of '{metric.name}'; its options are: {', '.join(sorted(by_key))}"
             )
         if key in seen:
-            raise SpecError(f"signature '{label}' gives `{key}` twice ({seen[key]}, {value}): copy the signature whole, as printed")
+            raise SignatureError(f"signature '{label}' gives `{key}` twice ({seen[key]}, {value}): copy the signature whole, as printed")
         if not value:
-            raise SpecError(f"signature '{label}' has no value for `{key}`: copy the signature whole, as printed")
+            raise SignatureError(f"signature '{label}' has no value for `{key}`: copy the signature whole, as printed")
         seen[key] = value
         if key == "dialect":
             dialect = value.lower()

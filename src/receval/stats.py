@@ -69,6 +69,7 @@ import numpy as np
 
 from .comparison import Comparison, Interval, PairTest
 from .errors import DataError, SpecError, bad_param
+from .spec import signature_fields, signature_text
 
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -317,7 +318,7 @@ def effect(a: np.ndarray, b: np.ndarray) -> float:
 def stats_signature(test: str, correction: str, ci: str, level: float, resamples: int, seed: int) -> str:
     """The statistics' part of a signature: ``test:t|corr:holm|ci:bca|level:0.95|B:10000|seed:0``."""
     fields = {"test": test, "corr": correction, "ci": ci, "level": format(level, "g"), "B": str(resamples), "seed": str(seed)}
-    return "|".join(f"{k}:{v}" for k, v in fields.items())
+    return signature_text(*fields.items())
 
 
 def parse_stats_signature(text: str) -> dict[str, Any]:
@@ -328,8 +329,7 @@ def parse_stats_signature(text: str) -> dict[str, Any]:
     """
     back = {v: k for k, v in KEYS.items()}
     out: dict[str, Any] = {}
-    for part in text.split("|"):
-        key, _, value = part.partition(":")
+    for key, value in signature_fields(text).items():
         if key in back:
             name = back[key]
             out[name] = float(value) if name == "level" else int(value) if name in ("resamples", "seed") else value
@@ -399,8 +399,8 @@ def compare(
     hib = {m: True for m in metrics} | dict(higher_is_better or {})
     userset = users if not dropped else (
         f"{users}, paired: {dropped} of {total} users dropped for lacking a value in some run")
-    sig_stats = stats_signature(test, correction, ci, level, resamples, seed) + f"|userset:{userset}"
-    sigs = {m: f"{(signatures or {}).get(m, m)}|{sig_stats}" for m in metrics}
+    sig_stats = signature_text(stats_signature(test, correction, ci, level, resamples, seed), ("userset", userset))
+    sigs = {m: signature_text(str((signatures or {}).get(m, m)), sig_stats) for m in metrics}
     values: dict[tuple[str, str], float] = {}
     intervals: dict[tuple[str, str], Interval] = {}
     ids = None if user_ids is None else np.asarray(user_ids)

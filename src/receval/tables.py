@@ -50,6 +50,7 @@ from .report import (
     render,
     rich_escape,
 )
+from .spec import SIG_SEP, signature_fields
 
 #: the formats of :func:`render_table` and :func:`render_pairs`
 FORMATS = formats("comparison")
@@ -121,16 +122,6 @@ def letters_for(runs: list[str]) -> dict[str, str]:
             if n < 0:
                 break
         out[r] = label
-    return out
-
-
-def signature_fields(signature: str) -> dict[str, str]:
-    """The ``key:value`` fields of a signature (the head, e.g. ``ndcg@10``, is left out)."""
-    out = {}
-    for part in signature.split("|")[1:]:
-        key, sep, value = part.partition(":")
-        if sep:
-            out[key] = value
     return out
 
 
@@ -409,7 +400,7 @@ def _markdown(model: TableModel, digits: int, title: str) -> str:
 
 def _latex_sig(sig: str) -> str:
     """A signature in typewriter type, breakable after every field."""
-    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split("|")) + "}"
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split(SIG_SEP)) + "}"
 
 
 def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:

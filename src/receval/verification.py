@@ -42,6 +42,7 @@ from typing import Any
 from .arguments import add_column_args, column_kwargs
 from .errors import DataError
 from .report import command_formats, render, short_fingerprint
+from .spec import signature_head
 
 #: relative and absolute tolerance of a value check
 TOLERANCE = 1e-12
@@ -192,8 +193,8 @@ def _entries(doc: dict[str, Any], where: str) -> list[tuple[str, str, float | No
         if not isinstance(sig, str) or not sig.strip():
             raise DataError(f"{where}: result {i} has no signature; only results written by receval can be verified")
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise DataError(f"{where}: result {i} ({sig.split('|')[0]}) has a value that is not a number: {value!r}")
-        out.append((str(r.get("metric") or sig.split("|")[0]), sig, None if value is None else float(value)))
+            raise DataError(f"{where}: result {i} ({signature_head(sig)}) has a value that is not a number: {value!r}")
+        out.append((str(r.get("metric") or signature_head(sig)), sig, None if value is None else float(value)))
     return out
 
 

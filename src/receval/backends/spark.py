@@ -14,13 +14,14 @@ per spec, null where a user is left out); ``results.write_per_user(path)`` has S
 and ``results.per_user()`` says so instead of returning a frame without values. Global metrics
 combine the partial statistics of each partition (``partial``/``combine`` of the metric), which
 travel in the metadata rows when they are small (sums, counts, per-item tables). A partial held
-per distinct score (``by_score``: the stacked AUC) would bring the data to the driver, so it
-stays in Spark: each partition emits (score, positives, negatives) rows next to its per-user
-rows, Spark sums them by score, range-partitions the distinct scores, and every range
-reports one exact run (:func:`receval.metrics.auc.stacked_scan`); the driver receives four
-numbers per range and adds the negatives of the lower ranges
-(:func:`receval.metrics.auc.stacked_reduce`), so the stacked AUC equals the in-memory one
-bit for bit. Other values agree with the in-memory engine to ~1e-15
+per distinct key (the stacked AUC: one row per distinct score) would bring the data to the
+driver, so a metric with such a partial declares a keyed reduction
+(:class:`receval.reduction.KeyedReduction`, ``register(..., distributed=...)``) and its rows
+stay in Spark: each partition emits (key, a, b) rows next to its per-user rows, Spark sums
+them by key, range-partitions the distinct keys, and every range reports one run (the hook's
+``scan``); the driver receives four numbers per range and hands them to the hook's ``reduce``,
+so the stacked AUC equals the in-memory one bit for bit. The per-user sums become values in
+the engine (:func:`receval.engine.reduce_user_sums`), as on any distributed backend. Other values agree with the in-memory engine to ~1e-15
 (means are summed in a different order); errors carry the same messages.
 """
 
@@ -245,7 +246,7 @@ def evaluate_spark(
 
     out = both.mapInArrow(job, schema)
     # the by-score rows are read by a second job: keep the partitions' output instead of running them twice
-    reread = any(r.metric.name == "auc" and not r.per_user and r.options.get("form") == "stacked" for r in resolved)
+    reread = any(not r.per_user and r.metric.distributed is not None and r.metric.distributed.holds(r.options) for r in resolved)
     if reread:
         from pyspark import StorageLevel
 
@@ -262,10 +263,8 @@ def evaluate_spark(
 def _finish(out, resolved, parts, cols, n, version):
     from pyspark.sql import functions as F
 
-    from ..engine import k_index, merge_info, warn_ties
-    from ..policy import f1_of_means, no_user_left, policy_error
-    from ..results import Entry, Results
-    from ..signature import make_signature
+    from ..engine import UserSums, combine_partials, merge_info, raise_refused, reduce_user_sums, warn_ties
+    from ..results import Results
 
     __version__ = version
     users = F.col("u").isNotNull()
@@ -292,13 +291,7 @@ def _finish(out, resolved, parts, cols, n, version):
     metas = [m for m in metas if m.get("users_seen")]
     if not metas or not any(m["info"].get("users") for m in metas):
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
-    for j in range(len(resolved)):  # ties=average refusals: the counts of every partition added
-        refused = [m["refused"][j] for m in metas if j in m.get("refused", {})]
-        if refused:
-            exc = refused[0]
-            for more in refused[1:]:
-                exc = exc.plus(more)
-            raise exc
+    raise_refused([m.get("refused", {}) for m in metas], len(resolved))  # the counts of every partition added
     info = merge_info([m["info"] for m in metas])
     warn_ties(info)
     entries = []
@@ -306,33 +299,17 @@ def _finish(out, resolved, parts, cols, n, version):
     for j, r in enumerate(resolved):
         order = next((m["order"][j] for m in metas if m["order"][j] is not None), None)
         if not r.per_user:
-            ks = sorted({x.k if x.k is not None else 0 for x in resolved if x.formula_key() == r.formula_key()})
             got = [m["partials"][j] for m in metas if m["partials"][j] is not None]
             if any(isinstance(p, dict) and _BY_SCORE in p for p in got):
                 j0 = next(p[_BY_SCORE] for p in got if isinstance(p, dict) and _BY_SCORE in p)
                 if j0 not in reduced:
-                    reduced[j0] = _reduce_by_score(out, j0, parts, r.options)
+                    reduced[j0] = _reduce_keyed(out, j0, parts, r.metric.distributed, r.options)
                 got = [reduced[j0]]
-            vals = np.asarray(r.metric.combine(got, ks, r.options))  # type: ignore[misc]
-            sig = make_signature(r, __version__, order=order)
-            entries.append(Entry(r.key, float(vals[k_index(r, ks)]), sig, users=0, dialect=r.dialect, asked=str(r.spec)))
+            entries.append(combine_partials(r, resolved, got, order))
             continue
-        o = r.options
-        if "empty" in r.metric.context and o["empty"] == "error" and row[f"ee{j}"]:
-            raise policy_error("empty", int(row[f"ee{j}"]), row[f"ue{j}"])
-        if "norecs" in r.metric.context and o["norecs"] == "error" and row[f"en{j}"]:
-            raise policy_error("norecs", int(row[f"en{j}"]), row[f"un{j}"])
-        count = int(row[f"n{j}"])
-        skipped = int(row[f"sk{j}"] or 0)
-        sig = make_signature(r, __version__, order=order, skipped=skipped)
-        if count == 0:
-            raise no_user_left(r.spec)
-        if row[f"sa{j}"] is not None:  # (precision, recall) pairs: F1 of the means (policy.policy_columns)
-            p, rc = (row[f"sa{j}"] or 0.0) / count, (row[f"sb{j}"] or 0.0) / count
-            value = f1_of_means(p, rc)
-        else:
-            value = (row[f"sv{j}"] or 0.0) / count
-        entries.append(Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec)))
+        sums = UserSums(row[f"sv{j}"], int(row[f"n{j}"]), row[f"sa{j}"], row[f"sb{j}"], int(row[f"sk{j}"] or 0),
+                        row[f"ee{j}"] or 0, row[f"ue{j}"], row[f"en{j}"] or 0, row[f"un{j}"])
+        entries.append(reduce_user_sums(r, sums, order))
     res = Results(entries, np.zeros(0), __version__, info)
     per_user = out.filter(users).select(
         F.col("u").alias(cols.user),
@@ -343,39 +320,35 @@ def _finish(out, resolved, parts, cols, n, version):
     return res
 
 
-def _reduce_by_score(out, j: int, parts: int, o: dict) -> dict:
-    """The partial of a by-score global metric (stacked AUC) from the by-score rows of spec ``j``,
-    computed in Spark: sums by score, range partitions of the distinct scores, one exact run per
-    partition (:func:`receval.metrics.auc.stacked_scan`); only those runs reach the driver."""
+def _reduce_keyed(out, j: int, parts: int, hook: Any, o: dict) -> Any:
+    """The partial of a global metric with a keyed reduction (:class:`receval.reduction.KeyedReduction`)
+    from the keyed rows of spec ``j``, computed in Spark: sums by key, range partitions of the
+    distinct keys, one run per partition (``hook.scan``); only those runs reach the driver."""
     from pyspark.sql import functions as F
 
-    from ..metrics.auc import stacked_reduce
-
     rows = out.filter(F.col("gj") == j).groupBy("gs").agg(F.sum("gp").alias("gp"), F.sum("gn").alias("gn"))
-    runs = rows.repartitionByRange(parts, "gs").mapInArrow(_Scan(o["tied"]), "lo double, num2 string, p long, n long")
-    return stacked_reduce([(r["lo"], int(r["num2"]), r["p"], r["n"]) for r in runs.collect()], o["tied"])
+    runs = rows.repartitionByRange(parts, "gs").mapInArrow(_Scan(hook, o), "lo double, num2 string, p long, n long")
+    return hook.reduce([(r["lo"], int(r["num2"]), r["p"], r["n"]) for r in runs.collect()], o)
 
 
 class _Scan:
-    """``mapInArrow`` over one range of distinct scores: (lowest score, 2 × numerator, P, N) of the run."""
+    """``mapInArrow`` over one range of distinct keys: the run of the range (lowest key, an exact
+    integer, two counts), from the metric's ``hook.scan``."""
 
-    def __init__(self, tied: str):
-        self.tied = tied
+    def __init__(self, hook: Any, o: dict):
+        self.hook, self.o = hook, o
 
     def __call__(self, batches):
         import pyarrow as pa
-
-        from ..metrics.auc import merge_by_score, stacked_scan
 
         tables = [pa.Table.from_batches([b]) for b in batches if b.num_rows]
         if not tables:
             return
         t = pa.concat_tables(tables)
         s, p, ng = (t.column(c).to_numpy().astype(d) for c, d in (("gs", np.float64), ("gp", np.int64), ("gn", np.int64)))
-        s, p, ng = merge_by_score([(s, p, ng)])  # sorted (the range is not), and robust to a repeated score
-        num2, n_pos, n_neg = stacked_scan(p, ng, self.tied)
+        lo, num2, n_pos, n_neg = self.hook.scan(s, p, ng, self.o)
         yield pa.RecordBatch.from_pydict({
-            "lo": pa.array([float(s[0])], pa.float64()), "num2": pa.array([str(num2)], pa.string()),
+            "lo": pa.array([float(lo)], pa.float64()), "num2": pa.array([str(num2)], pa.string()),
             "p": pa.array([n_pos], pa.int64()), "n": pa.array([n_neg], pa.int64()),
         })
 
@@ -434,10 +407,12 @@ class _Job:
             return
         partials, by_score, first = list(batch.partials), [], {}
         for j, part in enumerate(partials):
-            if isinstance(part, dict) and "by_score" in part:  # stays in Spark: rows, not metadata
+            hook = resolved[j].metric.distributed
+            keyed = hook.rows(part) if hook is not None and part is not None else None
+            if keyed is not None:  # stays in Spark: rows, not metadata
                 j0 = first.setdefault(id(part), j)
                 if j0 == j:
-                    by_score.append((j, part["by_score"]))
+                    by_score.append((j, keyed))
                 partials[j] = {_BY_SCORE: j0}
         meta.update(users_seen=True, info=batch.info, order=batch.order, partials=partials, refused=batch.refused)
         users = batch.user_ids

@@ -31,7 +31,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ..errors import SpecError, unknown
+from ..errors import MetricMissing, SpecError, unknown
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Dialect:
 
         name = self.entry_name(metric, k)
         if self.name != "standard" and name not in self.metrics:
-            raise SpecError(
+            raise MetricMissing(
                 f"{self.library} {self.version} has no metric '{name}'; it has: {', '.join(sorted(self.metrics))}"
             )
         m = get_metric(metric)

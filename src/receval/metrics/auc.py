@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
+from ..reduction import KeyedReduction, Run
 from ..registry import register
 from ._common import safe_div
 from ._exact import exact_sum, total
@@ -341,6 +342,29 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([float(value)] * len(ks))
 
 
+def _stacked_holds(o: dict) -> bool:
+    return o.get("form") == "stacked"
+
+
+def _stacked_rows_of(part: object) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    return part["by_score"] if isinstance(part, dict) and "by_score" in part else None
+
+
+def _stacked_range(score: np.ndarray, pos: np.ndarray, neg: np.ndarray, o: dict) -> Run:
+    """(lowest score, 2 × numerator, P, N) of one range of scores (unsorted, maybe repeated)."""
+    score, pos, neg = _merge_by_score([(score, pos, neg)])
+    num2, n_pos, n_neg = stacked_scan(pos, neg, o["tied"])
+    return float(score[0]), num2, n_pos, n_neg
+
+
+def _stacked_runs(runs: list[Run], o: dict) -> dict:
+    return stacked_reduce(runs, o["tied"])
+
+
+#: the stacked AUC on a distributed backend: its by-score rows stay there (receval.reduction)
+_STACKED = KeyedReduction(holds=_stacked_holds, rows=_stacked_rows_of, scan=_stacked_range, reduce=_stacked_runs)
+
+
 @register(
     "auc",
     axes=[FORM, ROWS, TIED, NEGATIVES, DENOMINATOR, WEIGHT, NOPOS, NONEG],
@@ -357,6 +381,7 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     ties="closed",
     ties_settled={"tied": "order"},
     bounds=(0.0, 1.0),
+    distributed=_STACKED,
 )
 def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""AUC over full rankings (``auc``: stacked, pooled positives, or grouped), or inside the top k (``auc@k``).
@@ -644,10 +669,6 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             num = np.bincount(pu[keep], weights=sp[keep], minlength=h.n_users)
         out[:, j] = safe_div(num, np.minimum(float(k), r))
     return out
-
-
-#: public name of the merge of by-score counts (the Spark backend reduces with it)
-merge_by_score = _merge_by_score
 
 
 # ------------------------------------------------------------------------------------------
