@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "receval"
 LAYERS: list[tuple[str, list[str]]] = [
     ("grammar", ["errors", "options", "plaintext"]),
     ("registry and io", ["registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
-    ("the form", ["encode", "hits", "policy"]),
+    ("the form", ["encode", "side", "lists", "hits", "policy"]),
     ("formulas", ["metrics.*", "metrics"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
     ("results", ["results", "comparison"]),
@@ -109,3 +109,13 @@ def test_a_wrong_import_is_caught(tmp_path, monkeypatch):
     edges, _ = _imports(mods)
     edges["hits"].add("engine")
     assert any(_layer(b) > _layer("hits") for b in edges["hits"])
+
+
+def test_no_metric_module_reads_inputs():
+    # side inputs and baseline runs are read once by the form's floor (receval.side), never by a
+    # metric module: no receval.metrics.* imports receval.io or receval.data (or a module in it)
+    mods = _modules()
+    edges, _ = _imports(mods)
+    reading = [f"receval.{m} imports receval.{b}" for m, bs in edges.items() if m == "metrics" or m.startswith("metrics.")
+               for b in bs if b in ("io", "data") or b.startswith("data.")]
+    assert not reading, reading
