@@ -10,7 +10,7 @@ import pytest
 
 from receval import evaluate
 from receval.backends.polars import evaluate_polars
-from receval.engine import SideInputs, attach, encode_inputs, form
+from receval.engine import SideInputs, encode_inputs, form
 from receval.io import Columns
 from receval.resolve import resolve
 
@@ -52,7 +52,7 @@ def test_group_metrics_partial_combine(spec):
 
     def hits_of(mask_r, mask_t):
         enc = encode_inputs(recs.filter(pl.Series(mask_r)), truth.filter(pl.Series(mask_t)), Columns(), exact=True)
-        return attach(form(enc, opts, m.needs), side)
+        return form(enc, opts, m.needs, side)
 
     ks = [r.k]
     whole = m.compute(hits_of(np.ones(len(rc["user"]), bool), np.ones(len(tc["user"]), bool)), ks, r.options)

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "receval"
 LAYERS: list[tuple[str, list[str]]] = [
     ("grammar", ["_version", "errors", "options", "plaintext"]),
     ("registry and io", ["reduction", "registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
-    ("the form", ["encode", "hits", "policy"]),
+    ("the form", ["encode", "side", "lists", "hits", "policy"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
@@ -32,18 +32,9 @@ LAYERS: list[tuple[str, list[str]]] = [
 #: families registering alpha-nDCG, ILD, novelty, ... call; a family may import them
 METRIC_KERNELS = {"metrics.aspects", "metrics.diversity"}
 
-#: the only names a metric family may still import from another family (temporary)
-FAMILY_IMPORT_EXCEPTIONS = {
-    # the list space of beyond: moved into the form by issue 21
-    ("metrics.beyond", "_space"),
-    ("metrics.beyond", "_encoder"),
-    ("metrics.beyond", "_index_in"),
-    ("metrics.beyond", "_unique"),
-    ("metrics.beyond", "_unique_pairs"),
-    # reads the baseline run (a side input, as the list space reads train and catalog): moves with
-    # the list space by issue 21; the overlap math on its rows is in metrics._common already
-    ("metrics.popularity", "_baseline_rows"),
-}
+#: names a metric family may import from another family: none (issue 21 moved the list space
+#: into the form and the baseline's ranking into metrics._common)
+FAMILY_IMPORT_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:
@@ -172,3 +163,13 @@ def test_a_family_import_is_caught():
     assert _family_imports([("metrics.fairness", "metrics.ranking", "ndcg")])
     assert _family_imports([("metrics.aspects", "metrics.ranking", None)])
     assert not _family_imports([("metrics.ir", "metrics._ties", "slot_draws"), ("metrics.beyond", "metrics.aspects", None)])
+
+
+def test_no_metric_module_reads_inputs():
+    # side inputs and baseline runs are read once by the form's floor (receval.side), never by a
+    # metric module: no receval.metrics.* imports receval.io or receval.data (or a module in it)
+    mods = _modules()
+    edges, _ = _imports(mods)
+    reading = [f"receval.{m} imports receval.{b}" for m, bs in edges.items() if m == "metrics" or m.startswith("metrics.")
+               for b in bs if b in ("io", "data") or b.startswith("data.")]
+    assert not reading, reading

@@ -164,8 +164,7 @@ def compare_results(
         rs = [cells[c] for c in members]
         try:
             needs = set().union(*(r.metric.needs for r in rs))
-            h = form(enc, dict(bkey), needs)
-            h.side = side
+            h = form(enc, dict(bkey), needs, side)
         except RecevalError as exc:
             if errors == "raise":
                 raise

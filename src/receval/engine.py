@@ -29,27 +29,11 @@ from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, resolve
 from .results import Entry, Results
+from .side import SideInputs
 from .signature import make_signature
 from .spec import spec_list
 
 CONTEXT_KEYS = tuple(CONTEXT_AXES)
-
-
-@dataclass
-class SideInputs:
-    """Side inputs of the beyond-accuracy metrics (categories, train, catalogue), read lazily
-    by the metrics that need them."""
-
-    categories: Any = None
-    train: Any = None
-    catalog: Any = None
-    cols: Columns = field(default_factory=Columns)
-    baseline: Any = None  # a second run (unexpectedness, intersection)
-    item_groups: Any = None  # item_id, group (reo, rsp)
-    user_groups: Any = None  # user_id, group (mad)
-    #: the largest truth rating over ALL truth users (ab_ndcg's default r_max), set by the
-    #: engines that evaluate users in batches, so that no batch sees only its own maximum
-    truth_max: float | None = None
 
 
 def needs_truth_max(resolved: Sequence[Resolved]) -> bool:
@@ -160,8 +144,9 @@ def _text_ranks(enc: Encoded, item: np.ndarray) -> np.ndarray:
     return rank[inv.ravel()]
 
 
-def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
-    """Sort once and build the intermediate form of one build group."""
+def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: SideInputs | None = None) -> Hits:
+    """Sort once and build the intermediate form of one build group (``side``: the call's side
+    inputs, which the form carries to the list layer and the metrics)."""
     needs = set(needs)
     rule = order_rule(enc, opts)
     r = enc.recs
@@ -186,7 +171,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = ()) -> Hits:
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
-        ids=(lambda c: enc.user_ids[c], enc.item_ids), dups_checked=enc.dups_checked,
+        ids=(lambda c: enc.user_ids[c], enc.item_ids), dups_checked=enc.dups_checked, side=side,
     )
     h.user_ids = enc.user_ids[h.user_ids]
     if h.row_item is not None and enc.items_exact:  # the item layer carries the original item ids
@@ -263,11 +248,6 @@ def needs_of(resolved: Sequence[Resolved], idxs: Sequence[int]) -> set[str]:
     return set().union(*(resolved[i].metric.needs for i in idxs))
 
 
-def attach(h: Hits, side: SideInputs | None) -> Hits:
-    h.side = side
-    return h
-
-
 def settled(h: Hits, r: Resolved, ks: list[int]) -> None:
     """``ties=average`` on a metric with no tie-averaged value: refuse unless the scores settle
     the order of every top k (then every ordering of the ties gives the one value)."""
@@ -319,7 +299,7 @@ def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInput
     user_ids: np.ndarray | None = None
     info: dict[str, Any] = {}
     for key, idxs in groups(resolved).items():
-        h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
+        h = form(enc, dict(key), needs_of(resolved, idxs), side)
         if user_ids is None:
             user_ids, info = h.user_ids, dict(h.info)
         _keep_ties(info, h.info)
@@ -362,7 +342,7 @@ def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInput
         return out
     first = True
     for key, idxs in groups(resolved).items():
-        h = attach(form(enc, dict(key), needs_of(resolved, idxs)), side)
+        h = form(enc, dict(key), needs_of(resolved, idxs), side)
         if first:
             out.user_ids, out.info, first = h.user_ids, dict(h.info), False
         _keep_ties(out.info, h.info)

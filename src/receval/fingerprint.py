@@ -347,7 +347,7 @@ def _truth_fp(data: Any, cols: Columns, text: bool) -> str:
 
 def _categories_frame(obj: Any, cols: Columns) -> pl.DataFrame:
     """(item, category) pairs as the beyond-accuracy metrics read them."""
-    from .metrics.beyond import categories_frame
+    from .side import categories_frame
 
     frame, item_col = categories_frame(obj, cols)
     return frame.select(pl.col(item_col).alias("item"), pl.col("category"))

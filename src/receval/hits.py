@@ -14,7 +14,10 @@
   recommended row (rating prediction, αβ-nDCG) and the item codes of every row (diversity).
 
 Dense ``[users, k_max]`` matrices are cut from the sparse hits on demand and cached, so all
-cut-offs of all metrics come from one cumulative sum. No Python loop runs per user.
+cut-offs of all metrics come from one cumulative sum. No Python loop runs per user. The list
+layer :attr:`Hits.lists` (:mod:`receval.lists`: item codes shared with the side inputs, top-k
+lists) is built from the row-level arrays the first time a metric reads it; the side inputs
+(:class:`receval.side.SideInputs`) are given to :func:`build` by the engine.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError
+from .lists import ListSpace
+from .side import SideInputs
 
 
 #: cut-offs up to this many positions are computed on views k columns wide (the arithmetic
@@ -69,8 +74,9 @@ class Hits:
     # (the masked ones included), for the "listed" denominators and ideals (else None: the hits)
     listed_user: np.ndarray | None = None
     listed_rating: np.ndarray | None = None
-    #: side inputs of the beyond-accuracy metrics (:class:`receval.engine.SideInputs`), set by the engine
-    side: Any = None
+    #: side inputs of the beyond-accuracy metrics (:class:`receval.side.SideInputs`), given to
+    #: :func:`build` by the engine (read by the list layer and the metrics that compare groups or runs)
+    side: SideInputs | None = None
     #: the largest position of any recommended row (0 without rows): every cut-off beyond it
     #: reads the same lists, so no array is wider than this
     max_pos: int = 0
@@ -89,6 +95,21 @@ class Hits:
     @property
     def n_users(self) -> int:
         return len(self.user_ids)
+
+    @cached_property
+    def lists(self) -> ListSpace:
+        """The list layer (:class:`receval.lists.ListSpace`): item codes shared by the lists, the
+        truth and the side inputs, and the top-k lists; built the first time a metric reads it
+        (the metric declares ``needs={"rows", "items"}``)."""
+        if self.row_item is None or self.truth_item is None:
+            raise ValueError("the list layer needs the form's row-level item ids: the metric must declare needs={'rows', 'items'}")
+        return ListSpace(self, self.side)
+
+    def memo(self, key: tuple, make: Any) -> Any:
+        """``make()``, computed once per form and ``key`` (a tuple naming what it is)."""
+        if key not in self._dense:
+            self._dense[key] = make()
+        return self._dense[key]
 
     @cached_property
     def has_recs(self) -> np.ndarray:
@@ -223,6 +244,46 @@ def _dup_error(what: str, n: int, example: tuple) -> DataError:
     )
 
 
+@dataclass
+class _Inputs:
+    """What both matchers read: the recommendation columns, the truth columns, the build options."""
+
+    recs: dict[str, np.ndarray]
+    tu: np.ndarray  # truth user ids
+    ti: np.ndarray  # truth item ids
+    rating: np.ndarray  # truth ratings (1 where the truth has none)
+    threshold: Any  # the relevance threshold (None: every truth row is relevant)
+    options: dict[str, Any]
+    order: str  # the order rule the engine decided
+    dups_checked: bool  # no (user, item) recommendation pair repeats (the caller checked)
+
+
+@dataclass
+class _Matched:
+    """What a matcher hands :func:`build`: the truth users, and the recommendation rows of the
+    truth users in ranked order (grouped by user), each matched against the truth."""
+
+    info: dict[str, Any]
+    order: str  # the order rule the engine decided
+    ties: str  # the tie rule; "input" where ties=average meets no tied scores (the fast matcher)
+    user_ids: np.ndarray  # [U] sorted truth user ids
+    t_user: np.ndarray  # user code of every truth row
+    keep: np.ndarray | None  # truth rows kept by the tdup policy (None: every row)
+    relevant: np.ndarray | None  # truth rows at or above the threshold (None: every row)
+    length: np.ndarray  # [U] rows per user
+    max_pos: int  # the largest position of any row (0 without rows)
+    hit_row: np.ndarray  # rows that are relevant truth items, ascending
+    hit_user: np.ndarray  # their user codes
+    hit_t: np.ndarray  # their truth rows
+    score: np.ndarray | None  # of every row
+    item: np.ndarray  # of every row
+    row_user: np.ndarray | None  # of every row (None when the fast matcher needs none)
+    pos: np.ndarray | None  # 1-based position of every row (None: 1..ℓ from ``ustart``)
+    ustart: np.ndarray | None  # [U] first row of each user (when ``pos`` is None)
+    row_truth: np.ndarray | None  # truth row of every row, or -1
+    hits_sorted: bool  # hits already in (user, position) order
+
+
 def build(
     recs: dict[str, np.ndarray],
     truth: dict[str, np.ndarray],
@@ -233,18 +294,22 @@ def build(
     need_truth_rows: bool = False,
     ids: tuple[Any, Any] | None = None,
     dups_checked: bool = False,
+    side: SideInputs | None = None,
 ) -> Hits:
     """Build the intermediate form from column arrays.
 
     ``recs`` has ``user``, ``item`` and optionally ``score``, ``rank``; ``truth`` has
     ``user``, ``item`` and optionally ``rating``. ``options`` holds the resolved build axes
-    (``rel``, ``order``, ``ties``, ``dup``, ``tdup``). ``ids`` decodes user and item codes
-    into the original ids for error messages. ``dups_checked``: the caller has established
-    that no (user, item) recommendation pair repeats (items outside the truth may then share
-    a code), so no duplicate search runs.
+    (``rel``, ``order``, ``ties``, ``dup``, ``tdup``); ``order`` is the rule the engine
+    decided (:func:`receval.engine.order_rule`), never ``auto``. ``ids`` decodes user and item
+    codes into the original ids for error messages. ``dups_checked``: the caller has
+    established that no (user, item) recommendation pair repeats (items outside the truth may
+    then share a code), so no duplicate search runs. ``side``: the side inputs the form carries.
+
+    One builder, two matchers: :func:`_match_grouped` (no sort, no search, for grouped integer
+    inputs in ranked order) or else :func:`_match_general`; the form is assembled from either
+    by :func:`_assemble`.
     """
-    du, di = ids if ids is not None else ((lambda c: c), (lambda c: c))
-    info: dict[str, Any] = {}
     tu, ti = truth["user"], truth["item"]
     if len(tu) == 0:
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
@@ -262,17 +327,110 @@ def build(
     elif not np.all(np.isfinite(rating)):
         raise DataError("the ground truth has NaN or infinite ratings; drop or fill them first")
 
+    order_rule = _decided_order(options)
     if options.get("ties") == "average":
-        _check_ties_average(recs, options)
+        _check_ties_average(recs, order_rule)
     if options.get("hitscore") == "positive" and recs.get("score") is None:
         raise DataError("hitscore='positive' masks relevant items scored <= 0 and needs a score column; name it with score_col=")
-    fast = _build_grouped(recs, tu, ti, rating, threshold, options, need_rows or need_items or need_truth_rows, dups_checked)
-    if fast is not None:
-        return fast
+    rows = need_rows or need_items or need_truth_rows
+    inputs = _Inputs(recs, tu, ti, rating, threshold, options, order_rule, dups_checked)
+    m = _match_grouped(inputs, rows)
+    if m is None:
+        m = _match_general(inputs, ids)
+    return _assemble(m, ti, rating, options, rows, side)
 
+
+def _decided_order(options: dict[str, Any]) -> str:
+    """The order rule of the build group, as the engine decided it (:func:`receval.engine.order_rule`)."""
+    rule = options.get("order", "auto")
+    if rule == "auto":
+        raise ValueError("hits.build takes the order the engine decided (receval.engine.order_rule), not order='auto'")
+    return rule
+
+
+def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str, Any], rows: bool,
+              side: SideInputs | None) -> Hits:
+    """The form from a matcher's rows: ``hitscore=positive`` masking, the hits in (user,
+    position) order, the ``ties=average`` bounds, the per-user counts and the info."""
+    info, n_users, t_user = m.info, len(m.user_ids), m.t_user
+    hit_row, hit_user, hit_t = m.hit_row, m.hit_user, m.hit_t
+    listed_user = listed_rating = None
+    if options.get("hitscore") == "positive" and m.score is not None:
+        listed_user, listed_rating = hit_user.astype(np.int64), rating[hit_t].astype(np.float64)
+        masked = m.score[hit_row] <= 0
+        if m.row_truth is not None:
+            m.row_truth[hit_row[masked]] = -1
+        hit_row, hit_user, hit_t = hit_row[~masked], hit_user[~masked], hit_t[~masked]
+    if m.pos is not None:
+        hit_pos = m.pos[hit_row].astype(np.int64)
+    else:  # positions 1..ℓ: only the hits' are needed
+        assert m.ustart is not None
+        hit_pos = hit_row - m.ustart[hit_user] + 1
+    if not m.hits_sorted:
+        srt = np.lexsort((hit_pos, hit_user))
+        hit_row, hit_user, hit_t, hit_pos = hit_row[srt], hit_user[srt], hit_t[srt], hit_pos[srt]
+    hit_lo = hit_hi = lo = hi = first_tie = None
+    if m.ties == "average" and m.order == "score":
+        assert m.row_user is not None
+        lo, hi = _tie_bounds(m.row_user, m.score)
+        if not (hi > lo).any():  # no tied scores: every ordering is the one order (the plain formulas)
+            lo = hi = None
+        else:
+            hit_lo, hit_hi = lo[hit_row], hi[hit_row]
+            first_tie = _first_tie(m.row_user, lo, hi, n_users)
+
+    counted = np.ones(len(t_user), dtype=bool) if m.relevant is None else m.relevant
+    if m.keep is not None:
+        counted = m.keep & counted
+    n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
+    n_truth = np.bincount(t_user if m.keep is None else t_user[m.keep], minlength=n_users).astype(np.int64)
+    info["order"] = m.order
+    info["users"] = n_users
+    info["users_without_relevant"] = int((n_rel == 0).sum())
+    info["users_without_recs"] = int(((m.length == 0) & (n_rel > 0)).sum())
+    h = Hits(
+        user_ids=m.user_ids,
+        n_rel=n_rel,
+        n_truth=n_truth,
+        length=m.length,
+        hit_user=hit_user.astype(np.int64),
+        hit_pos=hit_pos,
+        hit_rating=rating[hit_t].astype(np.float64),
+        rel_user=t_user[counted].astype(np.int64),
+        rel_rating=rating[counted].astype(np.float64),
+        options=dict(options, order=m.order),
+        info=info,
+        hit_lo=hit_lo,
+        hit_hi=hit_hi,
+        listed_user=listed_user,
+        listed_rating=listed_rating,
+        max_pos=m.max_pos,
+        first_tie=first_tie,
+        side=side,
+    )
+    if rows:
+        assert m.row_user is not None and m.pos is not None
+        h.row_user = m.row_user.astype(np.int64, copy=False)
+        h.row_pos = m.pos.astype(np.int64, copy=False)
+        h.row_lo, h.row_hi = lo, hi
+        h.row_score = m.score
+        h.row_item = m.item
+        h.row_truth = m.row_truth
+        h.truth_user = t_user.astype(np.int64)
+        h.truth_item = ti
+        h.truth_rating = rating
+        h.truth_rel = counted
+    return h
+
+
+def _match_general(b: _Inputs, ids: tuple[Any, Any] | None) -> _Matched:
+    """Any input: one sort of the truth keys, the rows ranked (a no-op when the engine has
+    sorted them), duplicates found by sorting, every row matched by a binary search."""
+    recs, tu, ti, rating, threshold, options, order_rule = b.recs, b.tu, b.ti, b.rating, b.threshold, b.options, b.order
+    du, di = ids if ids is not None else ((lambda c: c), (lambda c: c))
+    info: dict[str, Any] = {}
     # ---- truth: users, duplicates, relevance ------------------------------------------------
     user_ids, t_user = _unique_sorted(tu)
-    n_users = len(user_ids)
     t_item, span, encode = _item_encoder(ti, recs["item"])
     t_key = t_user.astype(np.int64) * span + t_item
     order = np.argsort(t_key, kind="stable")
@@ -289,9 +447,6 @@ def build(
             keep_rows[order[dup]] = False
         info["truth_duplicates"] = n_dup
     relevant = np.ones(len(tu), dtype=bool) if threshold is None else rating >= threshold
-    counted = keep_rows & relevant
-    n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
-    n_truth = np.bincount(t_user[keep_rows], minlength=n_users).astype(np.int64)
     # unique keys for matching: first row of each key; with tdup='keep' the first *relevant*
     # row, so that an item counted in |R| by one of its rows is also a hit when recommended
     uniq_mask = ~dup
@@ -316,9 +471,6 @@ def build(
         score = recs.get("score")
         rank = recs.get("rank")
     ties = options.get("ties", "input")
-    order_rule = options.get("order", "auto")
-    if order_rule == "auto":
-        order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
     info["order"] = order_rule
     if order_rule == "score" and score is None:
         raise DataError("order='score' needs a score column in the recommendations; name it with score_col=")
@@ -337,7 +489,7 @@ def build(
     idx, found = _codes(r_key, u_keys)
     # ---- duplicates in recommendations -----------------------------------------------------
     dup_policy = options.get("dup", "error")
-    if dup_policy != "keep" and len(r_key) > 1 and not dups_checked:
+    if dup_policy != "keep" and len(r_key) > 1 and not b.dups_checked:
         rk_sorted = np.sort(r_key)
         is_dup = rk_sorted[1:] == rk_sorted[:-1]
         if is_dup.any():
@@ -356,62 +508,13 @@ def build(
     t_row = np.where(found, u_rows[np.minimum(idx, len(u_rows) - 1)], -1)
     hit = found & (t_row >= 0)
     hit &= relevant[np.maximum(t_row, 0)]
-    listed_user = listed_rating = None
-    if options.get("hitscore") == "positive" and score is not None:
-        listed_user, listed_rating = r_user[hit].astype(np.int64), rating[t_row[hit]].astype(np.float64)
-        masked = hit & (score <= 0)
-        hit &= ~masked
-        t_row = np.where(masked, -1, t_row)
-    hit_user = r_user[hit].astype(np.int64)
-    hit_pos = pos[hit].astype(np.int64)
-    hit_rating = rating[t_row[hit]].astype(np.float64)
-    srt = np.lexsort((hit_pos, hit_user))
-    hit_lo = hit_hi = None
-    first_tie = None
-    if ties == "average" and order_rule == "score":
-        lo, hi = _tie_bounds(r_user, score)
-        if not (hi > lo).any():  # no tied scores: every ordering is the one order (the plain formulas)
-            ties = "input"
-        else:
-            hit_lo, hit_hi = lo[hit][srt], hi[hit][srt]
-            first_tie = _first_tie(r_user, lo, hi, n_users)
-    length = np.bincount(r_user, minlength=n_users).astype(np.int64)
-    info["users"] = n_users
-    info["users_without_relevant"] = int((n_rel == 0).sum())
-    info["users_without_recs"] = int(((length == 0) & (n_rel > 0)).sum())
-
-    h = Hits(
-        user_ids=user_ids,
-        n_rel=n_rel,
-        n_truth=n_truth,
-        length=length,
-        hit_user=hit_user[srt],
-        hit_pos=hit_pos[srt],
-        hit_rating=hit_rating[srt],
-        rel_user=t_user[counted].astype(np.int64),
-        rel_rating=rating[counted].astype(np.float64),
-        options=dict(options, order=order_rule),
-        info=info,
-        hit_lo=hit_lo,
-        hit_hi=hit_hi,
-        listed_user=listed_user,
-        listed_rating=listed_rating,
-        max_pos=int(pos.max()) if len(pos) else 0,
-        first_tie=first_tie,
+    hit_row = np.flatnonzero(hit)
+    return _Matched(
+        info=info, order=order_rule, ties=ties, user_ids=user_ids, t_user=t_user, keep=keep_rows, relevant=relevant,
+        length=np.bincount(r_user, minlength=len(user_ids)).astype(np.int64), max_pos=int(pos.max()) if len(pos) else 0,
+        hit_row=hit_row, hit_user=r_user[hit_row], hit_t=t_row[hit_row], score=score, item=ri, row_user=r_user,
+        pos=pos, ustart=None, row_truth=t_row, hits_sorted=False,
     )
-    if need_rows or need_items or need_truth_rows:
-        h.row_user = r_user.astype(np.int64)
-        h.row_pos = pos.astype(np.int64)
-        h.row_score = score
-        h.row_item = ri
-        h.row_truth = t_row
-        h.truth_user = t_user.astype(np.int64)
-        h.truth_item = ti
-        h.truth_rating = rating
-        h.truth_rel = relevant & keep_rows
-        if ties == "average" and order_rule == "score":
-            h.row_lo, h.row_hi = lo, hi
-    return h
 
 
 def _py(value: Any) -> Any:
@@ -422,26 +525,18 @@ def _py(value: Any) -> Any:
 _TABLE_CELLS = 1 << 23
 
 
-def _build_grouped(
-    recs: dict[str, np.ndarray],
-    tu: np.ndarray,
-    ti: np.ndarray,
-    rating: np.ndarray,
-    threshold: Any,
-    options: dict[str, Any],
-    need_rows: bool,
-    dups_checked: bool = False,
-) -> Hits | None:
-    """The same :class:`Hits` as the general path, without a sort or a search over all rows.
+def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
+    """The same rows as :func:`_match_general`, without a sort or a search over all rows.
 
     Applies when the truth is sorted by user, the recommendations are grouped by user in the
     truth's user order and already in ranked order, ids are integers with an item span of at
     most ``_TABLE_CELLS``, and there are no duplicates. Users are processed in chunks: the
     chunk's truth rows are scattered into a dense (user, item) table and every recommended
     row reads its truth row back with one gather; a second table detects duplicate
-    recommendations the same way. Returns None (the general path takes over, and raises any
+    recommendations the same way. Returns None (the general matcher takes over, and raises any
     error) whenever a condition fails.
     """
+    recs, tu, ti, rating, threshold, options, order_rule = b.recs, b.tu, b.ti, b.rating, b.threshold, b.options, b.order
     ru, ri = recs["user"], recs["item"]
     n = len(ru)
     if n < 2 or len(tu) >= 2**31 - 1 or n >= 2**31 - 1:
@@ -455,9 +550,6 @@ def _build_grouped(
     if span > _TABLE_CELLS:
         return None
     score, rank = recs.get("score"), recs.get("rank")
-    order_rule = options.get("order", "auto")
-    if order_rule == "auto":
-        order_rule = "rank" if rank is not None else ("score" if score is not None else "input")
     if (order_rule == "score" and score is None) or (order_rule in ("rank", "rank_value") and rank is None):
         return None
     if score is not None and not np.all(np.isfinite(score)):
@@ -512,7 +604,7 @@ def _build_grouped(
     del same
 
     relevant = None if threshold is None else rating >= threshold
-    dup_check = options.get("dup", "error") != "keep" and not dups_checked
+    dup_check = options.get("dup", "error") != "keep" and not b.dups_checked
     width = max(1, min(_TABLE_CELLS // span, n_users))  # users per chunk: tables no larger than the data
     truth_tab = np.zeros(width * span, dtype=np.int32)
     rec_tab = np.zeros(width * span, dtype=np.int32) if dup_check else None
@@ -558,13 +650,6 @@ def _build_grouped(
     hit_user = np.concatenate(hu) if hu else np.zeros(0, dtype=np.int64)
     hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
     hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
-    listed_user = listed_rating = None
-    if options.get("hitscore") == "positive" and score is not None:
-        listed_user, listed_rating = hit_user.astype(np.int64), rating[hit_t].astype(np.float64)
-        masked = score[hit_row] <= 0
-        if row_truth is not None:
-            row_truth[hit_row[masked]] = -1
-        hit_user, hit_row, hit_t = hit_user[~masked], hit_row[~masked], hit_t[~masked]
     row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
     row_pos = None
     if order_rule in ("rank", "rank_value"):
@@ -573,59 +658,13 @@ def _build_grouped(
         row_pos = _positions(row_user, score, "optimistic")
     elif need_rows:
         row_pos = np.arange(1, n + 1, dtype=np.int64) - np.repeat(gst[:-1], gl)
-    if row_pos is not None:
-        hit_pos = row_pos[hit_row]
-        max_pos = int(row_pos.max()) if len(row_pos) else 0
-    else:  # positions 1..ℓ: only the hits' are needed
-        hit_pos = hit_row - ustart[hit_user] + 1
-        max_pos = int(gl.max()) if len(gl) else 0
-    hit_lo = hit_hi = lo_b = hi_b = first_tie = None
-    if ties == "average" and order_rule == "score":
-        lo_b, hi_b = _tie_bounds(row_user, score)
-        if not (hi_b > lo_b).any():  # no tied scores: every ordering is the one order (the plain formulas)
-            lo_b = hi_b = None
-        else:
-            hit_lo, hit_hi = lo_b[hit_row], hi_b[hit_row]
-            first_tie = _first_tie(row_user, lo_b, hi_b, n_users)
-
-    counted = np.ones(len(tu), dtype=bool) if relevant is None else relevant
-    n_rel = np.bincount(t_user[counted], minlength=n_users).astype(np.int64)
-    n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
+    max_pos = (int(row_pos.max()) if len(row_pos) else 0) if row_pos is not None else (int(gl.max()) if len(gl) else 0)
     length = np.zeros(n_users, dtype=np.int64)
     length[gc] = gl
-    info["order"] = order_rule
-    info["users"] = n_users
-    info["users_without_relevant"] = int((n_rel == 0).sum())
-    info["users_without_recs"] = int(((length == 0) & (n_rel > 0)).sum())
-    return Hits(
-        user_ids=user_ids,
-        n_rel=n_rel,
-        n_truth=n_truth,
-        length=length,
-        hit_user=hit_user.astype(np.int64),
-        hit_pos=hit_pos,
-        hit_rating=rating[hit_t].astype(np.float64),
-        rel_user=t_user[counted].astype(np.int64),
-        rel_rating=rating[counted].astype(np.float64),
-        options=dict(options, order=order_rule),
-        info=info,
-        hit_lo=hit_lo,
-        hit_hi=hit_hi,
-        listed_user=listed_user,
-        listed_rating=listed_rating,
-        max_pos=max_pos,
-        first_tie=first_tie,
-        row_user=row_user if need_rows else None,
-        row_pos=row_pos if need_rows else None,
-        row_lo=lo_b if need_rows else None,
-        row_hi=hi_b if need_rows else None,
-        row_score=score if need_rows else None,
-        row_item=ri if need_rows else None,
-        row_truth=row_truth,
-        truth_user=t_user.astype(np.int64) if need_rows else None,
-        truth_item=ti if need_rows else None,
-        truth_rating=rating if need_rows else None,
-        truth_rel=counted if need_rows else None,
+    return _Matched(
+        info=info, order=order_rule, ties=ties, user_ids=user_ids, t_user=t_user, keep=None, relevant=relevant,
+        length=length, max_pos=max_pos, hit_row=hit_row, hit_user=hit_user, hit_t=hit_t, score=score, item=ri,
+        row_user=row_user, pos=row_pos, ustart=ustart, row_truth=row_truth, hits_sorted=True,
     )
 
 
@@ -727,15 +766,12 @@ def _positions(user: np.ndarray, score: np.ndarray | None, ties: str) -> np.ndar
     return idx - seg_start + 1
 
 
-def _check_ties_average(recs: dict[str, np.ndarray], options: dict[str, Any]) -> None:
+def _check_ties_average(recs: dict[str, np.ndarray], order_rule: str) -> None:
     """Refuse ``ties=average`` without scores (the metrics that have no tie-averaged value are
     computed where the data settle the order and refused otherwise). Lists ordered by a rank
     column or by the row order have no tied scores, so there is nothing to average."""
-    order_rule = options.get("order", "auto")
     if order_rule in ("rank", "rank_value", "input"):
         return  # lists ordered by a rank or the row order have no tied scores: nothing to average
-    if order_rule == "auto" and ("rank" in recs or "score" in recs):
-        return
     if "score" not in recs:
         raise DataError(
             "ties=average needs a score column in the recommendations (it averages over equal scores); name it with score_col="

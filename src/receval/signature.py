@@ -49,7 +49,7 @@ SIDE_KEY = "_side"
 
 
 def _catalogue(given: frozenset[str]) -> set[str]:
-    """What defines the catalogue I (:class:`receval.metrics.beyond._Space`): ``catalog``, else
+    """What defines the catalogue I (:class:`receval.lists.ListSpace`): ``catalog``, else
     the train items, else every item of the recommendations, the truth and the categories."""
     if "catalog" in given:
         return {"catalog"}
@@ -146,7 +146,7 @@ def side_field(r: Resolved) -> str | None:
 
 def note_side(resolved: list[Resolved], side: Any) -> list[Resolved]:
     """The resolved specs, each carrying the names of the side inputs given to the call (a
-    :class:`receval.engine.SideInputs`, or None), so that its signature names those it read."""
+    :class:`receval.side.SideInputs`, or None), so that its signature names those it read."""
     import dataclasses
 
     given = tuple(n for n in SIDE_INPUTS if side is not None and getattr(side, n, None) is not None)

@@ -3,15 +3,17 @@
 
 from ..errors import unknown
 from ..registry import Metric, registered
-from . import ranking  # noqa: F401
-from . import rating  # noqa: F401
-from . import auc  # noqa: F401
-from . import beyond  # noqa: F401
-from . import ir  # noqa: F401
-from . import popularity  # noqa: F401
-from . import listquality  # noqa: F401
-from . import serendipity  # noqa: F401
-from . import fairness  # noqa: F401
+from . import (
+    auc,  # noqa: F401
+    beyond,  # noqa: F401
+    fairness,  # noqa: F401
+    ir,  # noqa: F401
+    listquality,  # noqa: F401
+    popularity,  # noqa: F401
+    ranking,  # noqa: F401
+    rating,  # noqa: F401
+    serendipity,  # noqa: F401
+)
 
 
 def get_metric(name: str) -> Metric:

@@ -2,8 +2,8 @@
 denominator, the ratio of group shares, and the overlap of a run's lists with a baseline run's.
 
 Pure math on arrays (and the intermediate form): nothing here reads a file or builds the
-item space; the callers pass the encoded rows (:func:`receval.metrics.popularity._baseline_rows`
-reads the baseline run).
+item space; the baseline run, read once by :mod:`receval.side`, is ranked here
+(:func:`baseline_rows`) for every family that compares with it.
 
 >>> import numpy as np
 >>> safe_div(np.array([1.0, 2.0]), np.array([4, 0]))   # 0 where the denominator is 0
@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..hits import Hits
+from ..lists import ListSpace, index_in
 from ..options import Axis
 
 LIST_DEN = Axis(
@@ -63,7 +64,7 @@ def ratio_combine(parts: list[dict], metric: str, names: Any = None) -> np.ndarr
 # ---- overlap with a baseline run ------------------------------------------------------------
 # ``rows`` = (user index, item code, 0-based position, 1-based first and last position of the
 # row's tie group) of the baseline's rows of the truth users, ranked (item code −2: outside the
-# item space), as :func:`receval.metrics.popularity._baseline_rows` returns them.
+# item space), as :func:`baseline_rows` returns them.
 
 
 def baseline_top(rows: tuple[np.ndarray, ...], n_users: int, k: int) -> np.ndarray:
@@ -109,3 +110,54 @@ def overlap(items: np.ndarray, base: np.ndarray) -> np.ndarray:
     key_b = rows_b[0].astype(np.int64) * width + base[rows_b]
     found = key_i[np.isin(key_i, key_b)]
     return np.bincount(found // max(width, 1), minlength=items.shape[0]).astype(np.float64)
+
+
+def baseline_rows(h: Hits, metric: str):
+    """The baseline's rows of the truth users, ranked: (user index, item code, 0-based position,
+    1-based first and last position of the row's tie group). Ordered by its rank column if it
+    has one, else by score descending, else in row order; repeated (user, item) rows keep the
+    best-ranked. Equally scored rows form a tie group (``ties=average`` weighs each by its
+    chance to be in the top k; any other rule keeps their input order)."""
+    s = h.lists
+    b = h.side.read("baseline") if h.side is not None else None
+    if b is None:
+        raise DataError(f"{metric} compares with a second run: pass baseline= or --baseline FILE (recommendations with user_id, item_id and a score or rank)")
+    return h.memo(("baseline",), lambda: _rank_baseline(h, s, b))
+
+
+def _rank_baseline(h: Hits, s: ListSpace, b: dict[str, np.ndarray]) -> tuple:
+    """The rows of :func:`baseline_rows` from the baseline's columns (read by :mod:`receval.side`)."""
+    if len(b["item"]) and (b["item"].dtype == object) != (s.universe.dtype == object):
+        raise DataError("item ids of the baseline and the recommendations differ in type; cast them alike")
+    if "rank" in b:
+        sort_key = b["rank"].astype(np.float64)
+    elif "score" in b:
+        sort_key = -b["score"].astype(np.float64)
+    else:
+        sort_key = np.arange(len(b["user"]), dtype=np.float64)
+    uidx, ok = index_in(h.user_ids, b["user"])
+    uidx, item, sort_key = uidx[ok], b["item"][ok], sort_key[ok]
+    order = np.lexsort((sort_key, uidx))  # stable: ties keep input order
+    uidx, item, sort_key = uidx[order], item[order], sort_key[order]
+    if len(item):
+        code, known = index_in(s.universe, item)
+        code = np.where(known, code, -2)
+    else:
+        code = np.zeros(0, dtype=np.int64)
+    # drop repeated (user, item) rows, keeping the first
+    pair = uidx.astype(np.int64) * (len(s.universe) + 2) + (code + 2)
+    _, first = np.unique(pair, return_index=True)
+    keep = np.zeros(len(pair), dtype=bool)
+    keep[first] = True
+    keep |= code == -2  # items outside the space cannot repeat a recommended item
+    uidx, code, sort_key = uidx[keep], code[keep], sort_key[keep]
+    start = np.r_[0, np.cumsum(np.bincount(uidx, minlength=h.n_users))]
+    pos = np.arange(len(uidx)) - start[uidx]
+    lo = hi = pos + 1
+    if "rank" not in b and "score" in b and len(uidx):  # tie groups: runs of equal scores of one user
+        new_group = np.r_[True, (uidx[1:] != uidx[:-1]) | (sort_key[1:] != sort_key[:-1])]
+        gst = np.flatnonzero(new_group)
+        glen = np.diff(np.r_[gst, len(uidx)])
+        lo = np.repeat(pos[gst] + 1, glen)
+        hi = lo + np.repeat(glen, glen) - 1
+    return uidx, code, pos, lo, hi

@@ -1,8 +1,9 @@
 r"""Beyond-accuracy metrics reachable by name: entropy, coverage, Gini, novelty, ILD, α-nDCG, αβ-nDCG.
 
 The kernels live in :mod:`receval.metrics.diversity` and :mod:`receval.metrics.aspects`
-(pure numpy, vectorised over users); this module cuts their inputs from the intermediate
-form and the side inputs given to :func:`receval.evaluate`:
+(pure numpy, vectorised over users); this module cuts their inputs from the list layer of the
+intermediate form (:attr:`receval.hits.Hits.lists`) and the side inputs given to
+:func:`receval.evaluate` (read once by :mod:`receval.side`):
 
 * ``categories``: item categories, a frame with ``item_id`` and ``category`` columns (one row
   per item–category pair) or a MovieLens ``movies.csv`` / ``movies.dat`` path (pipe-separated
@@ -19,259 +20,18 @@ averaged users (truth users).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
 from ..hits import WIDE, Hits
+from ..lists import ListSpace, encoder, index_in
 from ..options import Axis
 from ..registry import register
 from . import aspects as _asp
 from . import diversity as _div
 
 _BUILD_CTX = ("rel", "order", "ties", "dup", "tdup")
-
-
-class _Space:
-    """Item codes shared by the lists, the truth and the side inputs (built once per form)."""
-
-    def __init__(self, h: Hits):
-        side = getattr(h, "side", None)
-        cols = side.cols if side is not None else None
-        self.categories = _read_categories(side.categories, cols) if side is not None and side.categories is not None else None
-        self.train = _read_train(side.train, cols) if side is not None and side.train is not None else None
-        self.catalog = _read_catalog(side.catalog, cols) if side is not None and side.catalog is not None else None
-        parts = [h.row_item, h.truth_item]
-        if self.categories is not None:
-            parts.append(self.categories[0])
-        if self.train is not None:
-            parts.append(self.train[1])
-        if self.catalog is not None:
-            parts.append(self.catalog)
-        kinds = {p.dtype == object for p in parts if len(p)}
-        if len(kinds) > 1:
-            raise DataError("item ids of the side inputs (categories/train/catalog) and the recommendations differ in type; cast them alike")
-        self.universe = _unique(np.concatenate(parts))
-        self.n_items = len(self.universe)
-        code = _encoder(self.universe)
-        self.row_code = code(h.row_item)
-        self.truth_code = code(h.truth_item)
-        if self.catalog is not None:
-            cat_codes = np.unique(code(self.catalog))
-        elif self.train is not None:
-            cat_codes = np.unique(code(self.train[1]))
-        else:
-            cat_codes = np.arange(self.n_items)
-        self.n_catalog = len(cat_codes)
-        self.to_catalog = np.full(self.n_items + 1, -1, dtype=np.int64)  # last slot: padding -1 stays -1
-        self.to_catalog[cat_codes] = np.arange(self.n_catalog)
-        if self.train is not None:
-            tu, ti = self.train
-            train_users = _unique(tu)
-            pairs = _unique_pairs(_encoder(train_users)(tu), code(ti))
-            self.popularity = np.bincount(pairs[:, 1], minlength=self.n_items).astype(np.float64)
-            self.n_train_users = len(train_users)
-            self.train_items = np.unique(code(ti))
-        if self.categories is not None:
-            import scipy.sparse as sp
-
-            ci, cc = self.categories
-            cat_names, cat_code = np.unique(cc, return_inverse=True)
-            m = sp.csr_matrix((np.ones(len(ci)), (code(ci), cat_code)), shape=(self.n_items, len(cat_names)))
-            m.data[:] = 1.0
-            self.aspects = m
-        # truth CSR by user (every kept truth row, relevant or not)
-        order = np.argsort(h.truth_user, kind="stable")
-        self.t_offsets = np.r_[0, np.cumsum(np.bincount(h.truth_user, minlength=h.n_users))].astype(np.int64)
-        self.t_items = self.truth_code[order].astype(np.int64)
-        self.t_ratings = h.truth_rating[order].astype(np.float64)
-        self.t_rel = h.truth_rel[order]
-
-    def lists(self, h: Hits, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated); no
-        wider than the longest list (later columns would be padding only)."""
-        width = h.width([width])
-        keep = h.row_pos <= width
-        flat = h.row_user[keep] * width + (h.row_pos[keep] - 1)
-        items = np.full(h.n_users * width, -1, dtype=np.int64)
-        items[flat] = self.row_code[keep]
-        t = h.row_truth[keep]
-        rating = np.full(h.n_users * width, np.nan)
-        rating[flat[t >= 0]] = h.truth_rating[t[t >= 0]]
-        rel = np.zeros(h.n_users * width, dtype=bool)
-        rel[flat[t >= 0]] = h.truth_rel[t[t >= 0]]
-        shape = (h.n_users, width)
-        return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
-
-    def catalog_lists(self, h: Hits, width: int, metric: str) -> np.ndarray:
-        """The top-width lists in catalogue codes 0..|I|-1 (−1 pad); items outside it are an error."""
-        items = self.lists(h, width)[0]
-        out = self.to_catalog[items]  # items == -1 indexes the last slot, which is -1
-        self.check_in_catalog((items >= 0) & (out < 0), metric)
-        return out
-
-    def check_in_catalog(self, outside: np.ndarray, metric: str) -> None:
-        """Refuse recommended items outside the catalogue (``outside`` marks them) in one line."""
-        if outside.any():
-            raise DataError(
-                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
-                "pass a catalog= (or train=) that contains every recommended item"
-            )
-
-    def need(self, what: str, metric: str) -> Any:
-        if what == "categories" and self.categories is None:
-            raise DataError(f"{metric} needs item categories: pass categories= (item_id, category) or --categories FILE (MovieLens movies.csv works)")
-        if what == "train" and self.train is None:
-            raise DataError(f"{metric} needs train interactions for item popularity: pass train= or --train FILE")
-        return None
-
-
-def _strings(values: np.ndarray) -> Any:
-    """``values`` as a polars String series when every one of them is a str, else None."""
-    if values.dtype != object:
-        return None
-    import polars as pl
-
-    try:
-        s = pl.Series("v", values, dtype=pl.String, strict=True)
-    except (TypeError, ValueError, pl.exceptions.PolarsError):
-        return None
-    return s if s.null_count() == 0 else None
-
-
-def _unique(values: np.ndarray) -> np.ndarray:
-    """Sorted unique values; a presence table (no sort) for integer ids of a small range; a
-    polars sort for string ids (code-point order, as numpy's)."""
-    if values.dtype != object and len(values):
-        lo, hi = int(values.min()), int(values.max())
-        if hi - lo < 2**26:
-            present = np.zeros(hi - lo + 1, dtype=bool)
-            present[values - lo] = True
-            return (np.flatnonzero(present) + lo).astype(values.dtype)
-    text = _strings(values)
-    if text is not None:
-        return np.array(text.unique().sort().to_list(), dtype=object)
-    return np.unique(values)
-
-
-def _encoder(universe: np.ndarray):
-    """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
-    small range (one gather), a hash join for string ids, else a binary search."""
-    if universe.dtype != object and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
-        lo = int(universe[0])
-        table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
-        table[universe - lo] = np.arange(len(universe))
-        return lambda a: table[np.asarray(a, dtype=np.int64) - lo]
-    text = _strings(universe)
-    if text is not None:
-        import polars as pl
-
-        mapping = pl.DataFrame({"v": text, "c": np.arange(len(universe), dtype=np.int64)})
-
-        def by_join(a: np.ndarray) -> np.ndarray:
-            keys = _strings(np.asarray(a, dtype=object))
-            if keys is None:  # not all strings: the values cannot be in a universe of strings
-                return np.searchsorted(universe, a)
-            j = keys.to_frame().join(mapping, on="v", how="left", maintain_order="left")["c"]
-            return j.fill_null(-1).to_numpy()
-
-        return by_join
-    return lambda a: np.searchsorted(universe, a)
-
-
-def _index_in(sorted_ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position of each value in ``sorted_ids`` (0 where absent), whether it is present)."""
-    values = np.asarray(values)
-    if _strings(sorted_ids) is not None and values.dtype == object:
-        idx = _encoder(sorted_ids)(values)
-        ok = idx >= 0
-        return np.where(ok, idx, 0), ok
-    idx = np.searchsorted(sorted_ids, values)
-    ok = idx < len(sorted_ids)
-    ok[ok] = sorted_ids[idx[ok]] == values[ok]
-    return np.where(ok, idx, 0), ok
-
-
-def _unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.unique(np.stack([a, b], axis=1), axis=0)`` for non-negative integer codes, by one
-    sort of int64 keys."""
-    if len(a) == 0:
-        return np.zeros((0, 2), dtype=np.int64)
-    span = int(b.max()) + 1
-    key = np.unique(np.asarray(a, dtype=np.int64) * span + np.asarray(b, dtype=np.int64))
-    return np.stack([key // span, key % span], axis=1)
-
-
-def _space(h: Hits) -> _Space:
-    if "space" not in h._dense:
-        h._dense["space"] = _Space(h)
-    return h._dense["space"]
-
-
-def categories_frame(obj: Any, cols: Any) -> tuple[Any, str]:
-    """The (item, category) rows of a categories input as the metrics read them, and the name
-    of its item column: a frame or file with ``category`` (or MovieLens' ``genres``, split on
-    ``|``), or a MovieLens movies file; rows with an empty item or category refused."""
-    import os
-
-    import polars as pl
-
-    from ..io import read_frame
-
-    item_col = cols.item if cols is not None else "item_id"
-    if isinstance(obj, (str, os.PathLike)):
-        from ..data.movielens import load_genres
-
-        frame = read_frame(obj, "categories", sep=getattr(cols, "sep", None)) if not str(obj).endswith((".dat",)) else None
-        if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
-            frame = load_genres(obj)
-            item_col = "item_id"
-    else:
-        frame = read_frame(obj, "categories")
-    if "genres" in frame.columns and "category" not in frame.columns:
-        frame = frame.with_columns(pl.col("genres").str.split("|").alias("category")).explode("category")
-        frame = frame.filter(pl.col("category") != "(no genres listed)")
-    if item_col not in frame.columns and "movieId" in frame.columns:
-        frame = frame.rename({"movieId": item_col})
-    for c in (item_col, "category"):
-        if c not in frame.columns:
-            raise DataError(f"categories are missing column '{c}' (found: {', '.join(frame.columns)})")
-        if frame.get_column(c).null_count():
-            bad = frame.filter(pl.col(c).is_null())
-            raise DataError(
-                f"categories have {bad.height} rows with an empty '{c}' (first: {bad.row(0, named=True)}); "
-                "fill them, or drop those rows (an item without a category is simply left out)"
-            )
-    return frame, item_col
-
-
-def _read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
-    import polars as pl
-
-    frame, item_col = categories_frame(obj, cols)
-    items = frame.get_column(item_col)
-    items = items.cast(pl.Int64).to_numpy() if items.dtype.is_integer() else items.cast(pl.String).to_numpy().astype(object)
-    return items, frame.get_column("category").cast(pl.String).to_numpy().astype(object)
-
-
-def _read_train(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
-    from ..io import columns_of, read_frame
-
-    user_col = cols.user if cols is not None else "user_id"
-    item_col = cols.item if cols is not None else "item_id"
-    c = columns_of(read_frame(obj, "train interactions", sep=getattr(cols, "sep", None)), "train interactions", {"user": user_col, "item": item_col}, {})
-    return c["user"], c["item"]
-
-
-def _read_catalog(obj: Any, cols: Any) -> np.ndarray:
-    item_col = cols.item if cols is not None else "item_id"
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        arr = np.asarray(obj)
-        return arr.astype(object) if arr.dtype.kind in "US" else arr  # string ids as the other inputs hold them
-    from ..io import columns_of, read_frame
-
-    return columns_of(read_frame(obj, "catalog", sep=getattr(cols, "sep", None)), "catalog", {"item": item_col}, {})["item"]
 
 
 def _per_k(h: Hits, ks: list[int], fn) -> np.ndarray:
@@ -302,10 +62,10 @@ def _exposure_partial(h: Hits, ks: list[int], o: dict, metric: str, weights: boo
     lists hold each, Σ 1/ℓ_u over those lists (``weights``), the users with a non-empty list
     and the entries outside the catalogue; plus the catalogue (its size when a catalog or train
     items define it, else this batch's item ids, whose union over batches is the catalogue)."""
-    s = _space(h)
+    s = h.lists
     per_k = []
     for k in ks:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         valid = items >= 0
         inside = valid & (s.to_catalog[items] >= 0)
         ell = valid.sum(axis=1)
@@ -410,7 +170,7 @@ _COVERAGE_VARIANT = {"catalog_plus_one": "recbole"}
 def _coverage_partial(h: Hits, ks: list[int], o: dict) -> dict:
     out = _exposure_partial(h, ks, o, "coverage")
     if o["denominator"] == "train":
-        s = _space(h)
+        s = h.lists
         s.need("train", "coverage(denominator=train)")
         out["train"] = s.universe[s.train_items]
     return out
@@ -547,7 +307,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     known items in the top k depends on the order, so the value is defined only when no tie
     group straddles k.
     """
-    s = _space(h)
+    s = h.lists
     s.need("train", "novelty")
     if h.row_lo is not None:  # ties=average
         if o["unknown"] != "max":  # the known items of the top k (the denominator) depend on the order
@@ -563,7 +323,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
                 return out
 
             return _per_k(h, ks, expected)
-    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.lists(h, k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
 
 
 @register("unseen", needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
@@ -591,11 +351,11 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["unseen@2"], train=train)["unseen@2"]   # 10 seen, 20 not: 1 − 1/2
     0.5
     """
-    s = _space(h)
+    s = h.lists
     s.need("train", "unseen")
     tu, ti = s.train
-    uidx, ok = _index_in(h.user_ids, tu)
-    seen = np.unique(uidx[ok].astype(np.int64) * s.n_items + _encoder(s.universe)(ti)[ok])
+    uidx, ok = index_in(h.user_ids, tu)
+    seen = np.unique(uidx[ok].astype(np.int64) * s.n_items + encoder(s.universe)(ti)[ok])
     key = h.row_user.astype(np.int64) * s.n_items + s.row_code
     was_seen = np.isin(key, seen)
 
@@ -645,9 +405,9 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["ild(distance=hamming)@3"], categories=cats)["ild(distance=hamming)@3"]   # (1 + 3 + 2) / 3
     2.0
     """
-    s = _space(h)
+    s = h.lists
     s.need("categories", "ild")
-    return np.nan_to_num(_per_k(h, ks, lambda k: _div.intra_list_diversity(s.lists(h, k)[0], s.aspects, distance=o["distance"])))
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.intra_list_diversity(s.top(k)[0], s.aspects, distance=o["distance"])))
 
 
 ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a subtopic gains (1−α) times less", numeric=True)
@@ -687,7 +447,7 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> round(evaluate(recs, truth, ["alpha_ndcg(ties=average)@3"], categories=cats)["alpha_ndcg(ties=average)@3"], 6)
     0.965195
     """
-    s = _space(h)
+    s = h.lists
     s.need("categories", "alpha_ndcg")
     thr = o["rel"] if o["rel"] is not None else -np.inf
     ratings = np.where(s.t_rel, s.t_ratings, -np.inf) if o["rel"] is not None else np.where(s.t_rel, 1.0, -np.inf)
@@ -695,7 +455,7 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
-        items, rel, _ = s.lists(h, k)
+        items, rel, _ = s.top(k)
         if h.row_lo is None:
             return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
         # ties=average: the greedy ideal does not read the order; the run's DCG is its expectation
@@ -713,7 +473,7 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _per_k(h, ks, one)
 
 
-def _deepest(h: Hits, s: _Space, k: int) -> int:
+def _deepest(h: Hits, s: ListSpace, k: int) -> int:
     """The cut-off that reads what ``k`` reads: no list and no ideal list (the truth items of
     a user) is longer, so the values at ``k`` and at this depth are equal."""
     longest_truth = int(np.diff(s.t_offsets).max()) if len(s.t_offsets) > 1 else 0
@@ -751,17 +511,17 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["ab_ndcg@2"], categories=cats)["ab_ndcg@2"]   # the ideal order itself
     1.0
     """
-    s = _space(h)
+    s = h.lists
     s.need("categories", "ab_ndcg")
 
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
-        items, _, rating = s.lists(h, k)
+        items, _, rating = s.top(k)
         return _asp.alpha_beta_ndcg(items, rating, s.aspects, s.t_offsets, s.t_items, s.t_ratings,
                                     alpha=o["alpha"], beta=o["beta"], r_max=r_max, k=k)
 
     # rmax's default, the largest truth rating, is over all truth users (a batched engine
     # passes it in: no batch may see only its own users' maximum)
-    r_max = o["rmax"] if o["rmax"] is not None else getattr(getattr(h, "side", None), "truth_max", None)
+    r_max = o["rmax"] if o["rmax"] is not None else (h.side.truth_max if h.side is not None else None)
 
     return _per_k(h, ks, one)

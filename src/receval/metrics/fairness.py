@@ -22,37 +22,22 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..hits import Hits
+from ..lists import encoder, index_in, unique_ids, unique_pairs
 from ..options import Axis
 from ..registry import register, registered
 from ._common import ratio_combine
-from .beyond import _encoder, _index_in, _space, _unique, _unique_pairs
 
 _CTX = ("rel", "order", "ties", "dup", "tdup")
-
-
-def _read_groups(obj, key_col: str, what: str, role: str = "item") -> tuple[np.ndarray, np.ndarray]:
-    import polars as pl
-
-    from ..io import columns_of, read_frame
-
-    frame = read_frame(obj, what)
-    if "group" not in frame.columns:
-        raise DataError(f"{what} are missing column 'group' (found: {', '.join(frame.columns)})")
-    ids = columns_of(frame, what, {role: key_col}, {})[role]
-    groups = frame.get_column("group").cast(pl.String).to_numpy().astype(object)
-    if len(np.unique(ids)) != len(ids):
-        raise DataError(f"{what}: an id has more than one group; give each one group")
-    return ids, groups
 
 
 def _item_group_codes(h: Hits, metric: str, min_groups: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group code of every item code (−1: no group; one extra −1 slot for padding), group names,
     and the group sizes (items per group in ``item_groups``)."""
-    s = _space(h)
-    side = getattr(h, "side", None)
-    if side is None or getattr(side, "item_groups", None) is None:
+    s = h.lists
+    given = h.side.read("item_groups") if h.side is not None else None
+    if given is None:
         raise DataError(f"{metric} needs item groups: pass item_groups= (item_id, group)")
-    ids, groups = _read_groups(side.item_groups, side.cols.item, "item groups")
+    ids, groups = given
     names, gcode = np.unique(groups, return_inverse=True)
     out = np.full(s.n_items + 1, -1, dtype=np.int64)
     if len(ids):
@@ -67,7 +52,7 @@ def _item_group_codes(h: Hits, metric: str, min_groups: int = 2) -> tuple[np.nda
 
 
 def _reo_partial(h: Hits, ks: list[int], o: dict) -> dict:
-    s = _space(h)
+    s = h.lists
     g, names, _ = _item_group_codes(h, "reo")
     G = len(names)
     t_items = s.t_items[s.t_rel]
@@ -75,7 +60,7 @@ def _reo_partial(h: Hits, ks: list[int], o: dict) -> dict:
     den = np.bincount(tg[tg >= 0], minlength=G).astype(np.float64)
     nums = []
     for k in ks:
-        items, rel, _ = s.lists(h, k)
+        items, rel, _ = s.top(k)
         lg = g[items][rel]
         nums.append(np.bincount(lg[lg >= 0], minlength=G).astype(np.float64))
     return {"num": np.array(nums), "den": np.tile(den, (len(ks), 1)), "names": names}
@@ -113,21 +98,21 @@ def reo(h: Hits, ks: list[int], o: dict) -> None:
 
 
 def _rsp_partial(h: Hits, ks: list[int], o: dict) -> dict:
-    s = _space(h)
+    s = h.lists
     g, names, size = _item_group_codes(h, "rsp")
     G = len(names)
     den = h.n_users * size
     if s.train is not None:
         tu, ti = s.train
-        codes = _encoder(s.universe)(ti)
-        uidx, ok = _index_in(h.user_ids, tu)
+        codes = encoder(s.universe)(ti)
+        uidx, ok = index_in(h.user_ids, tu)
         if ok.any():
-            pairs = _unique_pairs(uidx[ok], codes[ok])
+            pairs = unique_pairs(uidx[ok], codes[ok])
             pg = g[pairs[:, 1]]
             den = den - np.bincount(pg[pg >= 0], minlength=G)
     nums = []
     for k in ks:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         lg = g[items][items >= 0]
         nums.append(np.bincount(lg[lg >= 0], minlength=G).astype(np.float64))
     return {"num": np.array(nums), "den": np.tile(den, (len(ks), 1)), "names": names}
@@ -174,16 +159,16 @@ MAD_OF = Axis(
 
 def _mad_partial(h: Hits, ks: list[int], o: dict) -> dict:
     """Per k and user group: the sum and count of the per-user values of one batch of users."""
-    side = getattr(h, "side", None)
-    if side is None or getattr(side, "user_groups", None) is None:
+    given = h.side.read("user_groups") if h.side is not None else None
+    if given is None:
         raise DataError("mad needs user groups: pass user_groups= (user_id, group)")
-    ids, groups = _read_groups(side.user_groups, side.cols.user, "user groups", "user")
+    ids, groups = given
     names, gcode = np.unique(groups, return_inverse=True)
     ug = np.full(h.n_users, -1, dtype=np.int64)
     if len(ids):
         if (ids.dtype == object) != (h.user_ids.dtype == object):
             raise DataError("user ids of user_groups and the ground truth differ in type; cast them alike")
-        pos, found = _index_in(h.user_ids, ids)
+        pos, found = index_in(h.user_ids, ids)
         ug[pos[found]] = gcode[found]
     if o["of"] == "ndcg":
         ndcg = registered()["ndcg"].compute  # through the registry: a family imports no other family
@@ -292,10 +277,10 @@ def _user_members(h: Hits, o: dict) -> tuple[np.ndarray, Callable[[np.ndarray], 
     """Whether each truth user is in G, and a function giving it for other user ids (train users)."""
     if o["ugroup"] == "*":
         return np.ones(h.n_users, dtype=bool), lambda ids: np.ones(len(ids), dtype=bool)
-    side = getattr(h, "side", None)
-    if side is None or getattr(side, "user_groups", None) is None:
+    given = h.side.read("user_groups") if h.side is not None else None
+    if given is None:
         raise DataError(f"bias_disparity(ugroup={o['ugroup']}) needs user groups: pass user_groups= (user_id, group), or ugroup=* to pool every user")
-    ids, groups = _read_groups(side.user_groups, side.cols.user, "user groups", "user")
+    ids, groups = given
     names, gcode = np.unique(groups, return_inverse=True)
     members = np.sort(ids[gcode == _named(names, o["ugroup"], "user_groups", "ugroup")])
 
@@ -316,7 +301,7 @@ def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
     in every batch); the share |C| / |item_groups|."""
     if o["icat"] == "*":
         raise SpecError("bias_disparity is one cell: name its item category, e.g. bias_disparity(icat=<a group of item_groups>)@10")
-    s = _space(h)
+    s = h.lists
     g, names, size = _item_group_codes(h, "bias_disparity", min_groups=1)
     c = _named(names, o["icat"], "item_groups", "icat")
     in_g, member = _user_members(h, o)
@@ -324,7 +309,7 @@ def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
     if o["of"] != "bs":
         num, tot = [], []
         for k in ks:
-            lg = g[s.lists(h, k)[0][in_g]]  # padding (−1) reads the −1 slot
+            lg = g[s.top(k)[0][in_g]]  # padding (−1) reads the −1 slot
             num.append(float(np.count_nonzero(lg == c)))
             tot.append(float(np.count_nonzero(lg >= 0)))
         out["r_num"], out["r_tot"] = np.array(num), np.array(tot)
@@ -332,8 +317,8 @@ def _bd_partial(h: Hits, ks: list[int], o: dict) -> dict:
         if s.train is None:
             raise DataError(f"bias_disparity(of={o['of']}) needs the train interactions (the source data): pass train= or --train FILE")
         tu, ti = s.train
-        users = _unique(tu)
-        pairs = _unique_pairs(_encoder(users)(tu), _encoder(s.universe)(ti))
+        users = unique_ids(tu)
+        pairs = unique_pairs(encoder(users)(tu), encoder(s.universe)(ti))
         lg = g[pairs[member(users)[pairs[:, 0]], 1]]
         out["s_num"], out["s_tot"] = float(np.count_nonzero(lg == c)), float(np.count_nonzero(lg >= 0))
     return out

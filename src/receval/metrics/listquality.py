@@ -15,9 +15,7 @@ from ..errors import SpecError
 from ..hits import Hits
 from ..options import Axis
 from ..registry import register
-from ._common import baseline_top, expected_overlap, overlap
-from .beyond import _space
-from .popularity import _baseline_rows
+from ._common import baseline_rows, baseline_top, expected_overlap, overlap
 
 _CTX = ("rel", "order", "ties", "dup", "tdup", "norecs")
 
@@ -81,7 +79,7 @@ def unrepeated(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> [round(v, 6) for v in r.values.values()]      # 10 repeats at 3: 0; 2 distinct of 3; no repeat in the top 2
     [0.0, 0.666667, 1.0]
     """
-    s = _space(h)
+    s = h.lists
     out = []
     for k in ks:
         keep = h.row_pos <= k
@@ -144,12 +142,12 @@ def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> r.values           # {10, 20} ∩ {30, 20} = 1 of 2;  ∩ {30, 20, 10} = 2 of 2
     {'intersection@2': 0.5, 'intersection(refk=3)@2': 1.0}
     """
-    s = _space(h)
+    s = h.lists
     out = []
     for k in ks:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         ref = int(o["refk"]) if o["refk"] is not None else k
-        rows = _baseline_rows(h, "intersection")
+        rows = baseline_rows(h, "intersection")
         base = baseline_top(rows, h.n_users, ref)
         ell = (items >= 0).sum(axis=1).astype(np.float64)
         share = np.zeros(h.n_users)

@@ -30,10 +30,10 @@ import numpy as np
 
 from ..errors import DataError, SpecError
 from ..hits import Hits
+from ..lists import ListSpace, encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
-from ._common import LIST_DEN, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
-from .beyond import _encoder, _index_in, _space, _unique_pairs
+from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
 
 # ---- shared pieces ---------------------------------------------------------------------------
 
@@ -74,25 +74,22 @@ def _split_hook(o: dict, *_: object) -> dict:
 
 def _popularity(h: Hits, count: str, metric: str) -> np.ndarray:
     """φ over the item codes of the shared space (0 for items outside train)."""
-    s = _space(h)
+    s = h.lists
     s.need("train", metric)
-    key = ("popularity", count)
-    if key not in h._dense:
-        if count == "users":
-            h._dense[key] = s.popularity
-        else:
-            h._dense[key] = np.bincount(_encoder(s.universe)(s.train[1]), minlength=s.n_items).astype(np.float64)
-    return h._dense[key]
+    if count == "users":
+        return h.memo(("popularity", count), lambda: s.popularity)
+    return h.memo(("popularity", count), lambda: np.bincount(encoder(s.universe)(s.train[1]), minlength=s.n_items).astype(np.float64))
 
 
 def _tail(h: Hits, o: dict, metric: str) -> np.ndarray:
     """Boolean over item codes (plus a False padding slot): whether the item is in the long tail Γ."""
-    s = _space(h)
+    s = h.lists
     pop = _popularity(h, o["count"], metric)
     level = o.get("boundary", "level") == "level"
-    key = ("tail", o["count"], o["split"], o["cut"], level)
-    if key in h._dense:
-        return h._dense[key]
+    return h.memo(("tail", o["count"], o["split"], o["cut"], level), lambda: _tail_of(s, pop, o, level))
+
+
+def _tail_of(s: ListSpace, pop: np.ndarray, o: dict, level: bool) -> np.ndarray:
     cat = np.flatnonzero(s.to_catalog[:-1] >= 0)  # catalogue items in code (= id) order
     tail = np.zeros(s.n_items + 1, dtype=bool)
     p = pop[cat]
@@ -111,15 +108,14 @@ def _tail(h: Hits, o: dict, metric: str) -> np.ndarray:
         tail[order[:n]] = True
     else:
         tail[cat[p <= o["cut"]]] = True
-    h._dense[key] = tail
     return tail
 
 
 def _lists(h: Hits, k: int, metric: str) -> np.ndarray:
     """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else a one-line error)."""
-    s = _space(h)
-    s.catalog_lists(h, k, metric)  # the check
-    return s.lists(h, k)[0]
+    s = h.lists
+    s.catalog_top(k, metric)  # the check
+    return s.top(k)[0]
 
 
 def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
@@ -128,7 +124,7 @@ def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
     that may enter the top k and is outside the catalogue is refused as in :func:`_lists`."""
     w = h.top_chance(k)
     if metric is not None:
-        s = _space(h)
+        s = h.lists
         s.check_in_catalog((w > 0) & (s.to_catalog[s.row_code] < 0), metric)
     return w
 
@@ -137,7 +133,7 @@ def _top_sum(h: Hits, k: int, f: np.ndarray, metric: str | None = None) -> np.nd
     """``ties=average``: per user E[Σ_{i ∈ L_k} f(i)] = Σ over rows of the row's chance to be in
     the top k × f of its item (``f`` indexed by item code)."""
     w = _top_weights(h, k, metric)
-    return np.bincount(h.row_user, weights=w * f[_space(h).row_code], minlength=h.n_users)
+    return np.bincount(h.row_user, weights=w * f[h.lists.row_code], minlength=h.n_users)
 
 
 # ---- ARP -----------------------------------------------------------------------------------
@@ -179,7 +175,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         pop = pop / pop.sum()
 
     def one(k: int) -> np.ndarray:
-        items = _space(h).lists(h, k)[0]
+        items = h.lists.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, pop), list_den(items, k, o))
         return safe_div(pop[items].sum(axis=1), list_den(items, k, o))
@@ -217,7 +213,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return safe_div(_top_sum(h, k, tail.astype(np.float64), "aplt"), list_den(_space(h).lists(h, k)[0], k, o))
+            return safe_div(_top_sum(h, k, tail.astype(np.float64), "aplt"), list_den(h.lists.top(k)[0], k, o))
         items = _lists(h, k, "aplt")
         return safe_div(tail[items].sum(axis=1).astype(np.float64), list_den(items, k, o))
 
@@ -258,7 +254,7 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 def _group_partial(h: Hits, ks: list[int], o: dict, metric: str) -> dict:
     """Sufficient statistics of one batch of users: per k the numerators and denominators of
     (P_H, P_Γ); sums over disjoint batches (the split depends on the whole side inputs only)."""
-    s = _space(h)
+    s = h.lists
     tail = _tail(h, o, metric)
     um = h.length > 0 if o["users"] == "listed" else np.ones(h.n_users, dtype=bool)
     nums, dens = [], []
@@ -272,17 +268,17 @@ def _group_partial(h: Hits, ks: list[int], o: dict, metric: str) -> dict:
             t_items = s.t_items[s.t_rel & um[t_user]]
             t_items = t_items[s.to_catalog[t_items] >= 0]  # relevant items outside the catalogue belong to no group
             den = np.array([(~tail[t_items]).sum(), tail[t_items].sum()], dtype=np.float64)
-            _, rel, _ = s.lists(h, k)
+            _, rel, _ = s.top(k)
             num = np.array([(in_head & rel).sum(), (in_tail & rel).sum()], dtype=np.float64)
         else:
             # Σ_u |g \ I_u^train| over the averaged users
             cat = np.flatnonzero(s.to_catalog[:-1] >= 0)
             n_head, n_tail = float((~tail[cat]).sum()), float(tail[cat].sum())
             tu, ti = s.train
-            codes = _encoder(s.universe)(ti)
-            uidx, known = _index_in(h.user_ids, tu)
+            codes = encoder(s.universe)(ti)
+            uidx, known = index_in(h.user_ids, tu)
             known &= (s.to_catalog[codes] >= 0) & um[uidx]
-            pairs = _unique_pairs(uidx[known], codes[known])
+            pairs = unique_pairs(uidx[known], codes[known])
             seen_tail = float(tail[pairs[:, 1]].sum())
             seen_head = float(len(pairs)) - seen_tail
             n_u = float(um.sum())
@@ -384,7 +380,7 @@ RELEVANCE = Axis(
 
 
 def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
-    s = _space(h)
+    s = h.lists
     pop = _popularity(h, "users", metric)
     n = float(s.n_train_users)
     if metric == "epc":
@@ -401,7 +397,7 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
             use = ((t >= 0) & h.truth_rel[np.maximum(t, 0)]) if o["relevance"] == "hits" else np.ones(len(w), dtype=bool)
             num = np.bincount(h.row_user, weights=w * use * nov[s.row_code], minlength=h.n_users)
             return safe_div(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
-        items, rel, _ = s.lists(h, k)
+        items, rel, _ = s.top(k)
         pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
         disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
         valid = items >= 0
@@ -500,7 +496,7 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["surprisal(denominator=k)@4"], train=train)["surprisal(denominator=k)@4"]  # (log2 4 / log2 4 + 1) / 4
     0.5
     """
-    s = _space(h)
+    s = h.lists
     pop = _popularity(h, "users", "surprisal")
     n = float(s.n_train_users)
     if n < 2:
@@ -509,7 +505,7 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     w = np.r_[w, 0.0]
 
     def one(k: int) -> np.ndarray:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, w), list_den(items, k, o))
         return safe_div(w[items].sum(axis=1), list_den(items, k, o))
@@ -518,60 +514,6 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
 
 # ---- comparisons with a baseline run ---------------------------------------------------------
-
-
-def _baseline_rows(h: Hits, metric: str):
-    """The baseline's rows of the truth users, ranked: (user index, item code, 0-based position,
-    1-based first and last position of the row's tie group). Ordered by its rank column if it
-    has one, else by score descending, else in row order; repeated (user, item) rows keep the
-    best-ranked. Equally scored rows form a tie group (``ties=average`` weighs each by its
-    chance to be in the top k; any other rule keeps their input order)."""
-    s = _space(h)
-    side = getattr(h, "side", None)
-    if side is None or getattr(side, "baseline", None) is None:
-        raise DataError(f"{metric} compares with a second run: pass baseline= or --baseline FILE (recommendations with user_id, item_id and a score or rank)")
-    key = ("baseline",)
-    if key not in h._dense:
-        from ..io import columns_of, read_frame
-
-        cols = side.cols
-        b = columns_of(read_frame(side.baseline, "baseline"), "baseline", {"user": cols.user, "item": cols.item},
-                       {"score": cols.score, "rank": cols.rank})
-        if len(b["item"]) and (b["item"].dtype == object) != (s.universe.dtype == object):
-            raise DataError("item ids of the baseline and the recommendations differ in type; cast them alike")
-        if "rank" in b:
-            sort_key = b["rank"].astype(np.float64)
-        elif "score" in b:
-            sort_key = -b["score"].astype(np.float64)
-        else:
-            sort_key = np.arange(len(b["user"]), dtype=np.float64)
-        uidx, ok = _index_in(h.user_ids, b["user"])
-        uidx, item, sort_key = uidx[ok], b["item"][ok], sort_key[ok]
-        order = np.lexsort((sort_key, uidx))  # stable: ties keep input order
-        uidx, item, sort_key = uidx[order], item[order], sort_key[order]
-        if len(item):
-            code, known = _index_in(s.universe, item)
-            code = np.where(known, code, -2)
-        else:
-            code = np.zeros(0, dtype=np.int64)
-        # drop repeated (user, item) rows, keeping the first
-        pair = uidx.astype(np.int64) * (len(s.universe) + 2) + (code + 2)
-        _, first = np.unique(pair, return_index=True)
-        keep = np.zeros(len(pair), dtype=bool)
-        keep[first] = True
-        keep |= code == -2  # items outside the space cannot repeat a recommended item
-        uidx, code, sort_key = uidx[keep], code[keep], sort_key[keep]
-        start = np.r_[0, np.cumsum(np.bincount(uidx, minlength=h.n_users))]
-        pos = np.arange(len(uidx)) - start[uidx]
-        lo = hi = pos + 1
-        if "rank" not in b and "score" in b and len(uidx):  # tie groups: runs of equal scores of one user
-            new_group = np.r_[True, (uidx[1:] != uidx[:-1]) | (sort_key[1:] != sort_key[:-1])]
-            gst = np.flatnonzero(new_group)
-            glen = np.diff(np.r_[gst, len(uidx)])
-            lo = np.repeat(pos[gst] + 1, glen)
-            hi = lo + np.repeat(glen, glen) - 1
-        h._dense[key] = (uidx, code, pos, lo, hi)
-    return h._dense[key]
 
 
 @register("unexpectedness", needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
@@ -598,11 +540,11 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["unexpectedness@2"], baseline=base)["unexpectedness@2"]   # 1 − 1/2
     0.5
     """
-    s = _space(h)
+    s = h.lists
 
     def one(k: int) -> np.ndarray:
-        items = s.lists(h, k)[0]
-        rows = _baseline_rows(h, "unexpectedness")
+        items = s.top(k)[0]
+        rows = baseline_rows(h, "unexpectedness")
         base = baseline_top(rows, h.n_users, k)
         has = ((items >= 0).any(axis=1)) & ((base != -1).any(axis=1))
         if h.options.get("ties") == "average":  # the expected overlap over the ties of both lists

@@ -11,10 +11,10 @@ import numpy as np
 
 from ..errors import SpecError
 from ..hits import Hits
+from ..lists import encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
 from ._common import LIST_DEN, list_den, per_k, safe_div
-from .beyond import _encoder, _index_in, _space, _unique_pairs
 
 # ---- Serendipity (RecTools) -------------------------------------------------------------------
 
@@ -49,9 +49,9 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["serendipity@2"], train=train, catalog=[10, 20, 30])["serendipity@2"]
     0.5
     """
-    s = _space(h)
+    s = h.lists
     s.need("train", "serendipity")
-    rows = np.bincount(_encoder(s.universe)(s.train[1]), minlength=s.n_items)
+    rows = np.bincount(encoder(s.universe)(s.train[1]), minlength=s.n_items)
     counts = np.unique(rows[rows > 0])[::-1]  # distinct counts, most frequent first
     rank = np.zeros(s.n_items)
     rank[rows > 0] = np.searchsorted(-counts, -rows[rows > 0]) + 1
@@ -62,7 +62,7 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     last = np.r_[np.where(rows > 0, rank - 1, n), 0.0]
 
     def one(k: int) -> np.ndarray:
-        items, rel, _ = s.lists(h, k)
+        items, rel, _ = s.top(k)
         if h.row_lo is not None:  # ties=average: max(p(i) − p_u, 0) summed over the group's slots ≤ k, ÷ n_g
             t = h.row_truth
             r = (t >= 0) & h.truth_rel[np.maximum(t, 0)]
@@ -101,12 +101,12 @@ def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["catdiv@2", "catdiv(denominator=k)@5"], categories=cats).values   # 1/2; 2/5
     {'catdiv@2': 0.5, 'catdiv(denominator=k)@5': 0.4}
     """
-    s = _space(h)
+    s = h.lists
     s.need("categories", "catdiv")
     A = s.aspects.tocsr()
 
     def one(k: int) -> np.ndarray:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         valid = items >= 0
         u = np.repeat(np.arange(h.n_users), items.shape[1])[valid.ravel()]
         rows = A[items[valid]]
@@ -140,7 +140,7 @@ def srecall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> evaluate(recs, truth, ["srecall@2"], categories=cats)["srecall@2"]   # {a} of {a, b}
     0.5
     """
-    s = _space(h)
+    s = h.lists
     s.need("categories", "srecall")
     A = s.aspects.tocsr()
     m = A.shape[1]
@@ -151,7 +151,7 @@ def srecall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     den = np.bincount(allp // m, minlength=h.n_users).astype(np.float64)
 
     def one(k: int) -> np.ndarray:
-        items, rel, _ = s.lists(h, k)
+        items, rel, _ = s.top(k)
         sel = rel & (items >= 0)
         u = np.repeat(np.arange(h.n_users), items.shape[1])[sel.ravel()]
         c = A[items[sel]].tocoo()
@@ -203,7 +203,7 @@ def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     import scipy.sparse as sp
 
-    s = _space(h)
+    s = h.lists
     s.need("categories", "miscalibration")
     s.need("train", "miscalibration")
     A = s.aspects.tocsr()
@@ -211,9 +211,9 @@ def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     P_item = sp.diags(np.where(per_item > 0, 1.0 / np.maximum(per_item, 1), 0.0)) @ A  # p(g|i)
     # history: distinct (user, item) train pairs of the averaged users with a category
     tu, ti = s.train
-    codes = _encoder(s.universe)(ti)
-    uidx, ok = _index_in(h.user_ids, tu)
-    pairs = _unique_pairs(uidx[ok], codes[ok])
+    codes = encoder(s.universe)(ti)
+    uidx, ok = index_in(h.user_ids, tu)
+    pairs = unique_pairs(uidx[ok], codes[ok])
     pairs = pairs[per_item[pairs[:, 1]] > 0]
     Hm = sp.csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(h.n_users, s.n_items))
     n_hist = np.asarray(Hm.sum(axis=1)).ravel()
@@ -222,7 +222,7 @@ def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     a = float(o["alpha"])
 
     def one(k: int) -> np.ndarray:
-        items = s.lists(h, k)[0]
+        items = s.top(k)[0]
         valid = (items >= 0) & (per_item[np.maximum(items, 0)] > 0)
         u = np.repeat(np.arange(h.n_users), items.shape[1])[valid.ravel()]
         L = sp.csr_matrix((np.ones(len(u)), (u, items[valid])), shape=(h.n_users, s.n_items))

@@ -1,0 +1,199 @@
+"""The list layer of the intermediate form: item codes shared by the lists, the truth and the
+side inputs, and the top-k lists cut from the form's rows.
+
+:attr:`receval.hits.Hits.lists` builds one :class:`ListSpace` per form, the first time a metric
+reads it (a metric reading it declares ``needs={"rows", "items"}``, so that the form carries
+the row-level arrays and the original item ids); the side inputs come from the form's
+``side`` (:class:`receval.side.SideInputs`), read once per call.
+
+The id helpers (:func:`unique_ids`, :func:`encoder`, :func:`index_in`, :func:`unique_pairs`)
+code other id columns (train, groups, a baseline run) into the same space.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import DataError
+from .side import SideInputs
+
+
+class ListSpace:
+    """Item codes shared by the lists, the truth and the side inputs (built once per form).
+
+    ``h`` is the form (:class:`receval.hits.Hits`) with its row-level arrays; ``side`` its side
+    inputs (or None)."""
+
+    def __init__(self, h: Any, side: SideInputs | None):
+        self._h = h
+        self.categories = side.read("categories") if side is not None else None
+        self.train = side.read("train") if side is not None else None
+        self.catalog = side.read("catalog") if side is not None else None
+        parts = [h.row_item, h.truth_item]
+        if self.categories is not None:
+            parts.append(self.categories[0])
+        if self.train is not None:
+            parts.append(self.train[1])
+        if self.catalog is not None:
+            parts.append(self.catalog)
+        kinds = {p.dtype == object for p in parts if len(p)}
+        if len(kinds) > 1:
+            raise DataError("item ids of the side inputs (categories/train/catalog) and the recommendations differ in type; cast them alike")
+        self.universe = unique_ids(np.concatenate(parts))
+        self.n_items = len(self.universe)
+        code = encoder(self.universe)
+        self.row_code = code(h.row_item)
+        self.truth_code = code(h.truth_item)
+        if self.catalog is not None:
+            cat_codes = np.unique(code(self.catalog))
+        elif self.train is not None:
+            cat_codes = np.unique(code(self.train[1]))
+        else:
+            cat_codes = np.arange(self.n_items)
+        self.n_catalog = len(cat_codes)
+        self.to_catalog = np.full(self.n_items + 1, -1, dtype=np.int64)  # last slot: padding -1 stays -1
+        self.to_catalog[cat_codes] = np.arange(self.n_catalog)
+        if self.train is not None:
+            tu, ti = self.train
+            train_users = unique_ids(tu)
+            pairs = unique_pairs(encoder(train_users)(tu), code(ti))
+            self.popularity = np.bincount(pairs[:, 1], minlength=self.n_items).astype(np.float64)
+            self.n_train_users = len(train_users)
+            self.train_items = np.unique(code(ti))
+        if self.categories is not None:
+            import scipy.sparse as sp
+
+            ci, cc = self.categories
+            cat_names, cat_code = np.unique(cc, return_inverse=True)
+            m = sp.csr_matrix((np.ones(len(ci)), (code(ci), cat_code)), shape=(self.n_items, len(cat_names)))
+            m.data[:] = 1.0
+            self.aspects = m
+        # truth CSR by user (every kept truth row, relevant or not)
+        order = np.argsort(h.truth_user, kind="stable")
+        self.t_offsets = np.r_[0, np.cumsum(np.bincount(h.truth_user, minlength=h.n_users))].astype(np.int64)
+        self.t_items = self.truth_code[order].astype(np.int64)
+        self.t_ratings = h.truth_rating[order].astype(np.float64)
+        self.t_rel = h.truth_rel[order]
+
+    def top(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated); no
+        wider than the longest list (later columns would be padding only)."""
+        h = self._h
+        width = h.width([width])
+        keep = h.row_pos <= width
+        flat = h.row_user[keep] * width + (h.row_pos[keep] - 1)
+        items = np.full(h.n_users * width, -1, dtype=np.int64)
+        items[flat] = self.row_code[keep]
+        t = h.row_truth[keep]
+        rating = np.full(h.n_users * width, np.nan)
+        rating[flat[t >= 0]] = h.truth_rating[t[t >= 0]]
+        rel = np.zeros(h.n_users * width, dtype=bool)
+        rel[flat[t >= 0]] = h.truth_rel[t[t >= 0]]
+        shape = (h.n_users, width)
+        return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
+
+    def catalog_top(self, width: int, metric: str) -> np.ndarray:
+        """The top-width lists in catalogue codes 0..|I|-1 (−1 pad); items outside it are an error."""
+        items = self.top(width)[0]
+        out = self.to_catalog[items]  # items == -1 indexes the last slot, which is -1
+        self.check_in_catalog((items >= 0) & (out < 0), metric)
+        return out
+
+    def check_in_catalog(self, outside: np.ndarray, metric: str) -> None:
+        """Refuse recommended items outside the catalogue (``outside`` marks them) in one line."""
+        if outside.any():
+            raise DataError(
+                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
+                "pass a catalog= (or train=) that contains every recommended item"
+            )
+
+    def need(self, what: str, metric: str) -> Any:
+        if what == "categories" and self.categories is None:
+            raise DataError(f"{metric} needs item categories: pass categories= (item_id, category) or --categories FILE (MovieLens movies.csv works)")
+        if what == "train" and self.train is None:
+            raise DataError(f"{metric} needs train interactions for item popularity: pass train= or --train FILE")
+        return None
+
+
+# ---- id helpers ------------------------------------------------------------------------------
+
+
+def _strings(values: np.ndarray) -> Any:
+    """``values`` as a polars String series when every one of them is a str, else None."""
+    if values.dtype != object:
+        return None
+    import polars as pl
+
+    try:
+        s = pl.Series("v", values, dtype=pl.String, strict=True)
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        return None
+    return s if s.null_count() == 0 else None
+
+
+def unique_ids(values: np.ndarray) -> np.ndarray:
+    """Sorted unique values; a presence table (no sort) for integer ids of a small range; a
+    polars sort for string ids (code-point order, as numpy's)."""
+    if values.dtype != object and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 2**26:
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[values - lo] = True
+            return (np.flatnonzero(present) + lo).astype(values.dtype)
+    text = _strings(values)
+    if text is not None:
+        return np.array(text.unique().sort().to_list(), dtype=object)
+    return np.unique(values)
+
+
+def encoder(universe: np.ndarray):
+    """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
+    small range (one gather), a hash join for string ids, else a binary search."""
+    if universe.dtype != object and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
+        lo = int(universe[0])
+        table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
+        table[universe - lo] = np.arange(len(universe))
+        return lambda a: table[np.asarray(a, dtype=np.int64) - lo]
+    text = _strings(universe)
+    if text is not None:
+        import polars as pl
+
+        mapping = pl.DataFrame({"v": text, "c": np.arange(len(universe), dtype=np.int64)})
+
+        def by_join(a: np.ndarray) -> np.ndarray:
+            keys = _strings(np.asarray(a, dtype=object))
+            if keys is None:  # not all strings: the values cannot be in a universe of strings
+                return np.searchsorted(universe, a)
+            j = keys.to_frame().join(mapping, on="v", how="left", maintain_order="left")["c"]
+            return j.fill_null(-1).to_numpy()
+
+        return by_join
+    return lambda a: np.searchsorted(universe, a)
+
+
+def index_in(sorted_ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each value in ``sorted_ids`` (0 where absent), whether it is present)."""
+    values = np.asarray(values)
+    if _strings(sorted_ids) is not None and values.dtype == object:
+        idx = encoder(sorted_ids)(values)
+        ok = idx >= 0
+        return np.where(ok, idx, 0), ok
+    idx = np.searchsorted(sorted_ids, values)
+    ok = idx < len(sorted_ids)
+    ok[ok] = sorted_ids[idx[ok]] == values[ok]
+    return np.where(ok, idx, 0), ok
+
+
+def unique_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.unique(np.stack([a, b], axis=1), axis=0)`` for non-negative integer codes, by one
+    sort of int64 keys."""
+    if len(a) == 0:
+        return np.zeros((0, 2), dtype=np.int64)
+    span = int(b.max()) + 1
+    key = np.unique(np.asarray(a, dtype=np.int64) * span + np.asarray(b, dtype=np.int64))
+    return np.stack([key // span, key % span], axis=1)
+
+
+__all__ = ["ListSpace", "unique_ids", "encoder", "index_in", "unique_pairs"]
