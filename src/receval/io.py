@@ -281,19 +281,8 @@ def check_columns(frame: pl.DataFrame, what: str, required: dict[str, str], opti
 
 def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, np.ndarray]:
     """Extract columns as numpy arrays; ``required``/``optional`` map role -> column name."""
-    found = frame.columns
-    out: dict[str, np.ndarray] = {}
-    for role, name in required.items():
-        if name not in found:
-            verb = "are" if what.endswith("s") else "is"
-            raise DataError(
-                f"{what} {verb} missing column '{name}' (found: {', '.join(found)}); "
-                f"name it with --{role}-col / {role}_col="
-            )
-    for role, name in {**required, **optional}.items():
-        if name in found:
-            out[role] = _to_numpy(frame.get_column(name), what, name)
-    return out
+    present = check_columns(frame, what, required, optional)
+    return {role: _to_numpy(frame.get_column(name), what, name) for role, name in present.items()}
 
 
 def _to_numpy(series: pl.Series, what: str, name: str) -> np.ndarray:

@@ -104,6 +104,16 @@ class Metric:
     #: a global metric whose partial is keyed rows a distributed backend must not gather
     #: (the stacked AUC): how that backend reduces them (:mod:`receval.reduction`)
     distributed: KeyedReduction | None = None
+    #: the side inputs (names of :data:`receval.signature.SIDE_INPUTS`) a value may be computed
+    #: from: a set, or ``rule(options, given)`` returning the set (None: none, with these options);
+    #: the signature's ``side`` field lists those among the given ones (:func:`receval.signature.side_reads`)
+    side: frozenset[str] | Callable[[dict[str, Any], frozenset[str]], set[str] | None] | None = None
+
+    def side_reads(self, options: dict[str, Any], given: frozenset[str]) -> set[str] | None:
+        """The side inputs this metric with ``options`` reads when ``given`` are passed (None: none)."""
+        if self.side is None:
+            return None
+        return set(self.side) if isinstance(self.side, frozenset) else self.side(options, given)
 
     @property
     def doc(self) -> str:
@@ -212,10 +222,11 @@ def register(
     bounds: tuple[float, float] | None = None,
     f1_of_means: Mapping[str, Any] | None = None,
     distributed: KeyedReduction | None = None,
+    side: set[str] | frozenset[str] | Callable[[dict[str, Any], frozenset[str]], set[str] | None] | None = None,
 ) -> Callable[[_Fn], _Fn]:
     """Register ``fn`` as metric ``name`` (a decorator), with its declared traits: ``ties`` (a
     key of :data:`TIES`, for a metric reading the ``ties`` option), ``ties_settled``,
-    ``higher_is_better``, ``bounds``, ``f1_of_means`` and ``distributed`` (see :class:`Metric`).
+    ``higher_is_better``, ``bounds``, ``f1_of_means``, ``distributed`` and ``side`` (see :class:`Metric`).
 
     A global metric given as ``partial`` and ``combine`` may decorate its documentation alone
     (a function whose body is its docstring): its ``compute`` is then the one-batch
@@ -260,6 +271,7 @@ def register(
             bounds=bounds,
             f1_of_means=dict(f1_of_means or {}),
             distributed=distributed,
+            side=frozenset(side) if isinstance(side, (set, frozenset)) else side,
         )
         return fn
 

@@ -153,3 +153,26 @@ _READERS: dict[str, Any] = {
 
 
 __all__ = ["SideInputs", "categories_frame", "read_categories", "read_train", "read_catalog", "read_groups", "read_baseline"]
+
+
+# ---- which side inputs a value reads (declared at registration: ``register(..., side=...)``) --
+
+
+def catalogue_reads(options: dict[str, Any], given: frozenset[str]) -> set[str]:
+    """What defines the catalogue I (:class:`receval.lists.ListSpace`): ``catalog``, else the
+    train items, else every item of the recommendations, the truth and the categories.
+
+    >>> sorted(catalogue_reads({}, frozenset({"train", "catalog"})))
+    ['catalog']
+    """
+    if "catalog" in given:
+        return {"catalog"}
+    if "train" in given:
+        return {"train"}
+    return {"categories"}
+
+
+def split_reads(options: dict[str, Any], given: frozenset[str]) -> set[str]:
+    """The popularity head/tail split reads train (required) and the catalogue; ``split=count``
+    only the popularity φ."""
+    return {"train"} | (catalogue_reads(options, given) if options.get("split") != "count" else set())

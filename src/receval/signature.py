@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .metrics import get_metric
+from .registry import registered
 from .resolve import Resolved
 from .spec import Spec, signature_spec, signature_text
 
@@ -48,69 +49,6 @@ SIDE_INPUTS = ("categories", "train", "catalog", "baseline", "item_groups", "use
 SIDE_KEY = "_side"
 
 
-def _catalogue(given: frozenset[str]) -> set[str]:
-    """What defines the catalogue I (:class:`receval.lists.ListSpace`): ``catalog``, else
-    the train items, else every item of the recommendations, the truth and the categories."""
-    if "catalog" in given:
-        return {"catalog"}
-    if "train" in given:
-        return {"train"}
-    return {"categories"}
-
-
-def _split_catalogue(o: dict[str, Any], given: frozenset[str]) -> set[str]:
-    """The head/tail split reads the catalogue (train is required); ``split=count`` only φ."""
-    return {"train"} | (_catalogue(given) if o.get("split") != "count" else set())
-
-
-def _coverage(o: dict[str, Any], given: frozenset[str]) -> set[str] | None:
-    den = o.get("denominator")
-    if den == "count":  # the number of distinct items: the catalogue only refuses items outside it
-        return None
-    return {"train"} if den == "train" else _catalogue(given)
-
-
-def _entropy(o: dict[str, Any], given: frozenset[str]) -> set[str] | None:
-    """Only the standard form normalised by log|I| reads the catalogue (the others use it to
-    refuse items outside it, which changes no value)."""
-    if o.get("form", "standard") == "standard" and o.get("normalize") == "catalog":
-        return _catalogue(given)
-    return None
-
-
-#: metric -> the side inputs its value may be computed from, given its options and the side
-#: inputs passed (a required one that is absent refuses the metric before any value exists)
-_SIDE_READS: dict[str, Any] = {
-    "coverage": _coverage,
-    "entropy": _entropy,
-    "gini": lambda o, g: _catalogue(g),
-    "novelty": lambda o, g: {"train"},
-    "unseen": lambda o, g: {"train"},
-    "arp": lambda o, g: {"train"},
-    "epc": lambda o, g: {"train"},
-    "efd": lambda o, g: {"train"},
-    "surprisal": lambda o, g: {"train"},
-    "aplt": _split_catalogue,
-    "aclt": _split_catalogue,
-    "popreo": lambda o, g: {"train", "catalog"},  # relevant items outside the catalogue belong to no group
-    "poprsp": lambda o, g: {"train", "catalog"},  # the group sizes count catalogue items
-    "serendipity": lambda o, g: {"train", "catalog"},  # n = |I|
-    "miscalibration": lambda o, g: {"categories", "train"},
-    "ild": lambda o, g: {"categories"},
-    "alpha_ndcg": lambda o, g: {"categories"},
-    "ab_ndcg": lambda o, g: {"categories"},
-    "catdiv": lambda o, g: {"categories"},
-    "srecall": lambda o, g: {"categories"},
-    "intersection": lambda o, g: {"baseline"},
-    "unexpectedness": lambda o, g: {"baseline"},
-    "reo": lambda o, g: {"item_groups"},
-    "rsp": lambda o, g: {"item_groups", "train"},  # train: the items each user already has (none without it)
-    "mad": lambda o, g: {"user_groups"},
-    "bias_disparity": lambda o, g: ({"item_groups"} | ({"train"} if o.get("of") != "br" else set())
-                                    | ({"user_groups"} if o.get("ugroup", "*") != "*" else set())),
-}
-
-
 def side_reads(metric_name: str, options: dict[str, Any], given: Any) -> tuple[str, ...] | None:
     """The side inputs among ``given`` (names of :data:`SIDE_INPUTS`) that the value of
     ``metric_name`` with ``options`` is computed from, in :data:`SIDE_INPUTS` order; None when
@@ -123,11 +61,9 @@ def side_reads(metric_name: str, options: dict[str, Any], given: Any) -> tuple[s
     >>> side_reads("ndcg", {}, {"train"}) is None
     True
     """
-    rule = _SIDE_READS.get(metric_name)
-    if rule is None:
-        return None
+    metric = registered().get(metric_name)
     given = frozenset(given)
-    reads = rule(options, given)
+    reads = metric.side_reads(options, given) if metric is not None else None
     if reads is None:
         return None
     return tuple(name for name in SIDE_INPUTS if name in reads and name in given)

@@ -28,6 +28,7 @@ from ..hits import WIDE, Hits
 from ..lists import ListSpace, encoder, index_in
 from ..options import Axis
 from ..registry import register
+from ..side import catalogue_reads
 from . import aspects as _asp
 from . import diversity as _div
 
@@ -125,7 +126,15 @@ def _entropy_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("entropy", axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"},
+def _entropy_side(o: dict, given: frozenset[str]) -> set[str] | None:
+    """Only the standard form normalised by log|I| reads the catalogue (the others use it to
+    refuse items outside it, which changes no value)."""
+    if o.get("form", "standard") == "standard" and o.get("normalize") == "catalog":
+        return catalogue_reads(o, given)
+    return None
+
+
+@register("entropy", side=_entropy_side, axes=[ENTROPY_FORM, ENTROPY_BASE, ENTROPY_NORM], kind="global", context=_BUILD_CTX, needs={"rows", "items"},
           family="diversity", partial=_entropy_partial, combine=_entropy_combine, ties="topk_set", bounds=(0.0, float("inf")))
 def entropy(h: Hits, ks: list[int], o: dict) -> None:
     r"""Entropy@k: Shannon entropy of how often each item is recommended across all top-k lists.
@@ -193,7 +202,16 @@ def _coverage_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("coverage", axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
+def _coverage_side(o: dict, given: frozenset[str]) -> set[str] | None:
+    """The catalogue (or train) as denominator; ``denominator=count`` reads it only to refuse
+    items outside it, which changes no value."""
+    den = o.get("denominator")
+    if den == "count":
+        return None
+    return {"train"} if den == "train" else catalogue_reads(o, given)
+
+
+@register("coverage", side=_coverage_side, axes=[COVERAGE_DEN], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
           partial=_coverage_partial, combine=_coverage_combine, ties="topk_set", bounds=(0.0, 1.0))
 def coverage(h: Hits, ks: list[int], o: dict) -> None:
     r"""Coverage@k: the share of the catalogue recommended to at least one user.
@@ -248,7 +266,7 @@ def _gini_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([one(j) for j in range(len(ks))])
 
 
-@register("gini", axes=[GINI_FORM, GINI_PAD], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
+@register("gini", side=catalogue_reads, axes=[GINI_FORM, GINI_PAD], kind="global", context=_BUILD_CTX, needs={"rows", "items"}, family="diversity",
           partial=_gini_partial, combine=_gini_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, 1.0))
 def gini(h: Hits, ks: list[int], o: dict) -> None:
     r"""Gini@k: the Gini index of item exposure over all top-k lists (0 = equal, 1 = one item).
@@ -280,7 +298,7 @@ NOV_UNKNOWN = Axis(
 )
 
 
-@register("novelty", axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
+@register("novelty", side={"train"}, axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -326,7 +344,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
 
 
-@register("unseen", needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
+@register("unseen", side={"train"}, needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
 def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
 
@@ -381,7 +399,7 @@ ILD_DIST = Axis(
 )
 
 
-@register("ild", axes=[ILD_DIST], needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, 1.0))
+@register("ild", side={"categories"}, axes=[ILD_DIST], needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, 1.0))
 def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ILD@k: intra-list diversity, the mean pairwise category distance inside the top k.
 
@@ -413,7 +431,7 @@ def ild(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a subtopic gains (1−α) times less", numeric=True)
 
 
-@register("alpha_ndcg", axes=[ALPHA], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
+@register("alpha_ndcg", side={"categories"}, axes=[ALPHA], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, exactly as TREC ndeval.
 
@@ -485,7 +503,7 @@ AB_BETA = Axis("beta", "beta", 0.2, "β: a rated item contributes β·r/r_max to
 AB_RMAX = Axis("rmax", "rmax", None, "r_max of the rating scale (default: the largest truth rating; MovieLens: 5)", numeric=True)
 
 
-@register("ab_ndcg", axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows", "items"}, family="diversity", ties="settled", bounds=(0.0, float("inf")))
+@register("ab_ndcg", side={"categories"}, axes=[AB_ALPHA, AB_BETA, AB_RMAX], needs={"rows", "items"}, family="diversity", ties="settled", bounds=(0.0, float("inf")))
 def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""αβ-nDCG@k (Parapar & Radlinski, RecSys 2021): accuracy and aspect diversity in one metric.
 

@@ -70,7 +70,7 @@ def _reo_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "reo", parts[0]["names"])
 
 
-@register("reo", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+@register("reo", side={"item_groups"}, kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_reo_partial, combine=_reo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
 def reo(h: Hits, ks: list[int], o: dict) -> None:
     r"""REO@k: ranking-based equal opportunity over item groups (Zhu et al. 2020; Elliot REO).
 
@@ -122,7 +122,7 @@ def _rsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "rsp", parts[0]["names"])
 
 
-@register("rsp", kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+@register("rsp", side={"item_groups", "train"}, kind="global", context=_CTX, needs={"rows", "items"}, family="fairness", partial=_rsp_partial, combine=_rsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
 def rsp(h: Hits, ks: list[int], o: dict) -> None:
     r"""RSP@k: ranking-based statistical parity over item groups (Zhu et al. 2020; Elliot RSP).
 
@@ -205,7 +205,7 @@ def _mad_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array(out)
 
 
-@register("mad", axes=[MAD_OF], kind="global", context=_CTX, needs={"rows"}, family="fairness",
+@register("mad", side={"user_groups"}, axes=[MAD_OF], kind="global", context=_CTX, needs={"rows"}, family="fairness",
           partial=_mad_partial, combine=_mad_combine, ties="closed", ties_settled={"of": "ndcg"}, higher_is_better=False, bounds=(0.0, float("inf")))
 def mad(h: Hits, ks: list[int], o: dict) -> None:
     r"""MAD@k: mean absolute difference between user groups of a per-user value (Deldjoo et al. 2020; Elliot UserMADranking / UserMADrating).
@@ -345,7 +345,13 @@ def _bd_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return (br - bs) / bs
 
 
-@register("bias_disparity", axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
+def _bias_side(o: dict, given: frozenset[str]) -> set[str]:
+    """The item groups; train for the preference ratio of the input (``of`` other than ``br``);
+    the user groups when one is chosen."""
+    return {"item_groups"} | ({"train"} if o.get("of") != "br" else set()) | ({"user_groups"} if o.get("ugroup", "*") != "*" else set())
+
+
+@register("bias_disparity", side=_bias_side, axes=[BD_OF, BD_UGROUP, BD_ICAT], kind="global", context=_CTX, needs={"rows", "items"},
           family="fairness", partial=_bd_partial, combine=_bd_combine, ties="topk_set")
 def bias_disparity(h: Hits, ks: list[int], o: dict) -> None:
     r"""Bias disparity@k of one (user group, item category) cell: source bias, recommendation bias and their relative change (Tsintzou et al. 2019; Elliot BiasDisparityBS / BR / BD).

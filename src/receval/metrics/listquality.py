@@ -120,7 +120,7 @@ def covered(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 REF_K = Axis("refk", "refk", None, "the cut-off of the baseline run (default: k itself; RecTools ref_k)", numeric=True)
 
 
-@register("intersection", axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality", ties="closed", bounds=(0.0, 1.0))
+@register("intersection", side={"baseline"}, axes=[REF_K], needs={"rows", "items"}, context=_CTX, family="listquality", ties="closed", bounds=(0.0, 1.0))
 def intersection(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Intersection@k: the share of a user's top k that a baseline run's top k' also holds (RecTools Intersection).
 

@@ -33,6 +33,7 @@ from ..hits import Hits
 from ..lists import ListSpace, encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
+from ..side import split_reads
 from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
 
 # ---- shared pieces ---------------------------------------------------------------------------
@@ -144,7 +145,7 @@ ARP_SCALE = Axis(
 )
 
 
-@register("arp", axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
+@register("arp", side={"train"}, axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
 def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
 
@@ -186,7 +187,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
-@register("aplt", axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, 1.0))
+@register("aplt", side=split_reads, axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, 1.0))
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
 
@@ -220,7 +221,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return per_k(ks, one)
 
 
-@register("aclt", axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, float("inf")))
+@register("aclt", side=split_reads, axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, float("inf")))
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
 
@@ -311,7 +312,7 @@ def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "poprsp")
 
 
-@register("popreo", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+@register("popreo", side={"train", "catalog"}, axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
           family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
 def popreo(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
@@ -339,7 +340,7 @@ def popreo(h: Hits, ks: list[int], o: dict) -> None:
     """
 
 
-@register("poprsp", axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
+@register("poprsp", side={"train", "catalog"}, axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
           family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
 def poprsp(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
@@ -408,7 +409,7 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
     return per_k(ks, one)
 
 
-@register("epc", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
+@register("epc", side={"train"}, axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""EPC@k: expected popularity complement (Vargas & Castells, RecSys 2011).
 
@@ -441,7 +442,7 @@ def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return _expected(h, ks, o, "epc")
 
 
-@register("efd", axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
+@register("efd", side={"train"}, axes=[DISCOUNT, RELEVANCE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
 def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""EFD@k: expected free discovery (Vargas & Castells, RecSys 2011), the discounted mean self-information.
 
@@ -470,7 +471,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Surprisal (RePlay) ----------------------------------------------------------------------
 
 
-@register("surprisal", axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
+@register("surprisal", side={"train"}, axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
 
@@ -516,7 +517,7 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- comparisons with a baseline run ---------------------------------------------------------
 
 
-@register("unexpectedness", needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
+@register("unexpectedness", side={"baseline"}, needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unexpectedness@k: the share of the top k not in a baseline run's top k (RePlay Unexpectedness).
 

@@ -19,7 +19,7 @@ from ._common import LIST_DEN, list_den, per_k, safe_div
 # ---- Serendipity (RecTools) -------------------------------------------------------------------
 
 
-@register("serendipity", axes=[LIST_DEN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
+@register("serendipity", side={"train", "catalog"}, axes=[LIST_DEN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
 def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Serendipity@k (RecTools Serendipity): relevant items ranked above their popularity rank.
 
@@ -81,7 +81,7 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- categorical diversity (RePlay) --------------------------------------------------------------
 
 
-@register("catdiv", axes=[LIST_DEN], needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, float("inf")))
+@register("catdiv", side={"categories"}, axes=[LIST_DEN], needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, float("inf")))
 def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""CatDiv@k: the number of distinct categories in the top k over k (RePlay CategoricalDiversity).
 
@@ -121,7 +121,7 @@ def catdiv(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- subtopic recall (Elliot SRecall) ------------------------------------------------------------
 
 
-@register("srecall", needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, 1.0))
+@register("srecall", side={"categories"}, needs={"rows", "items"}, family="diversity", ties="topk_set", bounds=(0.0, 1.0))
 def srecall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""SRecall@k: subtopic recall (Zhai et al. 2003; Elliot SRecall), categories of the relevant items found in the top k.
 
@@ -171,7 +171,7 @@ def _cal_check(o: dict, *_: object) -> None:
         raise SpecError(f"miscalibration: alpha must lie strictly between 0 and 1, got {o['alpha']}")
 
 
-@register("miscalibration", axes=[CAL_ALPHA], needs={"rows", "items"}, family="diversity", check_hook=_cal_check, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+@register("miscalibration", side={"categories", "train"}, axes=[CAL_ALPHA], needs={"rows", "items"}, family="diversity", check_hook=_cal_check, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
 def miscalibration(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Miscalibration@k (Steck, RecSys 2018): KL divergence of the list's category distribution from the history's.
 
