@@ -550,7 +550,7 @@ def _spark_units() -> list[Unit]:
 
 
 @pytest.mark.spark
-@pytest.mark.xdist_group("spark")
+@pytest.mark.xdist_group("spark-invariance")  # its own group: the Spark tests split over both workers
 @pytest.mark.parametrize("unit", _spark_units(), ids=str)
 def test_spark(spark, unit: Unit):
     def frame(cols):
