@@ -29,7 +29,7 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Union
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.text import Text
@@ -91,6 +91,15 @@ def format_extensions(renderer: str) -> dict[str, str]:
 #: the formats :func:`render` writes
 FORMATS = formats("rows")
 
+#: how ``render_table(fmt="latex")`` fits the page: ``"shrink"`` scales the table down to
+#: ``\linewidth`` only when it is wider, ``"linewidth"`` always to ``\linewidth``, ``"none"``
+#: leaves it at its natural width
+LATEX_FITS = ("shrink", "linewidth", "none")
+
+#: how a LaTeX table shows the signatures: ``"short"`` each column's own fields and the shared
+#: fields once (:func:`receval.report.shared_fields`), ``"full"`` every signature whole
+LATEX_SIGNATURES = ("short", "full")
+
 
 def fmt_value(v: Any, digits: int = 6) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -101,7 +110,7 @@ def fmt_value(v: Any, digits: int = 6) -> str:
 
 
 #: a table's width: columns, ``None`` (no limit) or ``"terminal"`` (:func:`terminal_width`, read when rendering)
-Width = Union[int, None, Literal["terminal"]]
+Width = int | None | Literal["terminal"]
 
 
 def terminal_width() -> int | None:
@@ -504,3 +513,70 @@ def signature_lines(signatures: Sequence[str], width: int | None, *, title: str 
         lines += break_signature(short_signature(o, shared), width)
     lines += break_signature(shared, width, indent="    ", first=f"{ELLIPSIS} = ")
     return lines
+
+
+# -- notebooks: HTML fragments of the results' rich display -----------------------------------
+
+#: the style of the notebook display (scoped to ``.receval``: a notebook's own tables keep theirs)
+NOTEBOOK_CSS = (".receval table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
+                ".receval caption{text-align:left;font-weight:600;padding-bottom:.3em}"
+                ".receval th,.receval td{padding:.2em .6em;text-align:right}"
+                ".receval th:first-child,.receval td:first-child{text-align:left}"
+                ".receval .best{font-weight:700}.receval .ci{opacity:.7;font-size:.85em}"
+                ".receval code{font-size:.85em}.receval .note{font-size:.85em;margin:.3em 0}"
+                ".receval pre{font-size:.8em;white-space:pre-wrap;word-break:break-all}")
+
+
+def html_signature(sig: str, shared: str = "") -> str:
+    """A signature in a cell: its short form (:func:`short_signature` when ``shared`` fields
+    are given, else cut after its first five fields), the whole signature as the tooltip.
+
+    >>> html_signature("ndcg@10|gain:binary|rel:4|v:0.1.0", "rel:4|v:0.1.0")
+    '<code title="ndcg@10|gain:binary|rel:4|v:0.1.0">ndcg@10|gain:binary|…</code>'
+    """
+    import html
+
+    from .spec import SIG_SEP
+
+    if shared and sig.endswith(SIG_SEP + shared):
+        short = short_signature(sig[: -len(shared) - 1], shared)
+    else:
+        fields = sig.split(SIG_SEP)
+        short = SIG_SEP.join(fields[:5]) + (SIG_SEP + ELLIPSIS if len(fields) > 5 else "")
+    return f'<code title="{html.escape(sig)}">{html.escape(short)}</code>'
+
+
+def html_fingerprints(fingerprints: Mapping[str, str]) -> str:
+    """The data line of a display: each input's short fingerprint, the whole one as the tooltip."""
+    import html
+
+    if not fingerprints:
+        return ""
+    names = ", ".join(f'{html.escape(k)} <code title="{html.escape(v)}">{html.escape(short_fingerprint(v))}</code>'
+                      for k, v in fingerprints.items())
+    return f'<p class="note">data: {names} (content fingerprints; <code>receval verify</code> checks them)</p>'
+
+
+def html_signatures(signatures: Sequence[str]) -> str:
+    """Every signature whole, in a closed ``<details>`` element (one per line, to copy)."""
+    import html
+
+    if not signatures:
+        return ""
+    return ("<details><summary>signatures</summary><pre>" + "\n".join(html.escape(s) for s in signatures)
+            + "</pre></details>")
+
+
+def html_display(body: Sequence[str]) -> str:
+    """A notebook display: ``body`` (HTML lines) in a ``<div class="receval">`` with its style."""
+    return "\n".join(['<div class="receval">', f"<style>{NOTEBOOK_CSS}</style>", *body, "</div>"]) + "\n"
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Plain aligned columns (for a ``repr``): the first left-aligned, the others right-aligned."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(headers), *(line(r) for r in rows)]

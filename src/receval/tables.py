@@ -39,7 +39,8 @@ from typing import Any
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
 from .report import (
-    ELLIPSIS,
+    LATEX_FITS,
+    LATEX_SIGNATURES,
     Width,
     fit_table,
     fmt_value,
@@ -52,9 +53,7 @@ from .report import (
     markdown_text,
     render,
     resolve_width,
-    rich_escape,
     shared_fields,
-    short_signature,
     signature_lines,
     wrap_text,
 )
@@ -246,16 +245,6 @@ def _num(v: float | None, digits: int) -> str:
 
 def _ci_text(iv: Interval | None, digits: int) -> str:
     return "" if iv is None else f"[{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
-
-
-#: how ``render_table(fmt="latex")`` fits the page: ``"shrink"`` scales the table down to
-#: ``\linewidth`` only when it is wider, ``"linewidth"`` always to ``\linewidth``, ``"none"``
-#: leaves it at its natural width
-LATEX_FITS = ("shrink", "linewidth", "none")
-
-#: how a LaTeX table shows the signatures: ``"short"`` each column's own fields and the shared
-#: fields once (:func:`receval.report.shared_fields`), ``"full"`` every signature whole
-LATEX_SIGNATURES = ("short", "full")
 
 
 def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
@@ -476,7 +465,7 @@ def latex_signature_notes(signatures: list[str], short: bool = True) -> list[str
     own, shared = shared_fields(signatures) if short else (list(signatures), "")
     if not shared:
         return [_latex_sig(s) + r"\par" for s in signatures]
-    lines = [r"Signatures (\dots{}: the fields every column's signature ends with, given last):\par"]
+    lines = [r"Signatures (\dots{}: the fields all of them end with, given last):\par"]
     lines += [_latex_sig(o) + r"\textbar{}\dots{}\par" for o in own]
     lines.append(r"\dots{} = " + _latex_sig(shared) + r"\par")
     return lines
