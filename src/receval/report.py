@@ -546,14 +546,20 @@ def html_signature(sig: str, shared: str = "") -> str:
     return f'<code title="{html.escape(sig)}">{html.escape(short)}</code>'
 
 
+def html_fingerprint(fp: str) -> str:
+    """A fingerprint in its short form (:func:`short_fingerprint`), the whole one as the tooltip."""
+    import html
+
+    return f'<code title="{html.escape(fp)}">{html.escape(short_fingerprint(fp))}</code>'
+
+
 def html_fingerprints(fingerprints: Mapping[str, str]) -> str:
     """The data line of a display: each input's short fingerprint, the whole one as the tooltip."""
     import html
 
     if not fingerprints:
         return ""
-    names = ", ".join(f'{html.escape(k)} <code title="{html.escape(v)}">{html.escape(short_fingerprint(v))}</code>'
-                      for k, v in fingerprints.items())
+    names = ", ".join(f"{html.escape(k)} {html_fingerprint(v)}" for k, v in fingerprints.items())
     return f'<p class="note">data: {names} (content fingerprints; <code>receval verify</code> checks them)</p>'
 
 
