@@ -484,13 +484,14 @@ def latex_float(body: list[str], *, caption: str, label: str, fit: str, notes: l
     # a document of one table: here, at the top (a float alone would go to a float page)
     lines += [r"\begin{table}[" + ("!h" if standalone else placement) + "]", r"\centering"]
     lines.append(r"\caption{" + latex_cell(caption) + r"}\label{" + label + "}")
+    body = list(body)
     if fit == "shrink":  # scaled down to the line only when wider; a narrow table keeps its size
-        lines.append(r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%")
+        body[0] = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{" + body[0]
     elif fit == "linewidth":
-        lines.append(r"\resizebox{\linewidth}{!}{%")
-    lines += body
+        body[0] = r"\resizebox{\linewidth}{!}{" + body[0]
     if fit != "none":
-        lines[-1] += "}"
+        body[-1] += "}"
+    lines += body
     lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize\raggedright")
     lines += notes
     lines += [r"\end{minipage}", r"\end{table}"]
