@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,9 @@ import polars as pl
 from .comparison import Comparison
 from .errors import DataError, SpecError
 from .results import Results
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Frame, Metrics
 
 @dataclass
 class Runs:
@@ -160,7 +163,7 @@ def _higher_is_better(key: str) -> bool:
     return True if metric is None else metric.higher_is_better
 
 
-def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: Any) -> Runs:
+def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **options: Any) -> Runs:
     """Evaluate several named runs (``{"ease": recs_a, "pop": recs_b}``) against one ground
     truth, read once; ``options`` are those of :func:`receval.evaluate`.
 
