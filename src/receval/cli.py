@@ -78,10 +78,10 @@ def _evaluate(p: argparse.ArgumentParser):
     return run
 
 
-def _latex_args(p: argparse.ArgumentParser) -> None:
+def _latex_args(p: argparse.ArgumentParser, default: str = "tab:receval") -> None:
     from .report import LATEX_FITS
 
-    p.add_argument("--label", metavar="NAME", help="--format latex: the table's \\label (default tab:receval; 'main' is tab:main)")
+    p.add_argument("--label", metavar="NAME", help=f"--format latex: the table's \\label (default {default}; 'main' is tab:main)")
     p.add_argument("--latex-fit", choices=LATEX_FITS, default="shrink",
                    help="--format latex: shrink (default: scaled down to \\linewidth only when wider), linewidth (always), none")
 
@@ -113,7 +113,7 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
     p.add_argument("--format", choices=command_formats("runs"), default="table")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
-    _latex_args(p)
+    _latex_args(p, "tab:receval-runs")
     p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
                    help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
                         "differences (paired differences with CIs); .png .svg .pdf (repeatable)")
