@@ -356,14 +356,13 @@ def fit_table(headers: Sequence[str | Text], rows: Sequence[Sequence[str | Text]
         blocks.append(current)
     if not blocks or any(_table_width([least[j] for j in key_cols + b]) > width for b in blocks):
         return _stacked(headers, rows, width, title, keys)
-    out = []
-    for b, block in enumerate(blocks):
+    # the title once, above the blocks (left-aligned: the blocks differ in width)
+    out = ["\n".join(wrap_text(f"{title} (in {len(blocks)} blocks of columns)", width)) + "\n"] if title else []
+    for block in blocks:
         cols = key_cols + block
         sub = [natural[j] for j in cols]
         widths = sub if _table_width(sub) <= width else _share(sub, [least[j] for j in cols], [wrap[j] for j in cols], width)
-        part = f" (columns {b + 1} of {len(blocks)})" if title else ""
-        out.append(_rich_block(headers, rows, cols, {j: w for j, w in zip(cols, widths)}, width,
-                               title + part if b == 0 or not title else "", right, wrap))
+        out.append(_rich_block(headers, rows, cols, {j: w for j, w in zip(cols, widths)}, width, "", right, wrap))
     return "\n".join(out)  # a blank line between blocks
 
 
