@@ -303,8 +303,8 @@ def _numeric_cell(text: str) -> bool:
 def _rich(headers: Sequence[str], cells: Sequence[Sequence[str]], title: str, width: int | None, keys: int = 1) -> str:
     n = len(headers)
     right = [i > 0 and all(_numeric_cell(r[i]) for r in cells) for i in range(n)]
-    # a text column (not the first, not a number) may wrap in a narrow terminal
-    wrap = [i >= max(keys, 1) and not right[i] for i in range(n)]
+    # a text column may wrap in a narrow terminal (a key column last: it names the row)
+    wrap = [not right[i] for i in range(n)]
     return fit_table(list(headers), [list(r) for r in cells], width=width, title=title, keys=keys, right=right, wrap=wrap)
 
 
@@ -343,7 +343,8 @@ def fit_table(headers: Sequence[str | Text], rows: Sequence[Sequence[str | Text]
     if width is None or _table_width(natural) <= width:
         return _rich_block(headers, rows, list(range(n)), natural, None, title, right, wrap)
     if _table_width(least) <= width:
-        return _rich_block(headers, rows, list(range(n)), _share(natural, least, wrap, width), width, title, right, wrap)
+        widths = _share(natural, least, wrap, width, first=range(keys))
+        return _rich_block(headers, rows, list(range(n)), widths, width, title, right, wrap)
     key_cols = list(range(keys))
     blocks: list[list[int]] = []
     current: list[int] = []
@@ -361,16 +362,23 @@ def fit_table(headers: Sequence[str | Text], rows: Sequence[Sequence[str | Text]
     for block in blocks:
         cols = key_cols + block
         sub = [natural[j] for j in cols]
-        widths = sub if _table_width(sub) <= width else _share(sub, [least[j] for j in cols], [wrap[j] for j in cols], width)
+        widths = sub if _table_width(sub) <= width else _share(sub, [least[j] for j in cols], [wrap[j] for j in cols], width,
+                                                               first=range(keys))
         out.append(_rich_block(headers, rows, cols, {j: w for j, w in zip(cols, widths)}, width, "", right, wrap))
     return "\n".join(out)  # a blank line between blocks
 
 
-def _share(natural: Sequence[int], least: Sequence[int], wrap: Sequence[bool], width: int) -> list[int]:
+def _share(natural: Sequence[int], least: Sequence[int], wrap: Sequence[bool], width: int,
+           first: Sequence[int] = ()) -> list[int]:
     """Column widths between ``least`` and ``natural`` that fill ``width``: the room left
-    goes to the wrapping columns, widest need first."""
+    goes first to the ``first`` columns (the keys that name a row), then to the other wrapping
+    columns a column at a time."""
     widths = list(least)
     room = width - _table_width(widths)
+    for i in first:
+        grow = min(max(room, 0), natural[i] - widths[i])
+        widths[i] += grow
+        room -= grow
     while room > 0:
         grow = [i for i in range(len(widths)) if wrap[i] and widths[i] < natural[i]]
         if not grow:
@@ -418,7 +426,8 @@ def _stacked(headers: Sequence[str | Text], rows: Sequence[Sequence[str | Text]]
 
     lines = textwrap.wrap(title, width) if title else []
     for r in rows:
-        lines.append(" ".join(plain(r[j]) for j in range(keys)))
+        lines += textwrap.wrap(" ".join(plain(r[j]) for j in range(keys)), width, subsequent_indent="  ",
+                               break_on_hyphens=False) or [""]
         for j in range(keys, len(headers)):
             lines += textwrap.wrap(f"{plain(headers[j])}: {plain(r[j])}", width, initial_indent="  ",
                                    subsequent_indent="    ", break_on_hyphens=False, break_long_words=True)

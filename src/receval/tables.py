@@ -402,7 +402,7 @@ def _rich(model: TableModel, digits: int, title: str, width: int | None) -> str:
         rows = [[Text(f"{r} ({model.letters[r]})")] + [cell(model.cells[(r, m)], stacked) for m in model.metrics]
                 for r in model.runs]
         return fit_table(["run", *model.metrics], rows, width=limit, title=title, keys=1,
-                         right=[False] + [True] * len(model.metrics))
+                         right=[False] + [True] * len(model.metrics), wrap=[True] + [False] * len(model.metrics))
 
     text = table(False, None)
     if width is not None and max(_line_width(x) for x in text.splitlines()) > width:
