@@ -282,3 +282,31 @@ def test_evaluate_latex_compiles(tmp_path, capsys):
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout[-2000:]
     assert "Overfull" not in (tmp_path / "e.log").read_text(errors="replace")
+
+
+def test_no_line_is_ever_wider_than_the_width():
+    """Random tables (text and number columns, long names, titles) at random widths: every
+    layout (whole, wrapped, blocks, stacked) stays within the width."""
+    import random
+    import string
+
+    rng = random.Random(3)
+    words = string.ascii_letters + "@_()="
+    for _ in range(60):
+        n = rng.randint(1, 12)
+        headers = ["".join(rng.choices(words, k=rng.randint(1, 30))) for _ in range(n)]
+        rows = [[rng.random() if rng.random() < 0.5 else
+                 " ".join("".join(rng.choices(string.ascii_letters, k=rng.randint(1, 25))) for _ in range(rng.randint(1, 6)))
+                 for _ in range(n)] for _ in range(rng.randint(0, 4))]
+        width = rng.randint(40, 160)
+        text = render(headers, rows, "table", width=width, title="T " * rng.randint(0, 50), keys=rng.randint(1, 3))
+        assert _widest(text) <= width
+    for _ in range(20):
+        names = list(dict.fromkeys("".join(rng.choices(string.ascii_letters + "_ ", k=rng.randint(1, 40))).strip() or "x"
+                                   for _ in range(rng.randint(1, 4))))
+        metrics = list(dict.fromkeys(f"{rng.choice(['ndcg', 'recall', 'map(denominator=k)'])}@{rng.randint(1, 99)}"
+                                     for _ in range(rng.randint(1, 8))))
+        width = rng.randint(40, 140)
+        cmp = _comparison(names, metrics)
+        assert _widest(render_table(cmp, "table", ci=True, width=width)) <= width
+        assert _widest(render_pairs(cmp, "table", width=width)) <= width
