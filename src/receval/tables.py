@@ -279,7 +279,6 @@ def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
         raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
     if signatures not in LATEX_SIGNATURES:
         raise SpecError(f"unknown signature form {signatures!r}: choose one of {', '.join(LATEX_SIGNATURES)}")
-    tex_label = latex_label(label, title, "tab:receval-runs")
     model = build(cmp, alpha=alpha, ci=ci)
     if fmt == "json":
         return _json(cmp, model)
@@ -288,7 +287,8 @@ def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
     if fmt == "markdown":
         return _markdown(model, digits, title)
     if fmt == "latex":
-        return _latex(model, digits, title, standalone, label=tex_label, fit=fit, short=signatures == "short")
+        return _latex(model, digits, title, standalone, label=latex_label(label, title, "tab:receval-runs"), fit=fit,
+                      short=signatures == "short")
     if fmt == "html":
         return _html(model, digits, title)
     return _rich(model, digits, title, resolve_width(width))
