@@ -75,7 +75,9 @@ def test_results_display_values_users_signatures_and_fingerprints():
         assert fp in c.titles and name in text
     # the short form in the cell: the own fields and …
     assert "ndcg@2|gain:binary|ideal:cut|base:2|disc:log|…" in text
-    assert repr(res).splitlines()[0].startswith("ndcg@2")
+    lines = repr(res).splitlines()
+    assert lines[0] == f"Results: 2 metrics (receval {receval.__version__})" and lines[1].split() == ["metric", "value", "users"]
+    assert lines[2].split() == ["ndcg@2", f"{res['ndcg@2']:.6f}", str(res._entry("ndcg@2").users)]
 
 
 def test_runs_display_escapes_the_names(runs):

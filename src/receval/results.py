@@ -241,9 +241,14 @@ class Results:
                            label=latex_label(label, title, "tab:receval"), fit=fit, notes=notes, standalone=False)
 
     def __repr__(self) -> str:
-        width = max((len(e.metric) for e in self.entries), default=6)
-        lines = [f"{e.metric:<{width}}  {e.value:.6f}" for e in self.entries]
-        return "\n".join(lines)
+        """``Results: N metrics (receval V)``, then metric, value and users, one line each
+        (``res.signatures`` and ``res.fingerprints`` hold the rest)."""
+        from .report import text_table
+
+        n = len(self.entries)
+        rows = [[e.metric, _num(e.value, 6), str(e.users)] for e in self.entries]
+        return "\n".join([f"Results: {n} metric{'s' if n != 1 else ''} (receval {self.version})",
+                          *text_table(["metric", "value", "users"], rows)])
 
     def _repr_html_(self) -> str:
         """The notebook display: metric, value, users and the signature's short form (the whole
