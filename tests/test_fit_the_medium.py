@@ -115,6 +115,13 @@ def test_dialects_fits_columns(width, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+def test_metrics_fits_columns(width, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = _run(["metrics"], capsys)
+    assert _widest(out) <= width and "ndcg@k" in out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 def test_the_reproduce_tables_fit(width, monkeypatch):
     """The renderer `receval reproduce` prints its tables with (the study's shape: 8 dialects,
     8 metric columns, errors and missing cells): at COLUMNS, its default."""

@@ -237,14 +237,16 @@ def _indent(text: str) -> str:
 
 def _metrics(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=command_formats("metrics"), default="table",
-                   help="table: one block per metric, at most 100 columns; markdown: one table")
+                   help="table: one block per metric, at most 100 columns (or the terminal's width); markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
         from .metrics import all_metrics
         from .options import CONTEXT_AXES
 
         if a.format == "table":
-            print(metrics_text(), end="")
+            from .report import terminal_width
+
+            print(metrics_text(min(terminal_width() or 100, 100)), end="")  # a narrower terminal: its width
             return 0
         rows = []
         for m in all_metrics():
