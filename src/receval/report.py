@@ -529,7 +529,7 @@ def signature_lines(signatures: Sequence[str], width: int | None, *, title: str 
 NOTEBOOK_CSS = (".receval table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
                 ".receval caption{text-align:left;font-weight:600;padding-bottom:.3em}"
                 ".receval th,.receval td{padding:.2em .6em;text-align:right}"
-                ".receval th:first-child,.receval td:first-child{text-align:left}"
+                ".receval th:first-child,.receval td:first-child,.receval .l{text-align:left}"
                 ".receval .best{font-weight:700}.receval .ci{opacity:.7;font-size:.85em}"
                 ".receval code{font-size:.85em}.receval .note{font-size:.85em;margin:.3em 0}"
                 ".receval pre{font-size:.8em;white-space:pre-wrap;word-break:break-all}")

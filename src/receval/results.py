@@ -261,9 +261,9 @@ class Results:
         _, shared = shared_fields([e.signature for e in self.entries])
         skipped = any(e.skipped for e in self.entries)
         head = "<tr><th>metric</th><th>value</th><th>users</th>" + ("<th>skipped</th>" if skipped else "") + \
-            "<th>signature</th></tr>"
+            '<th class="l">signature</th></tr>'
         rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 6)}</td><td>{e.users}</td>"
-                + (f"<td>{e.skipped}</td>" if skipped else "") + f"<td>{html_signature(e.signature, shared)}</td></tr>"
+                + (f"<td>{e.skipped}</td>" if skipped else "") + f'<td class="l">{html_signature(e.signature, shared)}</td></tr>'
                 for e in self.entries]
         n = len(self.entries)
         caption = f"receval {esc(self.version)}: {n} metric{'s' if n != 1 else ''}"

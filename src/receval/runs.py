@@ -105,10 +105,10 @@ class Runs:
         heads = "".join(f'<th title="{esc(e.signature)}">{esc(e.metric)}</th>' for e in entries)
         body = ["<table>",
                 f"<caption>{len(self.names)} runs on {len(self.user_ids)} users (user set: {esc(self.users)})</caption>",
-                "<thead><tr><th>run</th>" + heads + ("<th>recs</th>" if has_fp else "") + "</tr></thead>", "<tbody>"]
+                "<thead><tr><th>run</th>" + heads + ('<th class="l">recs</th>' if has_fp else "") + "</tr></thead>", "<tbody>"]
         for name, res in self.results.items():
             cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 6)}</td>" for e in entries)
-            fp = f"<td>{html_fingerprint(fps[name]['recs'])}</td>" if has_fp else ""
+            fp = f'<td class="l">{html_fingerprint(fps[name]["recs"])}</td>' if has_fp else ""
             body.append(f"<tr><td>{esc(name)}</td>{cells}{fp}</tr>")
         body += ["</tbody>", "</table>"]
         body.append('<p class="note">signatures: ' + ", ".join(html_signature(s, shared) for s in sigs) + "</p>")
