@@ -376,9 +376,9 @@ def _share(natural: Sequence[int], least: Sequence[int], wrap: Sequence[bool], w
     widths = list(least)
     room = width - _table_width(widths)
     for i in first:
-        grow = min(max(room, 0), natural[i] - widths[i])
-        widths[i] += grow
-        room -= grow
+        more = min(max(room, 0), natural[i] - widths[i])
+        widths[i] += more
+        room -= more
     while room > 0:
         grow = [i for i in range(len(widths)) if wrap[i] and widths[i] < natural[i]]
         if not grow:
