@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from .errors import RecevalError, SpecError
 from .report import Width
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .spec import Spec
 
 
 class LazyFingerprints(Mapping):
@@ -85,7 +88,7 @@ class Results:
     #: evaluation whose fingerprints nobody reads does not pay for them
     fingerprints: Mapping[str, str] = field(default_factory=dict)
 
-    def _entry(self, spec: Any) -> Entry:
+    def _entry(self, spec: str | Spec) -> Entry:
         from .spec import parse_spec
 
         key = spec if isinstance(spec, str) and spec in self.keys() else str(parse_spec(spec))
@@ -100,13 +103,13 @@ class Results:
     def keys(self) -> list[str]:
         return [e.metric for e in self.entries]
 
-    def __getitem__(self, spec: Any) -> float:
+    def __getitem__(self, spec: str | Spec) -> float:
         return self._entry(spec).value
 
-    def value(self, spec: Any) -> float:
+    def value(self, spec: str | Spec) -> float:
         return self._entry(spec).value
 
-    def signature(self, spec: Any) -> str:
+    def signature(self, spec: str | Spec) -> str:
         return self._entry(spec).signature
 
     @property
