@@ -90,7 +90,11 @@ def test_markdown_format(capsys):
 def test_latex_format(capsys):
     code, out, _ = run(["evaluate", RECS, TRUTH, *metric_args(), "--format", "latex"], capsys)
     assert code == 0
-    assert out.startswith("\\begin{tabular}") and "\\end{tabular}" in out
+    # a table float: caption and label, fitted to \linewidth, the signatures short under the tabular
+    assert out.startswith("\\begin{table}") and "\\end{tabular}" in out and "\\label{tab:receval}" in out
+    assert "\\resizebox{\\ifdim\\width>\\linewidth" in out
+    tabular = out[out.index("\\begin{tabular}"):out.index("\\end{tabular}")]
+    assert "dialect:standard" not in tabular and "dialect:standard" in out
     assert out.rstrip().splitlines()[-1].startswith("% data: recs rf1:") or out.rstrip().splitlines()[-1].startswith("% data:")
     want = expected()
     for spec in SPECS:

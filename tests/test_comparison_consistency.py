@@ -61,7 +61,7 @@ def _one_user_set(c, n: int, total: int) -> None:
 
 def test_one_user_set_in_means_tests_tables_figures_and_json():
     runs = evaluate_runs({"a": RUN_A, "b": RUN_B}, TRUTH, METRICS, rel=4.0)
-    pu = runs.per_user()
+    pu = runs.arrays()  # {run: {metric: per-user values}}
     keep = _paired_mask(pu)
     n, total = int(keep.sum()), len(keep)
     assert (n, total) == (3, 6)  # users 2, 4 and 6
@@ -84,7 +84,7 @@ def test_one_user_set_on_movielens_like_data():
     # the same 20 items in reverse order: another ranking of the same lists, no tied scores
     rev = pop.with_columns(score=-pl.col("score"))
     runs = evaluate_runs({"pop": pop, "pop_reversed": rev}, study.test, ["ndcg@10", "recall@10"], rel=5.0)
-    keep = _paired_mask(runs.per_user())
+    keep = _paired_mask(runs.arrays())
     n, total = int(keep.sum()), len(keep)
     assert 0 < n < total
     c = runs.compare(ci="t", correction="none", baseline="pop")

@@ -118,7 +118,8 @@ def test_runs_equal_separate_calls_on_one_user_set():
     for name, recs in (("a", RUN_A), ("b", RUN_B)):
         assert r.results[name].values == receval.evaluate(recs, TRUTH, ["ndcg@1", "ndcg@2", "hitrate@2"]).values
     assert r.user_ids.tolist() == [1, 2, 3]
-    assert r.per_user()["b"]["hitrate@2"].tolist() == [1.0, 1.0, 0.0]  # user 3: no list, scores 0
+    assert r.per_user("b")["hitrate@2"].to_list() == [1.0, 1.0, 0.0]  # user 3: no list, scores 0
+    assert r.arrays()["b"]["hitrate@2"].tolist() == [1.0, 1.0, 0.0]
     c = r.compare(ci="t", correction="none")
     sig = c.signatures["ndcg@2"]
     spec, dialect, _ = parse_signature(sig)  # a comparison signature parses back to its metric

@@ -31,7 +31,7 @@ def test_spark_poisson_intervals_equal_memory(spark):
             "score": list(rng.random(2000))}
     specs = ["ndcg@5", "recall@10"]
     mem = evaluate_runs({"a": recs}, truth, specs, dup="first", tdup="first")
-    pu = mem.per_user()["a"]
+    pu = mem.arrays()["a"]
     sdf = spark.createDataFrame([{"user_id": u, "item_id": int(i), "score": float(s)} for u, i, s in
                                  zip(recs["user_id"], recs["item_id"], recs["score"])]).repartition(3)
     tdf = spark.createDataFrame([{"user_id": u, "item_id": int(i)} for u, i in zip(truth["user_id"], truth["item_id"])])

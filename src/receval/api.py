@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from .engine import SideInputs, evaluate_encoded, exact_items, plan
 from .io import Columns
@@ -11,33 +10,36 @@ from .resolve import UNSET
 from .results import Results
 from .signature import note_side
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import DialectLike, Frame, Ids, Metrics, Unset
+
 
 def evaluate(
-    recs: Any,
-    truth: Any,
-    metrics: str | Iterable[Any],
+    recs: Frame,
+    truth: Frame,
+    metrics: Metrics,
     *,
-    dialect: Any = None,
+    dialect: DialectLike = None,
     user_col: str = "user_id",
     item_col: str = "item_id",
     score_col: str = "score",
     rank_col: str = "rank",
     rating_col: str = "rating",
-    rel: Any = UNSET,
-    order: Any = UNSET,
-    ties: Any = UNSET,
-    hitscore: Any = UNSET,
-    dup: Any = UNSET,
-    tdup: Any = UNSET,
-    empty: Any = UNSET,
-    norecs: Any = UNSET,
-    categories: Any = None,
-    train: Any = None,
-    catalog: Any = None,
-    engine: str | None = None,
-    baseline: Any = None,
-    item_groups: Any = None,
-    user_groups: Any = None,
+    rel: float | str | Unset = UNSET,
+    order: str | Unset = UNSET,
+    ties: str | Unset = UNSET,
+    hitscore: str | Unset = UNSET,
+    dup: str | Unset = UNSET,
+    tdup: str | Unset = UNSET,
+    empty: str | Unset = UNSET,
+    norecs: str | Unset = UNSET,
+    categories: Frame | None = None,
+    train: Frame | None = None,
+    catalog: Frame | Ids | None = None,
+    engine: Literal["memory", "polars", "spark"] | None = None,
+    baseline: Frame | None = None,
+    item_groups: Frame | None = None,
+    user_groups: Frame | None = None,
     sep: str | None = None,
 ) -> Results:
     """Evaluate recommendations against a ground truth.

@@ -23,7 +23,7 @@ from pathlib import Path
 from . import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
-from .report import command_formats, fingerprint_footer, render
+from .report import command_formats, render
 
 #: a command's builder: adds the command's arguments to its parser and returns its runner
 Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -36,6 +36,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
     p.add_argument("--format", choices=command_formats("evaluate"), default="table",
                    help="output; trec: trec_eval's layout (metric, all, value)")
+    _latex_args(p)
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
                    help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
     p.add_argument("--per-user", metavar="FILE",
@@ -70,23 +71,19 @@ def _evaluate(p: argparse.ArgumentParser):
         )
         if a.per_user:  # on Spark, Spark writes a directory of part files (nothing is collected)
             res.write_per_user(a.per_user, overwrite=a.force)
-        if a.format == "json":
-            print(res.to_json())
-        elif a.format == "trec":  # trec_eval's summary lines: measure, "all", value
-            for e in res.entries:
-                print(f"{e.metric:<22}\tall\t{e.value:.4f}")
-        elif a.format == "table":
-            rows = [[e.metric, e.value, e.users] for e in res.entries]
-            print(render(["metric", "value", "users"], rows, "table"), end="")
-            for e in res.entries:
-                print(f"{e.metric} = {e.value:.6f}  {e.signature}")
-        else:
-            rows = [[e.metric, e.value, e.users, e.signature] for e in res.entries]
-            print(render(["metric", "value", "users", "signature"], rows, a.format), end="")
-        print(fingerprint_footer(res.fingerprints, a.format), end="")  # the data: short fingerprints
+        # the table fits the terminal (COLUMNS, else its width; no limit when piped); see receval.report
+        print(res.render(a.format, label=a.label, fit=a.latex_fit), end="")
         return 0
 
     return run
+
+
+def _latex_args(p: argparse.ArgumentParser, default: str = "tab:receval") -> None:
+    from .report import LATEX_FITS
+
+    p.add_argument("--label", metavar="NAME", help=f"--format latex: the table's \\label (default {default}; 'main' is tab:main)")
+    p.add_argument("--latex-fit", choices=LATEX_FITS, default="shrink",
+                   help="--format latex: shrink (default: scaled down to \\linewidth only when wider), linewidth (always), none")
 
 
 def _check_per_user(a: argparse.Namespace) -> None:
@@ -116,6 +113,7 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
     p.add_argument("--format", choices=command_formats("runs"), default="table")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
+    _latex_args(p, "tab:receval-runs")
     p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
                    help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
                         "differences (paired differences with CIs); .png .svg .pdf (repeatable)")
@@ -155,12 +153,13 @@ def _runs(p: argparse.ArgumentParser):
                              **({"sep": a.sep} if a.sep else {}))
         c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
                          seed=a.seed, baseline=a.baseline)
-        text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none")
+        latex = {"label": a.label, "fit": a.latex_fit}  # the terminal table fits COLUMNS / the terminal
+        text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
         if a.format != "json":
             text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
-            write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none")
+            write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none", **latex)
         for kind, path in figures:
             write_figure(c, kind, path)
         return 0
@@ -238,14 +237,16 @@ def _indent(text: str) -> str:
 
 def _metrics(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=command_formats("metrics"), default="table",
-                   help="table: one block per metric, at most 100 columns; markdown: one table")
+                   help="table: one block per metric, at most 100 columns (or the terminal's width); markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
         from .metrics import all_metrics
         from .options import CONTEXT_AXES
 
         if a.format == "table":
-            print(metrics_text(), end="")
+            from .report import terminal_width
+
+            print(metrics_text(min(terminal_width() or 100, 100)), end="")  # a narrower terminal: its width
             return 0
         rows = []
         for m in all_metrics():
@@ -311,9 +312,12 @@ def _dialects(p: argparse.ArgumentParser):
             for d in all_dialects()
         ]
         if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
+            from .report import terminal_width, wrap_text
+
             print(render(["dialect", "version", "library", "metrics"], [r[:4] for r in rows], "table"), end="")
+            width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
             for r in rows:
-                print(f"{r[0]}@{r[1].split()[0]}: {r[4]}")
+                print("\n".join(wrap_text(f"{r[0]}@{r[1].split()[0]}: {r[4]}", width, "    ")))
         else:
             print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
         return 0

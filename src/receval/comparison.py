@@ -114,5 +114,50 @@ class Comparison:
         top = (max if self.higher_is_better.get(metric, True) else min)(vals.values())
         return [r for r, v in vals.items() if v == top]
 
+    def __repr__(self) -> str:
+        from .report import text_table
+
+        tests = sorted({t.test for t in self.pairs})
+        corrections = sorted({t.correction for t in self.pairs})
+        stats = (f"; {', '.join(tests)} test, {', '.join(corrections)} correction, {len(self.pairs)} paired tests"
+                 if self.pairs else "; no paired tests")
+        head = f"Comparison: {len(self.runs)} runs x {len(self.metrics)} metrics on {self.users} paired users{stats}"
+        best = {m: set(self.best(m)) for m in self.metrics}
+        rows = [[r, *(_fmt(self.values.get((r, m))) + ("*" if r in best[m] else "") for m in self.metrics)]
+                for r in self.runs]
+        return "\n".join([head, *text_table(["run", *self.metrics], rows), "* the best value per metric"])
+
+    def _repr_html_(self) -> str:
+        """The notebook display: the table of :func:`receval.tables.render_table` (best values
+        in bold, significance letters, intervals), its legend, each metric's signature as its
+        header's tooltip (and whole in a ``<details>`` element) and the paired tests."""
+        import html
+
+        from .report import html_display, html_signature, html_signatures, shared_fields
+        from .tables import build, html_table, is_significant
+
+        esc = html.escape
+        model = build(self, ci=bool(self.intervals))
+        sigs = [self.signatures[m] for m in self.metrics if m in self.signatures]
+        _, shared = shared_fields(sigs)
+        body = html_table(model, 4, f"{len(self.runs)} runs on {self.users} paired users", signatures=True)
+        body += [f'<p class="note">{esc(x)}</p>' for x in model.legend]
+        body.append('<p class="note">signatures: ' + ", ".join(html_signature(s, shared) for s in sigs) + "</p>")
+        body.append(html_signatures(sigs))
+        if self.pairs:
+            rows = "".join(
+                f"<tr><td>{esc(t.metric)}</td><td>{esc(t.a)}</td><td>{esc(t.b)}</td><td>{_fmt(t.diff)}</td>"
+                f"<td>{'–' if t.ci is None else f'[{_fmt(t.ci.low)}, {_fmt(t.ci.high)}]'}</td><td>{_fmt(t.p_adjusted)}</td>"
+                f"<td>{'yes' if is_significant(t, model.alpha) else 'no'}</td><td>{t.wins}/{t.ties}/{t.losses}</td></tr>"
+                for t in self.pairs)
+            body.append(f"<details><summary>paired tests ({len(self.pairs)})</summary><table><thead><tr><th>metric</th>"
+                        "<th>a</th><th>b</th><th>mean a−b</th><th>interval</th><th>p adjusted</th><th>significant</th>"
+                        f"<th>wins/ties/losses</th></tr></thead><tbody>{rows}</tbody></table></details>")
+        return html_display(body)
+
+
+def _fmt(v: float | None, digits: int = 4) -> str:
+    return "–" if v is None or v != v else f"{v:.{digits}f}"
+
 
 __all__ = ["Interval", "PairTest", "Comparison"]

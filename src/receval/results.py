@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
 from .errors import RecevalError, SpecError
+from .report import Width
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .spec import Spec
 
 
 class LazyFingerprints(Mapping):
@@ -84,7 +88,7 @@ class Results:
     #: evaluation whose fingerprints nobody reads does not pay for them
     fingerprints: Mapping[str, str] = field(default_factory=dict)
 
-    def _entry(self, spec: Any) -> Entry:
+    def _entry(self, spec: str | Spec) -> Entry:
         from .spec import parse_spec
 
         key = spec if isinstance(spec, str) and spec in self.keys() else str(parse_spec(spec))
@@ -99,13 +103,13 @@ class Results:
     def keys(self) -> list[str]:
         return [e.metric for e in self.entries]
 
-    def __getitem__(self, spec: Any) -> float:
+    def __getitem__(self, spec: str | Spec) -> float:
         return self._entry(spec).value
 
-    def value(self, spec: Any) -> float:
+    def value(self, spec: str | Spec) -> float:
         return self._entry(spec).value
 
-    def signature(self, spec: Any) -> str:
+    def signature(self, spec: str | Spec) -> str:
         return self._entry(spec).signature
 
     @property
@@ -181,10 +185,99 @@ class Results:
             }
         )
 
+    def render(self, fmt: str = "table", *, width: Width = "terminal", digits: int = 6, title: str = "",
+               label: str | None = None, fit: str = "shrink", signatures: str = "short") -> str:
+        r"""The results as ``receval evaluate --format FMT`` prints them: ``"table"`` (the
+        terminal; ``width`` as in :func:`receval.report.render`, the signatures in their short
+        form when they do not fit), ``"markdown"``, ``"latex"``, ``"csv"``, ``"json"``
+        (:meth:`to_json`) or ``"trec"`` (trec_eval's summary lines), with the data's short
+        fingerprints under the table.
+
+        LaTeX: a ``table`` float (``\usepackage{booktabs,graphicx}``) with a caption
+        (``title``), a ``\label`` (``label``, default ``tab:receval``), fitted to
+        ``\linewidth`` as ``fit`` says and the signatures in a note under the table (short by
+        default), as :func:`receval.tables.render_table` does.
+
+        >>> from receval.examples import WORKED_RECS, WORKED_TRUTH
+        >>> from receval import evaluate
+        >>> res = evaluate(WORKED_RECS, WORKED_TRUTH, ["precision@2"])
+        >>> print(res.render("csv"), end="")  # doctest: +ELLIPSIS
+        metric,value,users,signature
+        precision@2,0.5,1,precision@2|den:k|...
+        """
+        from .report import fingerprint_footer, render, resolve_width, signature_lines, wrap_text
+
+        if fmt == "json":
+            return self.to_json() + "\n"
+        if fmt == "trec":  # trec_eval's summary lines: measure, "all", value
+            return "".join(f"{e.metric:<22}\tall\t{e.value:.4f}\n" for e in self.entries)
+        if fmt == "latex":
+            return self._latex(digits, title, label, fit, signatures) + fingerprint_footer(self.fingerprints, fmt)
+        if fmt != "table":
+            rows = [[e.metric, e.value, e.users, e.signature] for e in self.entries]
+            return render(["metric", "value", "users", "signature"], rows, fmt, digits=digits) + \
+                fingerprint_footer(self.fingerprints, fmt)
+        limit = resolve_width(width)
+        out = render(["metric", "value", "users"], [[e.metric, e.value, e.users] for e in self.entries], "table",
+                     digits=digits, width=limit)
+        lines = [f"{e.metric} = {e.value:.{digits}f}  {e.signature}" for e in self.entries]
+        if limit is not None and any(len(x) > limit for x in lines):
+            lines = signature_lines([e.signature for e in self.entries], limit)
+        footer = fingerprint_footer(self.fingerprints, fmt).rstrip("\n")
+        if footer:
+            lines += wrap_text(footer, limit, "  ")
+        return out + "".join(x + "\n" for x in lines)
+
+    def _latex(self, digits: int, title: str, label: str | None, fit: str, signatures: str) -> str:
+        from .report import latex_cell
+        from .tables import LATEX_FITS, LATEX_SIGNATURES, latex_float, latex_label, latex_signature_notes
+
+        if fit not in LATEX_FITS:
+            raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
+        if signatures not in LATEX_SIGNATURES:
+            raise SpecError(f"unknown signature form {signatures!r}: choose one of {', '.join(LATEX_SIGNATURES)}")
+        body = [r"\begin{tabular}{lrr}", r"\toprule", r"Metric & Value & Users \\", r"\midrule"]
+        body += [f"{latex_cell(e.metric)} & {_num(e.value, digits)} & {e.users} " + "\\\\" for e in self.entries]
+        body += [r"\bottomrule", r"\end{tabular}"]
+        notes = latex_signature_notes([e.signature for e in self.entries], signatures == "short")
+        return latex_float(body, caption=title or f"receval {self.version}: {len(self.entries)} metrics.",
+                           label=latex_label(label, title, "tab:receval"), fit=fit, notes=notes, standalone=False)
+
     def __repr__(self) -> str:
-        width = max((len(e.metric) for e in self.entries), default=6)
-        lines = [f"{e.metric:<{width}}  {e.value:.6f}" for e in self.entries]
-        return "\n".join(lines)
+        """``Results: N metrics (receval V)``, then metric, value and users, one line each
+        (``res.signatures`` and ``res.fingerprints`` hold the rest)."""
+        from .report import text_table
+
+        n = len(self.entries)
+        rows = [[e.metric, _num(e.value, 6), str(e.users)] for e in self.entries]
+        return "\n".join([f"Results: {n} metric{'s' if n != 1 else ''} (receval {self.version})",
+                          *text_table(["metric", "value", "users"], rows)])
+
+    def _repr_html_(self) -> str:
+        """The notebook display: metric, value, users and the signature's short form (the whole
+        one as the tooltip and in a ``<details>`` element), then the data's fingerprints."""
+        import html
+
+        from .report import html_display, html_fingerprints, html_signature, html_signatures, shared_fields
+
+        esc = html.escape
+        _, shared = shared_fields([e.signature for e in self.entries])
+        skipped = any(e.skipped for e in self.entries)
+        head = "<tr><th>metric</th><th>value</th><th>users</th>" + ("<th>skipped</th>" if skipped else "") + \
+            '<th class="l">signature</th></tr>'
+        rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 6)}</td><td>{e.users}</td>"
+                + (f"<td>{e.skipped}</td>" if skipped else "") + f'<td class="l">{html_signature(e.signature, shared)}</td></tr>'
+                for e in self.entries]
+        n = len(self.entries)
+        caption = f"receval {esc(self.version)}: {n} metric{'s' if n != 1 else ''}"
+        body = ["<table>", f"<caption>{caption}</caption>", f"<thead>{head}</thead>", "<tbody>", *rows, "</tbody>",
+                "</table>"]
+        fps = html_fingerprints(dict(self.fingerprints))
+        return html_display(body + ([fps] if fps else []) + [html_signatures([e.signature for e in self.entries])])
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
 
 
 def _json_float(v: float) -> float | None:

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import polars as pl
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
 from .results import Results
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Frame, Metrics
 
 @dataclass
 class Runs:
@@ -42,12 +46,77 @@ class Runs:
         first = next(iter(self.results.values()))
         return [e.metric for e in first.entries if e.per_user is not None]
 
-    def per_user(self) -> dict[str, dict[str, np.ndarray]]:
-        """``{run: {metric: per-user values}}``, the same users in the same order for every run."""
+    def per_user(self, run: str | None = None) -> pl.DataFrame:
+        """The per-user values as a polars frame, in the layout of
+        :meth:`receval.Results.per_user`: one row per run and truth user (``run``, ``user_id``
+        with the ids as given, then one column per per-user metric, null where a user has no
+        value), the runs in their order and the same users in the same order for every run;
+        ``.to_pandas()`` gives a pandas frame. ``run``: that run's rows only, without the
+        ``run`` column (equal to ``runs.results[run].per_user()``).
+
+        >>> truth = {"user_id": ["u1", "u2"], "item_id": [10, 20]}
+        >>> a = {"user_id": ["u1", "u2"], "item_id": [10, 30], "score": [1.0, 1.0]}
+        >>> r = evaluate_runs({"a": a, "b": a}, truth, ["hitrate@1"])
+        >>> r.per_user().rows()
+        [('a', 'u1', 1.0), ('a', 'u2', 0.0), ('b', 'u1', 1.0), ('b', 'u2', 0.0)]
+        >>> r.per_user("b").columns
+        ['user_id', 'hitrate@1']
+        """
+        if run is not None:
+            if run not in self.results:
+                raise SpecError(f"no run {run!r}; the runs are {', '.join(self.names)}")
+            return self.results[run].per_user()
+        frames = [self.results[name].per_user().select(["user_id", *self.metrics]) for name in self.names]
+        return pl.concat([f.insert_column(0, pl.Series("run", [name] * f.height, dtype=pl.String))
+                          for name, f in zip(self.names, frames)], how="vertical_relaxed")
+
+    def arrays(self) -> dict[str, dict[str, np.ndarray]]:
+        """``{run: {metric: per-user values}}`` as float arrays (NaN: no value), the same users
+        in the same order for every run: the input of :func:`receval.stats.compare`."""
         return {
             name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
             for name, res in self.results.items()
         }
+
+    def __repr__(self) -> str:
+        from .report import text_table
+
+        n = len(self.user_ids)
+        head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {n} users (user set: {self.users})"
+        keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
+        rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
+        return "\n".join([head, *text_table(["run", *keys], rows)])
+
+    def _repr_html_(self) -> str:
+        """The notebook display: each run's value on each metric, the signatures as the headers'
+        tooltips (and whole in a ``<details>`` element), each run's data fingerprint."""
+        import html
+
+        from .report import (html_display, html_fingerprint, html_fingerprints, html_signature, html_signatures,
+                             shared_fields)
+
+        esc = html.escape
+        first = next(iter(self.results.values()))
+        entries = first.entries
+        sigs = [e.signature for e in entries]
+        _, shared = shared_fields(sigs)
+        fps = {name: dict(res.fingerprints) for name, res in self.results.items()}
+        has_fp = all(fp.get("recs") for fp in fps.values())
+        heads = "".join(f'<th title="{esc(e.signature)}">{esc(e.metric)}</th>' for e in entries)
+        body = ["<table>",
+                f"<caption>{len(self.names)} runs on {len(self.user_ids)} users (user set: {esc(self.users)})</caption>",
+                "<thead><tr><th>run</th>" + heads + ('<th class="l">recs</th>' if has_fp else "") + "</tr></thead>", "<tbody>"]
+        for name, res in self.results.items():
+            cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 6)}</td>" for e in entries)
+            fp = f'<td class="l">{html_fingerprint(fps[name]["recs"])}</td>' if has_fp else ""
+            body.append(f"<tr><td>{esc(name)}</td>{cells}{fp}</tr>")
+        body += ["</tbody>", "</table>"]
+        body.append('<p class="note">signatures: ' + ", ".join(html_signature(s, shared) for s in sigs) + "</p>")
+        rest = {k: v for k, v in dict(first.fingerprints).items() if k != "recs"}
+        if rest:
+            body.append(html_fingerprints(rest))
+        body.append(html_signatures(sigs))
+        return html_display(body)
 
     def table(self) -> dict[str, dict[str, float]]:
         """``{run: {metric: value}}``."""
@@ -66,14 +135,12 @@ class Runs:
     ) -> Comparison:
         """Paired tests, corrections and intervals (:func:`receval.stats.compare`) on the paired
         users: those on which every run has a value on every metric."""
-        import polars as pl
-
         from .stats import compare, paired_users
 
         first = next(iter(self.results.values()))
         sigs = {e.metric: e.signature for e in first.entries}
         hib = {m: _higher_is_better(m) for m in self.metrics}
-        per_user = self.per_user()
+        per_user = self.arrays()
         c = compare(
             per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
             level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
@@ -84,6 +151,10 @@ class Runs:
         return c
 
 
+def _fmt(v: float | None, digits: int) -> str:
+    return "–" if v is None or v != v else f"{v:.{digits}f}"
+
+
 def _higher_is_better(key: str) -> bool:
     """The declared direction of the metric of a result key (``ndcg(ideal=hits)@10``)."""
     from .metrics import registered
@@ -92,7 +163,7 @@ def _higher_is_better(key: str) -> bool:
     return True if metric is None else metric.higher_is_better
 
 
-def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: Any) -> Runs:
+def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **options: Any) -> Runs:
     """Evaluate several named runs (``{"ease": recs_a, "pop": recs_b}``) against one ground
     truth, read once; ``options`` are those of :func:`receval.evaluate`.
 
@@ -100,8 +171,8 @@ def evaluate_runs(runs: Mapping[str, Any], truth: Any, metrics: Any, **options: 
     >>> a = {"user_id": [1, 2], "item_id": [10, 30], "score": [1.0, 1.0]}
     >>> b = {"user_id": [1], "item_id": [30], "score": [1.0]}   # nothing for user 2: scores 0 there
     >>> r = evaluate_runs({"a": a, "b": b}, truth, ["hitrate@1"])
-    >>> b_values = r.per_user()["b"]
-    >>> r.table(), b_values["hitrate@1"].tolist()
+    >>> b_values = r.per_user("b")
+    >>> r.table(), b_values["hitrate@1"].to_list()
     ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
     """
     from .api import evaluate

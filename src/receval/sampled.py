@@ -51,13 +51,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import __version__
 from .errors import DataError, SpecError, closest, did_you_mean
 from .spec import signature_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Frame, Ids, ScoreSource
 
 ESTIMATORS = ("uncorrected", "bv", "full")
 #: the registered metrics with a formula of one positive's rank (the module docstring), and
@@ -429,17 +432,17 @@ def _candidates_above(S: np.ndarray, never: np.ndarray, inst_u: np.ndarray, inst
 
 
 def sampled_evaluate(
-    scores: Any,
-    truth: Any,
-    metrics: list[str] | str,
+    scores: ScoreSource,
+    truth: Frame,
+    metrics: str | Sequence[str],
     *,
-    catalog: Any,
+    catalog: Ids,
     n: int = 100,
     seed: int = 0,
     estimators: tuple[str, ...] = ESTIMATORS,
     gamma: float = 0.01,
     ties: str = "pessimistic",
-    exclude: Any = None,
+    exclude: Frame | None = None,
     rel: float | None = None,
 ) -> SampledResults:
     """Sampled-negative evaluation of a full score source (see the module docs for the exact protocol).

@@ -62,14 +62,17 @@ array([0.03, 0.06, 0.06])
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .comparison import Comparison, Interval, PairTest
 from .errors import DataError, SpecError, bad_param
 from .spec import signature_fields, signature_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Ids
 
 TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -230,7 +233,7 @@ def _poisson1_cdf() -> np.ndarray:
 _CDF = _poisson1_cdf()
 
 
-def user_hash(ids: Any) -> np.ndarray:
+def user_hash(ids: Ids) -> np.ndarray:
     """A 64-bit hash of each user id (integers as Int64, anything else as its string), the same
     in memory and on Spark's workers."""
     import polars as pl
@@ -274,7 +277,7 @@ def poisson_interval(swx: np.ndarray, sw: np.ndarray, level: float = 0.95) -> In
 
 
 def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resamples: int = 10_000, seed: int = 0,
-             ids: Any = None) -> Interval:
+             ids: Ids | None = None) -> Interval:
     """Confidence interval of the mean of ``x`` (module docs); ``ids``: the users' ids (``poisson``)."""
     from scipy import stats
 
@@ -339,7 +342,7 @@ def parse_stats_signature(text: str) -> dict[str, Any]:
 
 
 def compare(
-    per_user: dict[str, dict[str, np.ndarray]],
+    per_user: Mapping[str, Mapping[str, np.ndarray]],
     *,
     higher_is_better: dict[str, bool] | None = None,
     signatures: dict[str, str] | None = None,
@@ -351,7 +354,7 @@ def compare(
     seed: int = 0,
     baseline: str | None = None,
     users: str = "truth",
-    user_ids: Any = None,
+    user_ids: Ids | None = None,
     progress: bool | None = None,
 ) -> Comparison:
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
@@ -447,7 +450,7 @@ def compare(
     return Comparison(runs, metrics, values, hib, sigs, n_users, intervals, pairs, baseline, None, dropped)
 
 
-def paired_users(per_user: dict[str, dict[str, Any]]) -> np.ndarray:
+def paired_users(per_user: Mapping[str, Mapping[str, Any]]) -> np.ndarray:
     """The paired users of aligned per-user values: a boolean mask, True where every run has a
     value (not NaN) on every metric.
 
@@ -464,7 +467,7 @@ def paired_users(per_user: dict[str, dict[str, Any]]) -> np.ndarray:
     return ~np.any(np.isnan(np.vstack(cols)), axis=0)
 
 
-def _no_paired_user(per_user: dict[str, dict[str, Any]], total: int) -> str:
+def _no_paired_user(per_user: Mapping[str, Mapping[str, Any]], total: int) -> str:
     for r, by_metric in per_user.items():
         for m, v in by_metric.items():
             if not np.any(~np.isnan(np.asarray(v, dtype=np.float64))):

@@ -39,6 +39,10 @@ from typing import Any
 from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
 from .report import (
+    LATEX_FITS,
+    LATEX_SIGNATURES,
+    Width,
+    fit_table,
     fmt_value,
     format_extensions,
     formats,
@@ -48,7 +52,10 @@ from .report import (
     markdown_code,
     markdown_text,
     render,
-    rich_escape,
+    resolve_width,
+    shared_fields,
+    signature_lines,
+    wrap_text,
 )
 from .spec import SIG_SEP, signature_fields
 
@@ -241,18 +248,37 @@ def _ci_text(iv: Interval | None, digits: int) -> str:
 
 
 def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
-                 digits: int = 4, title: str = "", standalone: bool = False) -> str:
-    """Render ``cmp`` as ``fmt`` (one of :data:`FORMATS`).
+                 digits: int = 4, title: str = "", standalone: bool = False, width: Width = "terminal",
+                 label: str | None = None, fit: str = "shrink", signatures: str = "short") -> str:
+    r"""Render ``cmp`` as ``fmt`` (one of :data:`FORMATS`).
 
     ``alpha`` the significance level of the markers (default: the signatures' ``alpha``, else
     0.05); ``ci`` show each value's confidence interval; ``digits`` decimals shown (CSV and
-    JSON keep full precision); ``title`` a caption; ``standalone`` (LaTeX) a whole document
-    that compiles with pdflatex, else a ``table`` environment needing ``\\usepackage{booktabs}``.
+    JSON keep full precision); ``title`` a caption.
+
+    ``width`` (terminal format): the columns the table fits, ``"terminal"`` (default:
+    ``COLUMNS``, else the terminal's width, else no limit; :func:`receval.report.terminal_width`)
+    or ``None`` (no limit). A table too wide puts each interval under its value, then splits
+    the metrics into blocks that repeat the run column; the legend wraps and the signatures
+    take their short form (:func:`receval.report.signature_lines`).
+
+    LaTeX: a ``table`` float with a ``\caption`` (``title``, else a default) and a
+    ``\label`` (``label``: ``"tab:main"``; a name without a ``:`` gets ``tab:`` in front;
+    default ``tab:`` and the title's words, else ``tab:receval-runs``); ``fit`` one of
+    :data:`LATEX_FITS` (default ``"shrink"``: ``\resizebox`` to ``\linewidth`` only when
+    wider); ``signatures`` one of :data:`LATEX_SIGNATURES` (default ``"short"``: under the
+    table, each column's own fields then ``\dots``, and the fields they all end with once, so no
+    line carries a whole 300-character signature). It needs ``\usepackage{booktabs,graphicx}``;
+    ``standalone`` gives a whole document that compiles with pdflatex.
     """
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if digits < 0:
         raise SpecError(f"`digits` must be 0 or more, got {digits}")
+    if fit not in LATEX_FITS:
+        raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
+    if signatures not in LATEX_SIGNATURES:
+        raise SpecError(f"unknown signature form {signatures!r}: choose one of {', '.join(LATEX_SIGNATURES)}")
     model = build(cmp, alpha=alpha, ci=ci)
     if fmt == "json":
         return _json(cmp, model)
@@ -261,10 +287,31 @@ def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
     if fmt == "markdown":
         return _markdown(model, digits, title)
     if fmt == "latex":
-        return _latex(model, digits, title, standalone)
+        return _latex(model, digits, title, standalone, label=latex_label(label, title, "tab:receval-runs"), fit=fit,
+                      short=signatures == "short")
     if fmt == "html":
         return _html(model, digits, title)
-    return _rich(model, digits, title)
+    return _rich(model, digits, title, resolve_width(width))
+
+
+def latex_label(label: str | None, title: str = "", default: str = "tab:receval") -> str:
+    r"""The ``\label`` of a LaTeX table: ``label`` (``tab:`` in front when it has no ``:``),
+    else ``tab:`` and the words of ``title``, else ``default``. A label holds letters, digits
+    and ``:-_./+`` only.
+
+    >>> latex_label(None, "EASE vs. Pop (ML-20M)")
+    'tab:ease-vs-pop-ml-20m'
+    >>> latex_label("main"), latex_label("fig:x")
+    ('tab:main', 'fig:x')
+    """
+    import re
+
+    if label is None:
+        words = re.findall(r"[a-z0-9]+", title.lower())
+        return "tab:" + "-".join(words)[:60].strip("-") if words else default
+    if not label or not re.fullmatch(r"[A-Za-z0-9:._/+-]+", label):
+        raise SpecError(f"a LaTeX label holds letters, digits and :-_./+ only (e.g. tab:main), got {label!r}")
+    return label if ":" in label else "tab:" + label
 
 
 def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **options: Any) -> Path:
@@ -278,6 +325,7 @@ def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **
                             f"{', '.join(EXTENSIONS)} or pass fmt=")
     from .outputs import write_output
 
+    options.setdefault("width", None)  # a file is never laid out for the terminal it was written from
     write_output(path, render_table(cmp, fmt, **options), "table")  # whole or not at all
     return path
 
@@ -294,10 +342,13 @@ def pair_rows(cmp: Comparison, *, alpha: float | None = None) -> list[list[Any]]
              t.correction] for t in cmp.pairs]
 
 
-def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4) -> str:
+def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4,
+                 width: Width = "terminal") -> str:
     """Every paired test as a table: the mean difference a − b with its interval, raw and adjusted
     p-values, whether it is significant at ``alpha``, the effect size (its name in the header),
-    win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`."""
+    win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`;
+    ``width`` as there (a terminal table too wide is split into blocks repeating the metric
+    and the two runs)."""
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
     effect = sorted({t.effect_name for t in cmp.pairs})
@@ -324,7 +375,7 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                 + "</tbody>\n</table>\n</body>\n</html>\n")
     # report.render shows user text as written (escaped, on one line) in every format
     small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
-    return render(headers, small, fmt, digits=digits)
+    return render(headers, small, fmt, digits=digits, width=width, keys=3)
 
 
 def _pvalue(p: float, digits: int) -> str:
@@ -334,37 +385,41 @@ def _pvalue(p: float, digits: int) -> str:
     return f"< {10 ** -digits:.{digits}f}" if p < 10 ** -digits else f"{p:.{digits}f}"
 
 
-def _rich(model: TableModel, digits: int, title: str) -> str:
-    from rich.console import Console
-    from rich.table import Table
+def _rich(model: TableModel, digits: int, title: str, width: int | None) -> str:
     from rich.text import Text
 
-    table = Table(title=rich_escape(title) or None, caption_justify="left")
-    table.add_column("run", no_wrap=True)
-    for m in model.metrics:
-        table.add_column(rich_escape(m), justify="right", no_wrap=True)
-    for r in model.runs:
-        row: list[Text] = [Text(f"{r} ({model.letters[r]})")]
-        for m in model.metrics:
-            c = model.cells[(r, m)]
-            t = Text(_num(c.value, digits) + ("*" if c.best else ""), style="bold" if c.best else "")
-            if c.better_than:
-                t.append("".join(_sup(x) for x in c.better_than))
-            if c.ci is not None:
-                t.append(" " + _ci_text(c.ci, digits), style="dim")
-            row.append(t)
-        table.add_row(*row)
-    width = 12 + sum(max(len(m), digits + 4 + (2 * digits + 8 if any(c.ci for c in model.cells.values()) else 0)
-                         + len(model.runs)) + 3 for m in model.metrics)
-    console = Console(file=io.StringIO(), width=max(100, width), force_terminal=False)
-    console.print(table)
+    has_ci = any(c.ci is not None for c in model.cells.values())
+
+    def cell(c: Cell, stacked: bool) -> Text:
+        t = Text(_num(c.value, digits) + ("*" if c.best else ""), style="bold" if c.best else "")
+        if c.better_than:
+            t.append("".join(_sup(x) for x in c.better_than))
+        if c.ci is not None:
+            t.append(("\n" if stacked else " ") + _ci_text(c.ci, digits), style="dim")
+        return t
+
+    def table(stacked: bool, limit: int | None) -> str:
+        rows = [[Text(f"{r} ({model.letters[r]})")] + [cell(model.cells[(r, m)], stacked) for m in model.metrics]
+                for r in model.runs]
+        return fit_table(["run", *model.metrics], rows, width=limit, title=title, keys=1,
+                         right=[False] + [True] * len(model.metrics), wrap=[True] + [False] * len(model.metrics))
+
+    text = table(False, None)
+    if width is not None and max(_line_width(x) for x in text.splitlines()) > width:
+        # narrower: each interval under its value, then blocks of metrics repeating the run column
+        text = table(has_ci, width)
     # plain text has no bold: the best value also carries a star
+    lines = []
     for line in ["* (bold)" + model.legend[0].removeprefix("Bold"), *model.legend[1:]]:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
-    for m in model.metrics:
-        if m in model.signatures:
-            console.print(model.signatures[m], markup=False, highlight=False, soft_wrap=True)
-    return console.file.getvalue()  # type: ignore[attr-defined]
+        lines += wrap_text(line, width)
+    lines += signature_lines([model.signatures[m] for m in model.metrics if m in model.signatures], width)
+    return text + "\n".join(lines) + "\n"
+
+
+def _line_width(line: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(line)
 
 
 def _sup(letters: str) -> str:
@@ -403,16 +458,51 @@ def _latex_sig(sig: str) -> str:
     return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split(SIG_SEP)) + "}"
 
 
-def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
+def latex_signature_notes(signatures: list[str], short: bool = True) -> list[str]:
+    r"""The lines under a LaTeX table that give its signatures: whole, one per line
+    (``short=False``), or in the short form: each signature's own fields then ``\dots``, and
+    the fields all of them end with written once (:func:`receval.report.shared_fields`)."""
+    own, shared = shared_fields(signatures) if short else (list(signatures), "")
+    if not shared:
+        return [_latex_sig(s) + r"\par" for s in signatures]
+    lines = [r"Signatures (\dots{}: the fields all of them end with, given last):\par"]
+    lines += [_latex_sig(o) + r"\textbar{}\dots{}\par" for o in own]
+    lines.append(r"\dots{} = " + _latex_sig(shared) + r"\par")
+    return lines
+
+
+def latex_float(body: list[str], *, caption: str, label: str, fit: str, notes: list[str], standalone: bool,
+                placement: str = "t") -> str:
+    r"""A ``table`` float around a ``tabular`` (``body``): the caption and label above, the
+    tabular fitted to ``\linewidth`` as ``fit`` says (:data:`LATEX_FITS`), ``notes`` in a
+    footnote-size paragraph under it; a whole document when ``standalone``."""
     lines = []
     if standalone:
         lines += [r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",
-                  r"\usepackage{booktabs}", r"\usepackage[margin=2cm]{geometry}", r"\pagestyle{empty}", r"\begin{document}", r"\null"]
+                  r"\usepackage{booktabs}", r"\usepackage{graphicx}", r"\usepackage[margin=2cm]{geometry}",
+                  r"\pagestyle{empty}", r"\begin{document}", r"\null"]
     # a document of one table: here, at the top (a float alone would go to a float page)
-    lines += [r"\begin{table}[" + ("!h" if standalone else "t") + "]", r"\centering"]
-    if title:
-        lines.append(r"\caption{" + latex_cell(title) + "}")
-    lines.append(r"\begin{tabular}{l" + "r" * len(model.metrics) + "}")
+    lines += [r"\begin{table}[" + ("!h" if standalone else placement) + "]", r"\centering"]
+    lines.append(r"\caption{" + latex_cell(caption) + r"}\label{" + label + "}")
+    body = list(body)
+    if fit == "shrink":  # scaled down to the line only when wider; a narrow table keeps its size
+        body[0] = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{" + body[0]
+    elif fit == "linewidth":
+        body[0] = r"\resizebox{\linewidth}{!}{" + body[0]
+    if fit != "none":
+        body[-1] += "}"
+    lines += body
+    lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize\raggedright")
+    lines += notes
+    lines += [r"\end{minipage}", r"\end{table}"]
+    if standalone:
+        lines.append(r"\end{document}")
+    return "\n".join(lines) + "\n"
+
+
+def _latex(model: TableModel, digits: int, title: str, standalone: bool, *, label: str = "tab:receval-runs",
+           fit: str = "shrink", short: bool = True) -> str:
+    lines = [r"\begin{tabular}{l" + "r" * len(model.metrics) + "}"]
     lines.append(r"\toprule")
     lines.append("Run & " + " & ".join(latex_cell(m) for m in model.metrics) + r" \\")
     lines.append(r"\midrule")
@@ -432,13 +522,10 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool) -> str:
             cis = [r"{\scriptsize " + latex_escape(_ci_text(model.cells[(r, m)].ci, digits)) + "}" for m in model.metrics]
             lines.append(" & " + " & ".join(cis) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize")
-    lines += [latex_cell(x) + r"\par" for x in model.legend]
-    lines += [_latex_sig(model.signatures[m]) + r"\par" for m in model.metrics if m in model.signatures]
-    lines += [r"\end{minipage}", r"\end{table}"]
-    if standalone:
-        lines.append(r"\end{document}")
-    return "\n".join(lines) + "\n"
+    notes = [latex_cell(x) + r"\par" for x in model.legend]
+    notes += latex_signature_notes([model.signatures[m] for m in model.metrics if m in model.signatures], short)
+    caption = title or f"{len(model.runs)} runs on {len(model.metrics)} metrics; notes below the table."
+    return latex_float(lines, caption=caption, label=label, fit=fit, notes=notes, standalone=standalone)
 
 
 _CSS = """body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#111}
@@ -454,11 +541,25 @@ tbody tr:last-child td{border-bottom:2px solid #111}
 def _html(model: TableModel, digits: int, title: str) -> str:
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f"<title>{e(title or 'receval comparison')}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-           "<table>"]
+           f"<title>{e(title or 'receval comparison')}</title>", f"<style>{_CSS}</style>", "</head>", "<body>"]
+    out += html_table(model, digits, title)
+    out += ['<div class="legend">']
+    out += [f"<p>{e(x)}</p>" for x in model.legend]
+    out += [f'<p class="sig">{e(model.signatures[m])}</p>' for m in model.metrics if m in model.signatures]
+    out += ["</div>", "</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def html_table(model: TableModel, digits: int, title: str = "", signatures: bool = False) -> list[str]:
+    """The ``<table>`` of a comparison as HTML lines, every user string escaped;
+    ``signatures``: each metric's header carries its signature as a tooltip."""
+    e = html.escape
+    out = ["<table>"]
     if title:
         out.append(f"<caption>{e(title)}</caption>")
-    out.append("<thead><tr><th>run</th>" + "".join(f"<th>{e(m)}</th>" for m in model.metrics) + "</tr></thead>")
+    heads = "".join(f'<th title="{e(model.signatures[m])}">{e(m)}</th>' if signatures and m in model.signatures
+                    else f"<th>{e(m)}</th>" for m in model.metrics)
+    out.append("<thead><tr><th>run</th>" + heads + "</tr></thead>")
     out.append("<tbody>")
     for r in model.runs:
         tds = []
@@ -473,11 +574,8 @@ def _html(model: TableModel, digits: int, title: str) -> str:
                 s += f' <span class="ci">{e(_ci_text(c.ci, digits))}</span>'
             tds.append(f"<td>{s}</td>")
         out.append(f"<tr><td>{e(r)} <sup>({model.letters[r]})</sup></td>" + "".join(tds) + "</tr>")
-    out += ["</tbody>", "</table>", '<div class="legend">']
-    out += [f"<p>{e(x)}</p>" for x in model.legend]
-    out += [f'<p class="sig">{e(model.signatures[m])}</p>' for m in model.metrics if m in model.signatures]
-    out += ["</div>", "</body>", "</html>"]
-    return "\n".join(out) + "\n"
+    out += ["</tbody>", "</table>"]
+    return out
 
 
 def _csv(cmp: Comparison, model: TableModel) -> str:
@@ -555,5 +653,5 @@ def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-__all__ = ["FORMATS", "render_table", "write_table", "read_json", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
+__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "read_json", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]

@@ -37,12 +37,15 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .arguments import add_column_args, column_kwargs
 from .errors import DataError
 from .report import command_formats, render, short_fingerprint
 from .spec import signature_head
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import Frame, Ids, ResultSource
 
 #: relative and absolute tolerance of a value check
 TOLERANCE = 1e-12
@@ -217,16 +220,16 @@ def _flag(name: str) -> str:
 
 
 def verify(
-    results: Any,
-    recs: Any,
-    truth: Any,
+    results: ResultSource,
+    recs: Frame,
+    truth: Frame,
     *,
-    train: Any = None,
-    catalog: Any = None,
-    categories: Any = None,
-    item_groups: Any = None,
-    user_groups: Any = None,
-    baseline: Any = None,
+    train: Frame | None = None,
+    catalog: Frame | Ids | None = None,
+    categories: Frame | None = None,
+    item_groups: Frame | None = None,
+    user_groups: Frame | None = None,
+    baseline: Frame | None = None,
     user_col: str = "user_id",
     item_col: str = "item_id",
     score_col: str = "score",
@@ -249,7 +252,7 @@ def verify(
     doc, where = load_result(results)
     entries = _entries(doc, where)
     published = _fingerprints(doc, where)
-    given = {"train": train, "catalog": catalog, "categories": categories, "item_groups": item_groups,
+    given: dict[str, Any] = {"train": train, "catalog": catalog, "categories": categories, "item_groups": item_groups,
              "user_groups": user_groups, "baseline": baseline}
     for name in SIDE:
         if name in published and given[name] is None:

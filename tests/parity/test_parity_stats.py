@@ -73,7 +73,7 @@ def test_compare_equals_ranx(tmp_path):
                 "score": [v for u in runs[n] for v in runs[n][u].values()]} for n in names}
     r = evaluate_runs(recs, truth, ["ndcg@10"], dialect="ranx")
     users = [str(u) for u in r.user_ids.tolist()]
-    pu = r.per_user()
+    pu = r.arrays()
     for n in names:
         assert np.allclose(pu[n]["ndcg@10"], [rx["per_user"][n][u] for u in users], rtol=0, atol=1e-12)
     tests = {"student": "t", "fisher": "permutation", "tukey": "tukey"}
