@@ -85,6 +85,7 @@ def expand(case: Mapping[str, Any], scenarios: Mapping[str, Any]) -> dict[str, A
     side inputs its value reads."""
     sc = scenarios[case["scenario"]]
     out = {k: v for k, v in case.items() if k != "scenario"}
+    out["why"] = case.get("why") or sc.get("why", "")
     out["inputs"] = f"inputs/{case['scenario']}"
     out["recs"] = columns(sc["recs"], RECS_COLUMNS)
     out["truth"] = columns(sc["truth"], TRUTH_COLUMNS)
@@ -210,8 +211,7 @@ def export(folder: str | Path) -> dict[str, int]:
         raise DataError(f"cannot write the conformance suite into '{folder}': {exc.strerror or exc}") from None
     counts = {}
     for name, items in sorted(by_metric.items()):
-        doc = {"format": FORMAT, "metric": name, "cases": items}
-        write_output(root / "cases" / f"{name}.json", json.dumps(doc, indent=1, ensure_ascii=False) + "\n", "conformance case file")
+        write_output(root / "cases" / f"{name}.json", _case_file(name, items), "conformance case file")
         counts[name] = len(items)
     index = {
         "format": FORMAT, "receval": __version__, "built_with": data.get("built_with"), "cases": sum(counts.values()),
@@ -221,6 +221,12 @@ def export(folder: str | Path) -> dict[str, int]:
     write_output(root / "index.json", json.dumps(index, indent=1, ensure_ascii=False) + "\n", "conformance index")
     write_output(root / "README.md", README.format(n=index["cases"], m=len(counts), version=__version__), "conformance README")
     return counts
+
+
+def _case_file(metric: str, items: list[dict[str, Any]]) -> str:
+    """A metric's case file: one case per line (valid JSON, readable line by line)."""
+    lines = [json.dumps(c, ensure_ascii=False, separators=(", ", ": ")) for c in items]
+    return (f'{{"format": {FORMAT}, "metric": {json.dumps(metric)}, "cases": [\n' + ",\n".join(lines) + "\n]}\n")
 
 
 def _count(values: Any) -> dict[str, int]:
@@ -245,7 +251,8 @@ def _csv(rows: list[Any], names: tuple[str, ...]) -> str:
 README = """# receval conformance suite
 
 {n} cases over {m} metrics, written by `receval conformance export` (receval {version}).
-Format and use: https://receval docs, page "Conformance suite" (docs/conformance.md).
+The format and how to use it from any language: receval's documentation, page "Conformance
+suite" (docs/conformance.md in the repository).
 
 ## Files
 
