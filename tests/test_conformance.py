@@ -126,8 +126,8 @@ def test_export_writes_a_self_contained_folder(tmp_path):
     index = json.loads((out / "index.json").read_text())
     assert index["cases"] == sum(counts.values()) and index["metrics"] == counts
     assert "# receval conformance suite" in (out / "README.md").read_text()
-    loaded = cases(folder=out)
-    assert len(loaded) == index["cases"]
+    loaded = cases("ndcg", folder=out)
+    assert len(loaded) == index["metrics"]["ndcg"]
     one = json.loads((out / "cases" / "ndcg.json").read_text())["cases"][0]
     with open(out / one["inputs"] / "recs.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -159,6 +159,7 @@ def _digest(*frames: Any) -> str:
 
 
 def probes_of(cases: Sequence[Case]) -> list[Probe]:
+    """The distinct inputs of ``cases``: (k, recs, truth), with every side input they carry."""
     out: dict[str, Probe] = {}
     for c in cases:
         key = f"{c.k}:{_digest(c.recs, c.truth)}"
@@ -175,6 +176,8 @@ def probes_of(cases: Sequence[Case]) -> list[Probe]:
                 p.case = replace(p.case, side=side)
             p.ids.append(c.id)
             p.tags = tuple(dict.fromkeys(p.tags + c.tags))
+    for p in out.values():  # the side inputs are part of what receval's values are cached by
+        p.key += ":" + _digest(*[p.case.side[n] for n in sorted(p.case.side)]) + ":" + ",".join(sorted(p.case.side))
     return list(out.values())
 
 
@@ -201,6 +204,7 @@ def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
 
 _CACHE: dict[tuple[str, str, str | None], Any] = {}
 _RESOLVED: dict[tuple[str, str | None], Any] = {}
+_ENCODED: dict[tuple[str, bool], Any] = {}
 
 
 def _receval(probe: Probe, specs: Sequence[str], dialect: str | None = None) -> dict[str, Any]:
@@ -255,13 +259,18 @@ def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
     cols = Columns("user", "item", "score", "rank", "rating")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            enc = read_inputs(c.recs, c.truth, cols).encode(exact=exact_items([r for _, r in resolved]))
-        except RecevalError:
+        exact = exact_items([r for _, r in resolved])
+        if (probe.key, exact) not in _ENCODED:
+            try:
+                _ENCODED[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
+                                                SideInputs(cols=cols, **_side_kwargs(c.side)))
+            except RecevalError:
+                _ENCODED[(probe.key, exact)] = None
+        if _ENCODED[(probe.key, exact)] is None:
             for s, _ in resolved:
                 _CACHE[(probe.key, s, dialect)] = None
             return
-        side = SideInputs(cols=cols, **_side_kwargs(c.side))
+        enc, side = _ENCODED[(probe.key, exact)]
         rs = note_side([r for _, r in resolved], side)
         names = [s for s, _ in resolved]
         for key, idxs in groups(rs).items():
@@ -327,6 +336,7 @@ class Candidate:
     undefined: int = 0
     differs: list[str] = field(default_factory=list)  # probe keys
     users: list[str] = field(default_factory=list)  # probe keys: another user set only
+    pruned: bool = False  # left behind by the search: its counts are lower bounds
 
     def spec(self, metric: str, k: int | None) -> str:
         opts = ",".join(f"{a}={v}" for a, v in self.options.items())
@@ -347,15 +357,26 @@ def _render(axis: Any, v: Any) -> str:
 
 
 def _space(metric: Any) -> list[dict[str, str]]:
-    """Stage 1: the named options of the metric and empty, norecs, rel."""
+    """Stage 1: the named options of the metric (their product, or one at a time and in pairs
+    around the standard definition when the product is larger than :data:`MAX_PRODUCT`)."""
     axes: list[tuple[str, list[str]]] = []
     for a in metric.axes.values():
         if a.free or a.numeric:
             continue
         axes.append((a.name, [str(a.default)] + [v for v in a.values if v != a.default]))
-    for name, values in (("empty", ["skip", "zero"]), ("norecs", ["zero", "skip"]), ("rel", ["all", ">0"])):
-        if name in metric.context:
-            axes.append((name, values))
+    return _combos(axes)
+
+
+def _users(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
+    """Stage 2: which users are averaged, and which truth rows are relevant, around ``base``."""
+    axes = [(name, values) for name, values in (("empty", ["skip", "zero"]), ("norecs", ["zero", "skip"]),
+                                                ("rel", ["all", ">0"])) if name in metric.context]
+    return [{**base, **c} for c in _combos(axes)]
+
+
+def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
+    """The option sets of ``axes`` (each: name, values with its default first), written as the
+    options that differ from the defaults."""
     size = math.prod(len(v) for _, v in axes) if axes else 1
     defaults = {n: v[0] for n, v in axes}
     if size <= MAX_PRODUCT:
@@ -410,7 +431,9 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
                 _tally(c, p, compare(got[p.key], _receval(p, [spec], c.dialect)[spec]))
         best = min(c.wrong for c in live)
-        live = [c for c in live if c.wrong <= best + 2]
+        for c in live:
+            c.pruned = c.wrong > best + 2
+        live = [c for c in live if not c.pruned]
 
 
 def _tally(c: Candidate, p: Probe, verdict: str) -> None:
@@ -424,8 +447,10 @@ def _tally(c: Candidate, p: Probe, verdict: str) -> None:
         c.differs.append(p.key)
 
 
-def _rank(c: Candidate) -> tuple[int, int, int, int]:
-    return (c.wrong, -c.matched, 0 if c.dialect is None else 1, len(c.options))
+def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int]:
+    """Best first: searched to the end, with evidence, fewest cases wrong, most cases matched,
+    options before dialects, fewest options changed."""
+    return (c.pruned, c.wrong + c.matched == 0, c.wrong, -c.matched, 0 if c.dialect is None else 1, len(c.options))
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -476,7 +501,7 @@ class AuditReport:
             lines.append(f"MATCH on every case: {self.definition}")
             lines.append(f"  options that differ from the standard definition: {opts}")
             if self.dialects:
-                lines.append(f"  the definition of: {', '.join(self.dialects)}")
+                lines.append(f"  agrees, on every case where they have a value, with the dialects: {', '.join(self.dialects)}")
             if self.equivalent:
                 lines.append(f"  equally matched on these cases (the suite does not tell them apart): {', '.join(self.equivalent[:6])}"
                              + (" ..." if len(self.equivalent) > 6 else ""))
@@ -561,17 +586,28 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
                          errors=errors)
     if not report.evidence:
         return report
-    cands = [Candidate(o) for o in _space(m)]
-    _score(m, cands, probes, got)
-    best = sorted(cands, key=_rank)[:3]
-    extra = []
-    for b in best:
-        extra += [Candidate(o) for o in _around(m, b.options)]
-    seen = {tuple(sorted(c.options.items())) for c in cands}
-    extra = [c for c in extra if tuple(sorted(c.options.items())) not in seen and not seen.add(tuple(sorted(c.options.items())))]  # type: ignore[func-returns-value]
-    extra += [Candidate({}, d) for d in _dialects(m.name)]
-    _score(m, extra, probes, got)
-    everything = sorted(cands + extra, key=_rank)
+    cands: list[Candidate] = []
+    seen: set[tuple] = set()
+
+    def stage(option_sets: list[dict[str, str]], dialects: Sequence[str] = ()) -> None:
+        new = []
+        for o in option_sets:
+            key = tuple(sorted(o.items()))
+            if key not in seen:
+                seen.add(key)
+                new.append(Candidate(o))
+        new += [Candidate({}, d) for d in dialects]
+        _score(m, new, probes, got)
+        cands.extend(new)
+
+    def bases() -> list[dict[str, str]]:
+        top = [c.options for c in sorted(cands, key=_rank) if c.dialect is None][:2]
+        return top + ([{}] if {} not in top else [])
+
+    stage(_space(m))
+    stage([o for b in bases() for o in _users(m, b)])
+    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))
+    everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}
     if top.wrong == 0 and top.matched > 0:
@@ -582,12 +618,12 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
         k = probes[0].case.k
         report.definition = chosen_c.spec(m.name, k) if chosen_c.dialect is None else f"{m.name} (dialect {chosen_c.dialect})"
         report.options = dict(chosen_c.options)
-        report.dialects = [c.dialect for c in same if c.dialect]
+        report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
         report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
         report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
         return report
     report.status = "no match"
-    for c in everything[:3]:
+    for c in [c for c in everything if c.wrong][:3]:
         report.closest.append(_finding(m.name, c, by_key, got))
     first = everything[0]
     if first.users and not first.differs:
