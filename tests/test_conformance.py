@@ -92,6 +92,15 @@ def test_the_shipped_suite_is_what_the_generator_plans():
         assert shipped["recs"] == [list(r) for r in sc.rec_rows()], name
         assert shipped["truth"] == [[u, i, float(r)] for u, i, r in sc.truth], name
         assert shipped["side"] == {n: [list(r) for r in rows] for n, rows in sc.side().items()}, name
+    from receval.conformance.arithmetic import ARITHMETIC
+
+    arith = {f"arith-{a.name}": a for a in ARITHMETIC}
+    shipped_arith = [c for c in data["cases"] if c["source"] == "arithmetic"]
+    assert sorted(c["scenario"] for c in shipped_arith) == sorted(arith)
+    for c in shipped_arith:
+        a = arith[c["scenario"]]
+        assert (c["spec"], c["why"], c["expected"]["per_user"]) == (a.spec, a.why, a.per_user), c["id"]
+        assert close(c["expected"]["mean"], a.mean), c["id"]
     planned = {(p.spec, p.scenario, p.dialect): p for p in plans()}
     for c in data["cases"]:
         if c["source"] == "reference":

@@ -6,6 +6,7 @@ keeps a case (``source: "arithmetic"``) only where receval gives exactly this ar
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,47 @@ class Arithmetic:
     dialect: str | None = None
 
 
-ARITHMETIC: list[Arithmetic] = []
+_LISTS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3), ("u2", "i1", 0.9, 1), ("u2", "i4", 0.5, 2)]
+_TRUTH = [("u1", "i1", 1.0), ("u2", "i4", 1.0)]
+_CATALOG = {"catalog": [("i1",), ("i2",), ("i3",), ("i4",), ("i5",)]}
+_TOP2 = "the top-2 lists are u1: i1, i2 and u2: i1, i4, so i1 is recommended twice, i2 and i4 once"
+_PRED = [("u1", "i1", 4.0, 1), ("u1", "i2", 2.0, 2), ("u2", "i3", 3.0, 1)]
+_RATED = [("u1", "i1", 5.0), ("u1", "i2", 1.0), ("u2", "i3", 3.0)]
+_AUC_RECS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3), ("u1", "i4", 0.6, 4),
+             ("u2", "i5", 0.9, 1), ("u2", "i6", 0.5, 2)]
+_AUC_TRUTH = [("u1", "i2", 1.0), ("u2", "i5", 1.0)]
+_CATS = {"categories": [("i1", "a"), ("i2", "a"), ("i2", "b"), ("i3", "b"), ("i4", "c")]}
+
+ARITHMETIC: list[Arithmetic] = [
+    Arithmetic("coverage-catalog", "coverage", "coverage@2", 2, _LISTS, _TRUTH, 0.6, {},
+               f"{_TOP2}: 3 distinct items of a catalogue of 5 = 3/5 = 0.6", _CATALOG),
+    Arithmetic("coverage-count", "coverage", "coverage(denominator=count)@2", 2, _LISTS, _TRUTH, 3.0, {},
+               f"{_TOP2}: 3 distinct items, counted (denominator 1) = 3", _CATALOG),
+    Arithmetic("entropy-e", "entropy", "entropy@2", 2, _LISTS, _TRUTH, 1.5 * math.log(2), {},
+               f"{_TOP2}: p = 1/2, 1/4, 1/4; H = -(1/2 ln 1/2 + 2 · 1/4 ln 1/4) = 1/2 ln 2 + ln 2 = 1.5 ln 2", _CATALOG),
+    Arithmetic("entropy-2", "entropy", "entropy(base=2)@2", 2, _LISTS, _TRUTH, 1.5, {},
+               f"{_TOP2}: p = 1/2, 1/4, 1/4; H = -(1/2 log2 1/2 + 2 · 1/4 log2 1/4) = 1/2 + 1 = 1.5", _CATALOG),
+    Arithmetic("gini", "gini", "gini@2", 2, _LISTS, _TRUTH, 0.625, {},
+               f"{_TOP2}; over the catalogue of 5 the sorted shares are 0, 0, 1/4, 1/4, 1/2 with weights "
+               "2j - 6 = -4, -2, 0, 2, 4: (0 + 0 + 0 + 1/2 + 2) / (5 - 1) = 0.625", _CATALOG),
+    Arithmetic("mae-pairs", "mae", "mae", None, _PRED, _RATED, 2 / 3, {},
+               "predictions 4, 2, 3 against ratings 5, 1, 3: (|4-5| + |2-1| + |3-3|) / 3 = 2/3"),
+    Arithmetic("mae-users", "mae", "mae(average=users)", None, _PRED, _RATED, 0.5, {},
+               "u1: (|4-5| + |2-1|) / 2 = 1, u2: |3-3| = 0; the mean over users = 0.5"),
+    Arithmetic("rmse-pairs", "rmse", "rmse", None, _PRED, _RATED, math.sqrt(2 / 3), {},
+               "predictions 4, 2, 3 against ratings 5, 1, 3: sqrt((1 + 1 + 0) / 3) = sqrt(2/3)"),
+    Arithmetic("gauc", "gauc", "gauc", None, _AUC_RECS, _AUC_TRUTH, 5 / 6, {"u1": 2 / 3, "u2": 1.0},
+               "u1 ranks i1 i2 i3 i4 with i2 relevant: 1 positive, 3 negatives, 1 negative above it: 1 - 1/3 = 2/3; "
+               "u2 ranks its one positive first: 1; the mean = 5/6"),
+    Arithmetic("gauc-at-2", "gauc", "gauc@2", 2, _AUC_RECS, _AUC_TRUTH, 0.5, {"u1": 0.0, "u2": 1.0},
+               "top 2: u1 has i1 (negative) above i2 (positive): 1 - 1/1 = 0; u2 has i5 (positive) above i6: 1; "
+               "the mean = 0.5"),
+    Arithmetic("auc-stacked", "auc", "auc", None, _AUC_RECS, _AUC_TRUTH, 0.8125, {},
+               "pooled rows: positives scored 0.8 and 0.9, negatives 0.9, 0.7, 0.6, 0.5; 0.8 beats 3 negatives, "
+               "0.9 beats 3 and ties 1 (1/2): (3 + 3.5) / (2 · 4) = 0.8125"),
+    Arithmetic("ild-jaccard", "ild", "ild@3", 3, _LISTS, _TRUTH, 5 / 6, {"u1": 2 / 3, "u2": 1.0},
+               "categories i1 {a}, i2 {a, b}, i3 {b}, i4 {c}; u1's list i1 i2 i3: Jaccard distances 1/2, 1, 1/2, "
+               "mean over the 3 pairs = 2/3; u2's list i1 i4: distance 1; the mean = 5/6", _CATS),
+]
 
 __all__ = ["Arithmetic", "ARITHMETIC"]
