@@ -470,3 +470,21 @@ def test_cli_refusals_are_one_line(args, needle, capsys):
 def test_bad_implementation_text_in_the_api():
     with pytest.raises(AuditError, match="no function"):
         audit("math:nope", "precision")
+
+
+def test_the_audit_page_quotes_the_example_and_its_verdict():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "audit.md").read_text(encoding="utf-8")
+    example = (root / "examples" / "audit_my_metric.py").read_text(encoding="utf-8")
+    assert example in page
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("audit_my_metric", root / "examples" / "audit_my_metric.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = audit(module.my_ndcg, "ndcg")
+    assert report.status == "match" and report.options["ideal"] == "hits"
+    verdict = str(report).splitlines()[1]
+    assert verdict in page.replace("examples/audit_my_metric.py:my_ndcg", "my_ndcg")

@@ -616,20 +616,27 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
         plain = [c for c in same if c.dialect is None]
         chosen_c = plain[0] if plain else top
         k = probes[0].case.k
-        report.definition = chosen_c.spec(m.name, k) if chosen_c.dialect is None else f"{m.name} (dialect {chosen_c.dialect})"
+        report.definition = chosen_c.spec(m.name, None) if chosen_c.dialect is None else f"{m.name} (dialect {chosen_c.dialect})"
         report.options = dict(chosen_c.options)
         report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
         report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
         report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
         return report
     report.status = "no match"
-    for c in [c for c in everything if c.wrong][:3]:
+    shown: set[tuple] = set()
+    for c in everything:
+        key = (tuple(c.differs), tuple(c.users))
+        if not c.wrong or c.pruned or key in shown:
+            continue
+        shown.add(key)
         report.closest.append(_finding(m.name, c, by_key, got))
+        if len(report.closest) == 3:
+            break
     first = everything[0]
     if first.users and not first.differs:
         report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name)
     k = probes[0].case.k
-    report.definition = first.spec(m.name, k) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
+    report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
     report.explanation = explanation(first.spec(m.name, k), first.dialect)
     return report
