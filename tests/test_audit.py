@@ -488,3 +488,33 @@ def test_the_audit_page_quotes_the_example_and_its_verdict():
     assert report.status == "match" and report.options["ideal"] == "hits"
     verdict = str(report).splitlines()[1]
     assert verdict in page.replace("examples/audit_my_metric.py:my_ndcg", "my_ndcg")
+
+
+def test_a_user_set_only_difference_without_an_option_is_named():
+    def precision_without_zero_users(recs, truth, k, side):
+        return {u: v for u, v in precision_standard(recs, truth, k, side).items() if v > 0}
+
+    report = audit(precision_without_zero_users, "precision")
+    assert report.status == "no match"
+    assert report.user_set and "leaves out users" in report.user_set and "common users agree" in report.user_set
+    assert "user set:" in str(report)
+
+
+def test_a_batch_implementation_runs_every_case_at_once():
+    class Batch:
+        def __init__(self):
+            self.calls = 0
+
+        def evaluate_cases(self, cases):
+            self.calls += 1
+            return {c.id: map_divided_by_k(c.recs, c.truth, c.k, c.side) for c in cases}
+
+    impl = Batch()
+    report = audit(impl, "map")
+    assert impl.calls == 1 and report.status == "match" and report.options["denominator"] == "k"
+
+
+def test_a_dialect_match_names_its_options():
+    from receval.audit import _dialect_options
+
+    assert _dialect_options("rectools@0.19.0", "ndcg", 10)["ideal"] == "k"

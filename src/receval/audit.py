@@ -184,7 +184,7 @@ def probes_of(cases: Sequence[Case]) -> list[Probe]:
 def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
     """The implementation's outcome on each probe (by probe key): float, {user: float}, or error text."""
     out: dict[str, Any] = {}
-    if isinstance(impl, BatchImplementation) and not callable(impl):
+    if isinstance(impl, BatchImplementation):  # a library in another process: every case at once
         got = impl.evaluate_cases([p.case for p in probes])
         for p in probes:
             out[p.key] = _outcome(got[p.case.id]) if p.case.id in got else "not run"
@@ -224,7 +224,7 @@ def _opt(spec: str, name: str) -> str:
 
 
 def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
-    from .conformance.suite import _side_kwargs, per_user_of
+    from .conformance.suite import side_kwargs, per_user_of
 
     c = probe.case
     if dialect is None:  # a duplicate refused by dup=error / tdup=error: known without evaluating
@@ -263,7 +263,7 @@ def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
         if (probe.key, exact) not in _ENCODED:
             try:
                 _ENCODED[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
-                                                SideInputs(cols=cols, **_side_kwargs(c.side)))
+                                                SideInputs(cols=cols, **side_kwargs(c.side)))
             except RecevalError:
                 _ENCODED[(probe.key, exact)] = None
         if _ENCODED[(probe.key, exact)] is None:
@@ -576,7 +576,6 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
         chosen = suite_cases(m.name, cases)
     else:
         chosen = [c for c in cases if c.metric == m.name]
-    chosen = [c for c in chosen if c.refusal is None or True]
     if not chosen:
         raise AuditError(f"no conformance case of metric '{m.name}'" + (f" in '{cases}'" if isinstance(cases, (str, Path)) else ""))
     probes = probes_of(chosen)
@@ -617,7 +616,7 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
         chosen_c = plain[0] if plain else top
         k = probes[0].case.k
         report.definition = chosen_c.spec(m.name, None) if chosen_c.dialect is None else f"{m.name} (dialect {chosen_c.dialect})"
-        report.options = dict(chosen_c.options)
+        report.options = dict(chosen_c.options) if chosen_c.dialect is None else _dialect_options(chosen_c.dialect, m.name, k)
         report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
         report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
         report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
@@ -640,6 +639,15 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
     report.options = dict(first.options)
     report.explanation = explanation(first.spec(m.name, k), first.dialect)
     return report
+
+
+def _dialect_options(label: str, metric: str, k: int | None) -> dict[str, str]:
+    """The options a dialect changes from the standard definition of ``metric``."""
+    from .dialects import load_dialect
+    from .metrics import get_metric
+
+    m = get_metric(metric)
+    return {name: m.axis(name).render(value) for name, _, value, _ in load_dialect(label).differences(metric, k)}
 
 
 def _dialects(metric: str) -> list[str]:

@@ -204,7 +204,6 @@ def metric_variants(name: str) -> list[dict[str, str]]:
     """The option sets of one metric: the standard definition, then every value of every axis
     one at a time (numeric axes: :data:`NUMERIC_SAMPLES`), then :data:`EXTRA_OPTIONS`."""
     from ..metrics import get_metric
-    from ..options import _render_number
 
     m = get_metric(name)
     out: list[dict[str, str]] = [{}]
@@ -212,7 +211,7 @@ def metric_variants(name: str) -> list[dict[str, str]]:
         if axis.free:
             continue
         if axis.numeric:
-            values = [_render_number(v) for v in NUMERIC_SAMPLES.get(axis.name, []) if v != axis.default]
+            values = [axis.render(v) for v in NUMERIC_SAMPLES.get(axis.name, []) if v != axis.default]
         else:
             values = [v for v in axis.values if v != axis.default]
         out.extend({axis.name: v} for v in values)

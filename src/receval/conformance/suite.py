@@ -133,14 +133,14 @@ def run_receval(spec: str, dialect: str | None, recs: Any, truth: Any, side: Map
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = evaluate(recs, truth, [spec], dialect=dialect, user_col="user", item_col="item", score_col="score",
-                           rank_col="rank", rating_col="rating", **_side_kwargs(side))
+                           rank_col="rank", rating_col="rating", **side_kwargs(side))
     except RecevalError as exc:
         return {"refusal": type(exc).__name__, "message": str(exc)}
     e = res.entries[0]
     return {"mean": _num(e.value), "per_user": per_user_of(res.user_ids, e.per_user), "signature": strip_version(e.signature)}
 
 
-def _side_kwargs(side: Mapping[str, Any]) -> dict[str, Any]:
+def side_kwargs(side: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, frame in side.items():
         if name == "catalog":
@@ -281,4 +281,4 @@ Compare values with a tolerance of 1e-9 (relative); the expected values are exac
 
 
 __all__ = ["cases", "raw_suite", "export", "run_receval", "read_folder", "case_from_json", "expand", "close",
-           "strip_version", "per_user_of", "columns", "SIDE_COLUMNS", "RECS_COLUMNS", "TRUTH_COLUMNS", "FORMAT"]
+           "strip_version", "per_user_of", "columns", "side_kwargs", "SIDE_COLUMNS", "RECS_COLUMNS", "TRUTH_COLUMNS", "FORMAT"]
