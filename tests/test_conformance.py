@@ -156,3 +156,11 @@ def test_export_refuses_a_non_empty_folder(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an empty folder" in err and "new or empty folder" in err
     assert (tmp_path / "x.txt").read_text() == "mine"
+
+
+def test_the_docs_give_the_size_of_the_suite():
+    data = raw_suite()
+    n, m = len(data["cases"]), len({c["metric"] for c in data["cases"]})
+    page = (HERE.parent / "docs" / "conformance.md").read_text(encoding="utf-8")
+    assert f"{n:,} cases over {m} metrics" in page, "update docs/conformance.md"
+    assert f"covers {m} of receval's" in (HERE.parent / "docs" / "audit.md").read_text(encoding="utf-8")

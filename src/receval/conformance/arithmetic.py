@@ -36,6 +36,15 @@ _RATED = [("u1", "i1", 5.0), ("u1", "i2", 1.0), ("u2", "i3", 3.0)]
 _AUC_RECS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3), ("u1", "i4", 0.6, 4),
              ("u2", "i5", 0.9, 1), ("u2", "i6", 0.5, 2)]
 _AUC_TRUTH = [("u1", "i2", 1.0), ("u2", "i5", 1.0)]
+_NOV_TRAIN = {"train": [("t1", "i1"), ("t1", "i2"), ("t2", "i1"), ("t3", "i1")]}
+_PAUC_RECS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3), ("u1", "i4", 0.6, 4),
+              ("u2", "i5", 0.9, 1), ("u2", "i6", 0.8, 2), ("u2", "i7", 0.7, 3),
+              ("u3", "i1", 0.9, 1), ("u3", "i4", 0.8, 2), ("u3", "i2", 0.7, 3), ("u3", "i3", 0.6, 4)]
+_PAUC_TRUTH = [("u1", "i2", 1.0), ("u1", "i9", 1.0), ("u2", "i5", 1.0), ("u3", "i1", 1.0), ("u3", "i2", 1.0),
+               ("u3", "i3", 1.0)]
+_PAUC_WHY = ("k=2 negatives; u1 ranks n p n n with a second relevant item missing from the list, u2 p n n, u3 p n p p "
+             "(f = negatives above a hit): ")
+_GROUPS = {"item_groups": [("i1", "g1"), ("i3", "g1"), ("i2", "g2"), ("i4", "g2")]}
 _CATS = {"categories": [("i1", "a"), ("i2", "a"), ("i2", "b"), ("i3", "b"), ("i4", "c")]}
 
 ARITHMETIC: list[Arithmetic] = [
@@ -68,6 +77,33 @@ ARITHMETIC: list[Arithmetic] = [
     Arithmetic("ild-jaccard", "ild", "ild@3", 3, _LISTS, _TRUTH, 5 / 6, {"u1": 2 / 3, "u2": 1.0},
                "categories i1 {a}, i2 {a, b}, i3 {b}, i4 {c}; u1's list i1 i2 i3: Jaccard distances 1/2, 1, 1/2, "
                "mean over the 3 pairs = 2/3; u2's list i1 i4: distance 1; the mean = 5/6", _CATS),
+    Arithmetic("novelty", "novelty", "novelty@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u2", "i2", 0.5, 1)],
+               [("u1", "i1", 1.0), ("u2", "i2", 1.0)], 0.75 * math.log2(3),
+               {"u1": 0.5 * math.log2(3), "u2": math.log2(3)},
+               "3 train users: i1 seen by 3, i2 by 1; u1's list i1 i2: (-log2 3/3 - log2 1/3) / 2 = log2(3)/2; "
+               "u2's list i2: log2 3; the mean = 3/4 log2 3", _NOV_TRAIN),
+    Arithmetic("pauc", "pauc", "pauc@2", 2, _PAUC_RECS, _PAUC_TRUTH, (0.25 + 1 + 2 / 3) / 3,
+               {"u1": 0.25, "u2": 1.0, "u3": 2 / 3},
+               _PAUC_WHY + "u1 (2 - 1) / (2 · 2) = 1/4 (the missing item beats none); u2 (2 - 0) / (2 · 1) = 1; "
+               "u3 ((2 - 0) + (2 - 1) + (2 - 1)) / (2 · 3) = 2/3; the mean of the three"),
+    Arithmetic("pap", "pap", "pap@2", 2, _PAUC_RECS, _PAUC_TRUTH, 2 / 3, {"u1": 0.25, "u2": 1.0, "u3": 0.75},
+               _PAUC_WHY + "u1 (2 - 1) / (2 · min(2, 2)) = 1/4; u2 (2 - 0) / (2 · 1) = 1; u3 counts its first "
+               "min(2, 3) = 2 hits: ((2 - 0) + (2 - 1)) / (2 · 2) = 3/4; the mean = 2/3"),
+    Arithmetic("reo", "reo", "reo@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3),
+                                          ("u2", "i3", 0.9, 1), ("u2", "i4", 0.8, 2)],
+               [("u1", "i1", 1.0), ("u1", "i2", 1.0), ("u1", "i4", 1.0), ("u2", "i3", 1.0)], 1 / 3, {},
+               "groups g1 {i1, i3}, g2 {i2, i4}; top 2: u1 i1 i2, u2 i3 i4; g1: hits 1 + 1 of relevant 1 + 1 = 1, "
+               "g2: hits 1 + 0 of relevant 2 + 0 = 1/2; std/mean = (1/4) / (3/4) = 1/3", _GROUPS),
+    Arithmetic("rsp", "rsp", "rsp@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u2", "i3", 0.9, 1),
+                                          ("u2", "i1", 0.8, 2)],
+               [("u1", "i1", 1.0), ("u2", "i3", 1.0)], 0.5, {},
+               "groups g1 {i1, i3}, g2 {i2, i4}, no train: g1 recommended 1 + 2 times of 2 + 2 = 3/4, g2 1 + 0 "
+               "of 2 + 2 = 1/4; std/mean = (1/4) / (1/2) = 1/2", _GROUPS),
+    Arithmetic("mad-score", "mad", "mad(of=score)@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2),
+                                                         ("u2", "i3", 0.6, 1), ("u2", "i4", 0.4, 2)],
+               [("u1", "i1", 1.0), ("u2", "i3", 1.0)], 0.35, {},
+               "user groups a {u1}, b {u2}; mean top-2 scores 0.85 and 0.5; 2 / (2 · 1) · |0.85 - 0.5| = 0.35",
+               {"user_groups": [("u1", "a"), ("u2", "b")]}),
 ]
 
 __all__ = ["Arithmetic", "ARITHMETIC"]
