@@ -140,8 +140,10 @@ def build() -> tuple[dict[str, Any], Counter]:
                            "side": {n: [list(r) for r in rows] for n, rows in a.side.items()}, "tags": list(a.tags),
                            "why": a.why}
         n_by_metric[a.metric] += 1
+        r = resolve(a.spec, dialect=dialect_of(a.dialect))
+        read = sorted(set(get_metric(a.metric).side_reads(dict(r.options), frozenset(a.side)) or ()) & set(a.side))
         out.append(_case(f"{a.metric}-{n_by_metric[a.metric]:04d}", a.metric, a.spec, a.k, name, a.dialect,
-                         list(a.tags), sorted(a.side), ours, "arithmetic", a.why))
+                         list(a.tags), read, ours, "arithmetic", a.why))
         tally["arithmetic"] += 1
     from receval._version import __version__
 

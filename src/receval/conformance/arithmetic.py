@@ -45,6 +45,9 @@ _PAUC_TRUTH = [("u1", "i2", 1.0), ("u1", "i9", 1.0), ("u2", "i5", 1.0), ("u3", "
 _PAUC_WHY = ("k=2 negatives; u1 ranks n p n n with a second relevant item missing from the list, u2 p n n, u3 p n p p "
              "(f = negatives above a hit): ")
 _GROUPS = {"item_groups": [("i1", "g1"), ("i3", "g1"), ("i2", "g2"), ("i4", "g2")]}
+_BD_RECS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u2", "i3", 0.9, 1), ("u2", "i1", 0.8, 2)]
+_BD_TRUTH = [("u1", "i1", 1.0), ("u2", "i3", 1.0)]
+_BD_TRAIN = {"train": [("t1", "i1"), ("t1", "i2"), ("t2", "i2"), ("t3", "i3")]}
 _CATS = {"categories": [("i1", "a"), ("i2", "a"), ("i2", "b"), ("i3", "b"), ("i4", "c")]}
 
 ARITHMETIC: list[Arithmetic] = [
@@ -77,6 +80,21 @@ ARITHMETIC: list[Arithmetic] = [
     Arithmetic("ild-jaccard", "ild", "ild@3", 3, _LISTS, _TRUTH, 5 / 6, {"u1": 2 / 3, "u2": 1.0},
                "categories i1 {a}, i2 {a, b}, i3 {b}, i4 {c}; u1's list i1 i2 i3: Jaccard distances 1/2, 1, 1/2, "
                "mean over the 3 pairs = 2/3; u2's list i1 i4: distance 1; the mean = 5/6", _CATS),
+    Arithmetic("lauc", "lauc", "lauc@1", 1, _AUC_RECS, _AUC_TRUTH, 0.5, {"u1": 0.0, "u2": 1.0},
+               "u1's only positive i2 is at position 2, outside the top 1: 0; u2's positive i5 leads its full ranking "
+               "of 1 negative: (1 - 0/1) / min(1, 1) = 1; the mean = 0.5"),
+    Arithmetic("alpha-ndcg", "alpha_ndcg", "alpha_ndcg@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2)],
+               [("u1", "i1", 1.0), ("u1", "i2", 1.0)],
+               (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3)),
+               {"u1": (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3))},
+               "categories i1 {a}, i2 {a, b}, both relevant, alpha 1/2: G = 1 (i1: a new), 1/2 + 1 (i2: a seen once, "
+               "b new); the greedy ideal takes i2 first (2) then i1 (1/2): (1 + 1.5/log2 3) / (2 + 0.5/log2 3)", _CATS),
+    Arithmetic("bias-disparity-br", "bias_disparity", "bias_disparity(of=br,icat=g1)@2", 2, _BD_RECS, _BD_TRUTH, 1.5, {},
+               "groups g1 {i1, i3}, g2 {i2, i4}; top 2: u1 i1 i2, u2 i3 i1: 3 of 4 positions in g1, over g1's share "
+               "of the items 2/4: (3/4) / (1/2) = 1.5", {**_GROUPS, **_BD_TRAIN}),
+    Arithmetic("bias-disparity-bd", "bias_disparity", "bias_disparity(icat=g1)@2", 2, _BD_RECS, _BD_TRUTH, 0.5, {},
+               "B_R = 1.5 (as bias-disparity-br); train pairs t1 i1, t1 i2, t2 i2, t3 i3: 2 of 4 in g1, "
+               "B_S = (2/4) / (2/4) = 1; BD = (1.5 - 1) / 1 = 0.5", {**_GROUPS, **_BD_TRAIN}),
     Arithmetic("novelty", "novelty", "novelty@2", 2, [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u2", "i2", 0.5, 1)],
                [("u1", "i1", 1.0), ("u2", "i2", 1.0)], 0.75 * math.log2(3),
                {"u1": 0.5 * math.log2(3), "u2": math.log2(3)},
