@@ -458,6 +458,7 @@ def test_cli_audits_an_exported_folder(tmp_path, capsys):
     (["audit", "just_a_name", "-m", "precision"], "just_a_name"),
     (["audit", "math:sqrt_nope", "-m", "precision"], "has no function 'sqrt_nope'"),
     (["audit", "math:sqrt", "-m", "ndgc"], "unknown metric 'ndgc'"),
+    (["audit", "math:sqrt", "-m", "ab_ndcg"], "no conformance case of metric 'ab_ndcg'"),
 ])
 def test_cli_refusals_are_one_line(args, needle, capsys):
     from receval.cli import main
