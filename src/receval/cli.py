@@ -345,6 +345,26 @@ def _verify(p: argparse.ArgumentParser):
     return build_command(p)
 
 
+def _conformance(p: argparse.ArgumentParser):
+    p.add_argument("action", choices=("export",), help="export: write the suite (JSON per metric, CSV inputs, index, README)")
+    p.add_argument("dir", metavar="DIR", help="a new or empty folder")
+
+    def run(a: argparse.Namespace) -> int:
+        from .conformance.suite import export
+
+        counts = export(a.dir)
+        print(f"wrote {sum(counts.values())} conformance cases of {len(counts)} metrics to {a.dir} (see {a.dir}/README.md)")
+        return 0
+
+    return run
+
+
+def _audit(p: argparse.ArgumentParser):
+    from .audit import build_command
+
+    return build_command(p)
+
+
 #: every command, in the order the help (and docs/reference/cli.md) lists them: name -> (help, builder)
 COMMANDS: dict[str, tuple[str, Builder]] = {
     "evaluate": ("evaluate recommendations against a ground truth", _evaluate),
@@ -355,6 +375,8 @@ COMMANDS: dict[str, tuple[str, Builder]] = {
     "compare": ("evaluate as every library does: a row per dialect, a column per metric", _compare),
     "reproduce": ("run the RecSys'21 study's protocol and print the consistency table", _reproduce),
     "verify": ("recompute a published JSON result from its signatures and check its data fingerprints", _verify),
+    "conformance": ("export the conformance suite: cases with their expected values, for any implementation", _conformance),
+    "audit": ("find which definition of a metric an implementation computes, on the conformance suite", _audit),
 }
 
 

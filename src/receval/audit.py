@@ -1,0 +1,721 @@
+"""Audit an implementation of a metric: which receval definition does it compute?
+
+:func:`audit` runs an implementation (a Python callable ``impl(recs, truth, k, side)``, a
+:class:`~receval.conformance.case.BatchImplementation`, ``module:function``,
+``path/to/file.py:function`` or a built-in adapter name) on the inputs of the conformance
+cases of one metric, and searches the metric's option space for the definitions that
+reproduce it on every case (1e-9 relative):
+
+1. the product of the metric's named options and of the context options ``empty``,
+   ``norecs`` and ``rel`` (a truth row rated 0 relevant or not) — bounded: a larger product is
+   searched one option at a time around the standard definition, then in pairs;
+2. around the best of those, the numeric options (sampled), the duplicate policies and the
+   orderings (by score with each tie rule) one at a time;
+3. every dialect of a library that offers the metric.
+
+A case where a definition has no value (receval refuses it) says nothing about it; a case where
+the implementation raises says nothing either (its message is kept). The report names the
+definition matched (its spec, the options that differ from the standard definition, the
+dialects that compute it) or, when none matches, the closest ones, each with the smallest
+case that rules it out; the formula of the matched or closest definition is printed as
+``receval explain`` prints it. An implementation returning per-user values is compared user by
+user, and a difference in the set of users only (a user left out of the mean, or averaged as
+0) is reported as such.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import itertools
+import json
+import math
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .conformance.case import BatchImplementation, Case
+from .errors import RecevalError, SpecError
+
+#: relative tolerance of a match
+TOLERANCE = 1e-9
+#: the largest product of options searched whole (stage 1)
+MAX_PRODUCT = 1500
+#: sample values of the numeric options searched around the best candidates (stage 2)
+NUMERIC = {"base": [10.0, math.e], "persistence": [0.5, 0.95], "alpha": [0.3], "beta": [0.5], "gmax": [5.0],
+           "cut": [0.5], "refk": [2.0], "maxfpr": [0.5], "rmax": [2.0]}
+#: the orderings tried in stage 2: (order, ties)
+ORDERINGS = [("score", "input"), ("score", "item"), ("score", "item_desc"), ("score", "optimistic"), ("score", "average"),
+             ("input", None), ("rank_value", None)]
+
+
+class AuditError(SpecError):
+    """An implementation that cannot be loaded or run, or a metric the suite has no case of."""
+
+
+# --- the implementation -----------------------------------------------------------------------
+
+
+def load_implementation(text: str) -> tuple[Any, str]:
+    """``module:function``, ``path/to/file.py:function`` or an adapter name -> (implementation, label)."""
+    if ":" in text and not text.endswith(":"):
+        where, _, name = text.rpartition(":")
+        if where.endswith(".py") or "/" in where or "\\" in where:
+            path = Path(where)
+            if not path.is_file():
+                raise AuditError(f"implementation '{text}': no file '{where}'; give path/to/file.py:function or module:function")
+            spec = importlib.util.spec_from_file_location(f"_receval_audit_{path.stem}", path)
+            if spec is None or spec.loader is None:
+                raise AuditError(f"implementation '{text}': cannot import '{where}' as Python")
+            module = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                raise AuditError(f"implementation '{text}': importing '{where}' failed: {type(exc).__name__}: {exc}") from None
+        else:
+            try:
+                module = importlib.import_module(where)
+            except Exception as exc:
+                raise AuditError(f"implementation '{text}': cannot import module '{where}' ({type(exc).__name__}: {exc}); "
+                                 "give module:function with the module on the path, or path/to/file.py:function") from None
+        fn = getattr(module, name, None)
+        if fn is None or not (callable(fn) or isinstance(fn, BatchImplementation)):
+            raise AuditError(f"implementation '{text}': '{where}' has no function '{name}'")
+        return fn, text
+    try:
+        adapters = importlib.import_module("receval.adapters")
+    except ImportError:
+        adapters = None
+    if adapters is None or not hasattr(adapters, "get"):
+        raise AuditError(f"implementation '{text}' is not module:function or path/to/file.py:function "
+                         "(built-in adapters are not installed in this receval)")
+    try:
+        return adapters.get(text), text
+    except Exception as exc:
+        raise AuditError(f"implementation '{text}': {exc}") from None
+
+
+def _pick(impl: Any, metric: str) -> Any:
+    """An adapter's implementations by metric name -> the one of ``metric``."""
+    if isinstance(impl, Mapping):
+        if metric not in impl:
+            raise AuditError(f"the implementation has no metric '{metric}'; it has: {', '.join(sorted(impl))}")
+        return impl[metric]
+    return impl
+
+
+def _outcome(raw: Any) -> Any:
+    """An implementation's answer as a float (a mean) or {user: float}; a str for an error."""
+    if isinstance(raw, str):
+        return raw
+    if hasattr(raw, "to_dict") and not isinstance(raw, Mapping) and hasattr(raw, "index"):  # a pandas Series
+        raw = raw.to_dict()
+    if isinstance(raw, Mapping):
+        out = {}
+        for u, v in raw.items():
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                return f"per-user value of {u!r} is not a number: {v!r}"
+            if not math.isnan(f):
+                out[str(u)] = f
+        return out
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return f"returned {type(raw).__name__}, not a number or a mapping of user to number"
+
+
+# --- probes: the distinct inputs of the cases ------------------------------------------------
+
+
+@dataclass
+class Probe:
+    """The distinct inputs (recs, truth, k) of one or more cases, with every side input they carry."""
+
+    key: str
+    case: Case  # the representative (the first), with the merged side inputs
+    ids: list[str]
+    tags: tuple[str, ...]
+    size: int
+    dup: bool = False  # duplicate (user, item) rows in the recommendations
+    tdup: bool = False  # ... in the truth
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+
+def _digest(*frames: Any) -> str:
+    h = hashlib.sha256()
+    for f in frames:
+        h.update(json.dumps(f.rows() if f is not None else None, default=str).encode())
+        h.update(b"|")
+    return h.hexdigest()[:20]
+
+
+def probes_of(cases: Sequence[Case]) -> list[Probe]:
+    """The distinct inputs of ``cases``: (k, recs, truth), with every side input they carry."""
+    out: dict[str, Probe] = {}
+    for c in cases:
+        key = f"{c.k}:{_digest(c.recs, c.truth)}"
+        p = out.get(key)
+        if p is None:
+            out[key] = Probe(key, c, [c.id], c.tags, c.recs.height + c.truth.height,
+                             c.recs.select("user", "item").is_duplicated().any(),
+                             c.truth.select("user", "item").is_duplicated().any())
+        else:
+            side = {**p.case.side, **c.side}
+            if set(side) != set(p.case.side):
+                from dataclasses import replace
+
+                p.case = replace(p.case, side=side)
+            p.ids.append(c.id)
+            p.tags = tuple(dict.fromkeys(p.tags + c.tags))
+    for p in out.values():  # the side inputs are part of what receval's values are cached by
+        p.key += ":" + _digest(*[p.case.side[n] for n in sorted(p.case.side)]) + ":" + ",".join(sorted(p.case.side))
+    return list(out.values())
+
+
+def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
+    """The implementation's outcome on each probe (by probe key): float, {user: float}, or error text."""
+    out: dict[str, Any] = {}
+    if isinstance(impl, BatchImplementation):  # a library in another process: every case at once
+        got = impl.evaluate_cases([p.case for p in probes])
+        for p in probes:
+            out[p.key] = _outcome(got[p.case.id]) if p.case.id in got else "not run"
+        return out
+    for p in probes:
+        c = p.case
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out[p.key] = _outcome(impl(c.recs.clone(), c.truth.clone(), c.k, {n: f.clone() for n, f in c.side.items()}))
+        except Exception as exc:  # the implementation's own error: no evidence on this case
+            out[p.key] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    return out
+
+
+# --- receval's values ----------------------------------------------------------------------------
+
+_CACHE: dict[tuple[str, str, str | None], Any] = {}
+_RESOLVED: dict[tuple[str, str | None], Any] = {}
+_ENCODED: dict[tuple[str, bool], Any] = {}
+
+
+def _receval(probe: Probe, specs: Sequence[str], dialect: str | None = None) -> dict[str, Any]:
+    """receval's outcome of each spec on the probe: (mean, {user: value}) or None (refused)."""
+    todo = [s for s in dict.fromkeys(specs) if (probe.key, s, dialect) not in _CACHE]
+    if todo:
+        _batch(probe, todo, dialect)
+    return {s: _CACHE[(probe.key, s, dialect)] for s in specs}
+
+
+def _opt(spec: str, name: str) -> str:
+    """The value of option ``name`` written in ``spec`` ("error", the default of dup/tdup, when absent)."""
+    import re
+
+    found = re.search(rf"[(,]{name}=([^,)]*)", spec)
+    return found.group(1) if found else "error"
+
+
+def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
+    from .conformance.suite import side_kwargs, per_user_of
+
+    c = probe.case
+    if dialect is None:  # a duplicate refused by dup=error / tdup=error: known without evaluating
+        dups = [("dup", probe.dup), ("tdup", probe.tdup)]
+        refused = [s for s in specs if any(has and _opt(s, opt) == "error" for opt, has in dups)]
+        for s in refused:
+            _CACHE[(probe.key, s, dialect)] = None
+        specs = [s for s in specs if s not in set(refused)]
+        if not specs:
+            return
+    from .engine import compute_entries, dialect_of, exact_items, form, groups, needs_of
+    from .fingerprint import read_inputs
+    from .io import Columns
+    from .resolve import resolve
+    from .side import SideInputs
+    from .signature import note_side
+
+    resolved = []
+    for s in specs:
+        if (s, dialect) not in _RESOLVED:
+            try:
+                _RESOLVED[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
+            except RecevalError:
+                _RESOLVED[(s, dialect)] = None
+        r = _RESOLVED[(s, dialect)]
+        if r is None:
+            _CACHE[(probe.key, s, dialect)] = None
+        else:
+            resolved.append((s, r))
+    if not resolved:
+        return
+    cols = Columns("user", "item", "score", "rank", "rating")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = exact_items([r for _, r in resolved])
+        if (probe.key, exact) not in _ENCODED:
+            try:
+                _ENCODED[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
+                                                SideInputs(cols=cols, **side_kwargs(c.side)))
+            except RecevalError:
+                _ENCODED[(probe.key, exact)] = None
+        if _ENCODED[(probe.key, exact)] is None:
+            for s, _ in resolved:
+                _CACHE[(probe.key, s, dialect)] = None
+            return
+        enc, side = _ENCODED[(probe.key, exact)]
+        rs = note_side([r for _, r in resolved], side)
+        names = [s for s, _ in resolved]
+        for key, idxs in groups(rs).items():
+            try:
+                h = form(enc, dict(key), needs_of(rs, idxs), side)
+            except RecevalError:
+                for i in idxs:
+                    _CACHE[(probe.key, names[i], dialect)] = None
+                continue
+            try:
+                entries = compute_entries(h, [rs[i] for i in idxs])
+            except RecevalError:
+                entries = {}
+                for i in idxs:
+                    try:
+                        entries.update(compute_entries(h, [rs[i]]))
+                    except RecevalError:
+                        pass
+            for i in idxs:
+                e = entries.get(id(rs[i]))
+                if e is None:
+                    _CACHE[(probe.key, names[i], dialect)] = None
+                    continue
+                mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
+                _CACHE[(probe.key, names[i], dialect)] = (
+                    mean, per_user_of(h.user_ids, e.per_user) if e.per_user is not None else None)
+
+
+# --- comparison ----------------------------------------------------------------------------------
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
+
+
+def compare(got: Any, want: Any) -> str:
+    """'match', 'undefined' (receval refuses, or the implementation raised), 'users' (equal on
+    the common users, another user set) or 'differs'."""
+    if want is None or isinstance(got, str):
+        return "undefined"
+    mean, per_user = want
+    if isinstance(got, float):
+        return "match" if _close(got, mean) else "differs"
+    if per_user is None or not per_user and got:  # a global metric answered per user: its mean
+        return "match" if got and _close(sum(got.values()) / len(got), mean) else "differs"
+    common = set(got) & set(per_user)
+    if not all(_close(got[u], per_user[u]) for u in common):
+        return "differs"
+    if set(got) != set(per_user):
+        return "users"
+    return "match"
+
+
+@dataclass
+class Candidate:
+    """One definition tried: its options (those that differ from the standard one) or a dialect."""
+
+    options: dict[str, str]
+    dialect: str | None = None
+    matched: int = 0
+    undefined: int = 0
+    differs: list[str] = field(default_factory=list)  # probe keys
+    users: list[str] = field(default_factory=list)  # probe keys: another user set only
+    pruned: bool = False  # left behind by the search: its counts are lower bounds
+
+    def spec(self, metric: str, k: int | None) -> str:
+        opts = ",".join(f"{a}={v}" for a, v in self.options.items())
+        return metric + (f"({opts})" if opts else "") + (f"@{k}" if k is not None else "")
+
+    @property
+    def wrong(self) -> int:
+        return len(self.differs) + len(self.users)
+
+    def label(self, metric: str) -> str:
+        if self.dialect:
+            return f"{metric} as {self.dialect} computes it (--dialect {self.dialect})"
+        return self.spec(metric, None) if self.options else f"{metric} (the standard definition)"
+
+
+def _render(axis: Any, v: Any) -> str:
+    return axis.render(v) if axis.numeric else str(v)
+
+
+def _space(metric: Any) -> list[dict[str, str]]:
+    """Stage 1: the named options of the metric (their product, or one at a time and in pairs
+    around the standard definition when the product is larger than :data:`MAX_PRODUCT`)."""
+    axes: list[tuple[str, list[str]]] = []
+    for a in metric.axes.values():
+        if a.free or a.numeric:
+            continue
+        axes.append((a.name, [str(a.default)] + [v for v in a.values if v != a.default]))
+    return _combos(axes)
+
+
+def _users(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
+    """Stage 2: which users are averaged, and which truth rows are relevant, around ``base``."""
+    axes = [(name, values) for name, values in (("empty", ["skip", "zero"]), ("norecs", ["zero", "skip"]),
+                                                ("rel", ["all", ">0"])) if name in metric.context]
+    return [{**base, **c} for c in _combos(axes)]
+
+
+def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
+    """The option sets of ``axes`` (each: name, values with its default first), written as the
+    options that differ from the defaults."""
+    size = math.prod(len(v) for _, v in axes) if axes else 1
+    defaults = {n: v[0] for n, v in axes}
+    if size <= MAX_PRODUCT:
+        combos = [dict(zip([n for n, _ in axes], vs)) for vs in itertools.product(*[v for _, v in axes])]
+    else:  # one at a time and in pairs around the standard definition
+        combos = [dict(defaults)]
+        for (n1, v1), (n2, v2) in itertools.combinations(axes, 2):
+            for a, b in itertools.product(v1, v2):
+                combos.append({**defaults, n1: a, n2: b})
+    out, seen = [], set()
+    for c in combos:
+        diff = {n: v for n, v in c.items() if v != defaults[n]}
+        key = tuple(sorted(diff.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(diff)
+    return out
+
+
+def _around(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
+    """Stage 2: one more option around ``base``: numeric samples, duplicate policies, orderings."""
+    out: list[dict[str, str]] = []
+    for a in metric.axes.values():
+        if a.numeric and not a.free:
+            out.extend({**base, a.name: _render(a, v)} for v in NUMERIC.get(a.name, []) if v != a.default)
+    if "dup" in metric.context and "tdup" in metric.context:
+        for d, t in itertools.product(["error", "first", "keep"], repeat=2):
+            if (d, t) != ("error", "error"):
+                out.append({**base, **({"dup": d} if d != "error" else {}), **({"tdup": t} if t != "error" else {})})
+    if "order" in metric.context:
+        for order, ties in ORDERINGS:
+            extra = {"order": order} | ({"ties": ties} if ties and "ties" in metric.context else {})
+            out.append({**base, **extra})
+    return out
+
+
+def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Mapping[str, Any]) -> None:
+    """Tally every candidate on every probe; a candidate already wrong on 2 more probes than
+    the best is not evaluated further (its count is then a lower bound: it is not the closest)."""
+    live = list(cands)
+    for p in probes:
+        if isinstance(got[p.key], str):
+            for c in cands:
+                c.undefined += 1
+            continue
+        plain = [c for c in live if c.dialect is None]
+        values = _receval(p, [c.spec(metric.name, p.case.k) for c in plain])
+        for c in plain:
+            _tally(c, p, compare(got[p.key], values[c.spec(metric.name, p.case.k)]))
+        for c in live:
+            if c.dialect is not None:
+                spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
+                _tally(c, p, compare(got[p.key], _receval(p, [spec], c.dialect)[spec]))
+        best = min(c.wrong for c in live)
+        for c in live:
+            c.pruned = c.wrong > best + 2
+        live = [c for c in live if not c.pruned]
+
+
+def _tally(c: Candidate, p: Probe, verdict: str) -> None:
+    if verdict == "match":
+        c.matched += 1
+    elif verdict == "undefined":
+        c.undefined += 1
+    elif verdict == "users":
+        c.users.append(p.key)
+    else:
+        c.differs.append(p.key)
+
+
+def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int]:
+    """Best first: searched to the end, with evidence, fewest cases wrong, most cases matched,
+    options before dialects, fewest options changed."""
+    return (c.pruned, c.wrong + c.matched == 0, c.wrong, -c.matched, 0 if c.dialect is None else 1, len(c.options))
+
+
+# --- the report ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Finding:
+    """A definition that does not reproduce the implementation, and the smallest case showing it."""
+
+    definition: str
+    matched: int
+    wrong: int
+    case: dict[str, Any]
+
+
+@dataclass
+class AuditReport:
+    """What :func:`audit` found for one metric."""
+
+    metric: str
+    implementation: str
+    cases: int
+    probes: int
+    evidence: int  # probes where the implementation gave a value
+    status: str  # "match", "no match", "no evidence"
+    definition: str | None = None  # the spec matched (or the closest)
+    options: dict[str, str] = field(default_factory=dict)
+    dialects: list[str] = field(default_factory=list)
+    equivalent: list[str] = field(default_factory=list)
+    closest: list[Finding] = field(default_factory=list)
+    user_set: str | None = None
+    explanation: str = ""
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric, "implementation": self.implementation, "status": self.status,
+            "cases": self.cases, "inputs": self.probes, "evidence": self.evidence, "definition": self.definition,
+            "options": dict(self.options), "dialects": list(self.dialects), "equivalent": list(self.equivalent),
+            "closest": [f.__dict__ for f in self.closest], "user_set": self.user_set, "errors": list(self.errors),
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{self.implementation} as {self.metric}: {self.cases} cases, {self.probes} distinct inputs, "
+                 f"{self.evidence} answered"]
+        if self.status == "match":
+            opts = ", ".join(f"{a}={v}" for a, v in self.options.items()) or "none (the standard definition)"
+            lines.append(f"MATCH on every case: {self.definition}")
+            lines.append(f"  options that differ from the standard definition: {opts}")
+            if self.dialects:
+                lines.append(f"  agrees, on every case where they have a value, with the dialects: {', '.join(self.dialects)}")
+            if self.equivalent:
+                lines.append(f"  equally matched on these cases (the suite does not tell them apart): {', '.join(self.equivalent[:6])}"
+                             + (" ..." if len(self.equivalent) > 6 else ""))
+        elif self.status == "no match":
+            lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
+        else:
+            lines.append("NO EVIDENCE: the implementation gave no value on any case")
+        if self.user_set:
+            lines.append(f"  user set: {self.user_set}")
+        for f in self.closest:
+            lines.append(f"closest: {f.definition}  (matches {f.matched} inputs, differs on {f.wrong})")
+            lines.append(f"  smallest case that tells them apart: {f.case.get('id')} [{', '.join(f.case.get('tags', []))}], k={f.case.get('k')}")
+            lines.append(f"    recs (user, item, score, rank): {f.case.get('recs')}")
+            lines.append(f"    truth (user, item, rating): {f.case.get('truth')}")
+            lines.append(f"    implementation: {_show(f.case.get('implementation'))}")
+            lines.append(f"    {f.definition}: {_show(f.case.get('receval'))}")
+        if self.errors:
+            lines.append(f"the implementation raised on {len(self.errors)} inputs, e.g.: {self.errors[0]}")
+        if self.explanation:
+            lines += ["", self.explanation.rstrip()]
+        return "\n".join(lines) + "\n"
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{u}: {x:.6g}" for u, x in sorted(v.items())) + "}"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def explanation(spec: str, dialect: str | None = None) -> str:
+    """The formula and resolved options of ``spec``, as ``receval explain`` prints them."""
+    from .engine import dialect_of
+    from .plaintext import to_text
+    from .resolve import resolve
+
+    r = resolve(spec, dialect=dialect_of(dialect))
+    m = r.metric
+    lines = [f"{r.spec}  —  {m.summary}", "", "Formula:"]
+    lines += ["  " + line for line in to_text(m.formula()).splitlines()]
+    lines += ["", "Resolved options:"]
+    for name, axis in m.all_axes().items():
+        value = r.options.get(name)
+        if value is None and not axis.numeric:
+            continue
+        meaning = axis.values.get(str(value), "") if axis.values else axis.doc
+        lines.append(f"  {name} = {axis.render(value)}  {meaning}")
+    return "\n".join(lines) + "\n"
+
+
+# --- the audit -------------------------------------------------------------------------------------
+
+
+def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
+    """Which definition of ``metric`` does ``impl`` compute? (see the module docs)
+
+    ``impl``: ``impl(recs, truth, k, side) -> {user: value} | mean``, a batch implementation,
+    or its text (``module:function``, ``path/to/file.py:function``, an adapter name);
+    ``cases``: None (the shipped suite), an exported folder, or a list of
+    :class:`~receval.conformance.case.Case`.
+    """
+    from .conformance.suite import cases as suite_cases
+    from .metrics import get_metric
+
+    m = get_metric(metric)
+    label = impl if isinstance(impl, str) else getattr(impl, "__qualname__", None) or type(impl).__name__
+    if isinstance(impl, str):
+        impl, label = load_implementation(impl)
+    impl = _pick(impl, m.name)
+    if cases is None or isinstance(cases, (str, Path)):
+        chosen = suite_cases(m.name, cases)
+    else:
+        chosen = [c for c in cases if c.metric == m.name]
+    if not chosen:
+        raise AuditError(f"no conformance case of metric '{m.name}'" + (f" in '{cases}'" if isinstance(cases, (str, Path)) else ""))
+    probes = probes_of(chosen)
+    got = run_implementation(impl, probes)
+    errors = [v for v in got.values() if isinstance(v, str)]
+    report = AuditReport(m.name, str(label), len(chosen), len(probes), len(probes) - len(errors), "no evidence",
+                         errors=errors)
+    if not report.evidence:
+        return report
+    cands: list[Candidate] = []
+    seen: set[tuple] = set()
+
+    def stage(option_sets: list[dict[str, str]], dialects: Sequence[str] = ()) -> None:
+        new = []
+        for o in option_sets:
+            key = tuple(sorted(o.items()))
+            if key not in seen:
+                seen.add(key)
+                new.append(Candidate(o))
+        new += [Candidate({}, d) for d in dialects]
+        _score(m, new, probes, got)
+        cands.extend(new)
+
+    def bases() -> list[dict[str, str]]:
+        top = [c.options for c in sorted(cands, key=_rank) if c.dialect is None][:2]
+        return top + ([{}] if {} not in top else [])
+
+    stage(_space(m))
+    stage([o for b in bases() for o in _users(m, b)])
+    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))
+    everything = sorted(cands, key=_rank)
+    top = everything[0]
+    by_key = {p.key: p for p in probes}
+    if top.wrong == 0 and top.matched > 0:
+        report.status = "match"
+        same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
+        plain = [c for c in same if c.dialect is None]
+        chosen_c = plain[0] if plain else top
+        k = probes[0].case.k
+        report.definition = chosen_c.spec(m.name, None) if chosen_c.dialect is None else f"{m.name} (dialect {chosen_c.dialect})"
+        report.options = dict(chosen_c.options) if chosen_c.dialect is None else _dialect_options(chosen_c.dialect, m.name, k)
+        report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
+        report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
+        report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
+        return report
+    report.status = "no match"
+    shown: set[tuple] = set()
+    for c in everything:
+        key = (tuple(c.differs), tuple(c.users))
+        if not c.wrong or c.pruned or key in shown:
+            continue
+        shown.add(key)
+        report.closest.append(_finding(m.name, c, by_key, got))
+        if len(report.closest) == 3:
+            break
+    first = everything[0]
+    if first.users and not first.differs:
+        report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name)
+    k = probes[0].case.k
+    report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
+    report.options = dict(first.options)
+    report.explanation = explanation(first.spec(m.name, k), first.dialect)
+    return report
+
+
+def _dialect_options(label: str, metric: str, k: int | None) -> dict[str, str]:
+    """The options a dialect changes from the standard definition of ``metric``."""
+    from .dialects import load_dialect
+    from .metrics import get_metric
+
+    m = get_metric(metric)
+    return {name: m.axis(name).render(value) for name, _, value, _ in load_dialect(label).differences(metric, k)}
+
+
+def _dialects(metric: str) -> list[str]:
+    from .dialects import all_dialects
+
+    out = []
+    for d in all_dialects():
+        if d.name != "standard" and (metric in d.metrics or f"{metric}@k" in d.metrics):
+            out.append(d.label)
+    return out
+
+
+def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mapping[str, Any]) -> Finding:
+    keys = c.differs + c.users
+    p = min((by_key[k] for k in keys), key=lambda p: (p.size, p.id))
+    spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
+    want = _receval(p, [spec], c.dialect)[spec]
+    mine = None if want is None else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
+    case = {
+        "id": p.id, "tags": list(p.tags), "k": p.case.k, "recs": p.case.recs.rows(), "truth": p.case.truth.rows(),
+        "side": sorted(p.case.side), "implementation": got[p.key], "receval": mine,
+    }
+    return Finding(c.label(metric), c.matched, c.wrong, case)
+
+
+def _user_set(p: Probe, got: Any, c: Candidate, metric: str) -> str:
+    spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
+    want = _receval(p, [spec], c.dialect)[spec]
+    if want is None or not isinstance(got, dict):
+        return "another set of users"
+    ours = set(want[1] or {})
+    extra, missing = sorted(set(got) - ours), sorted(ours - set(got))
+    parts = []
+    if missing:
+        parts.append(f"leaves out users {', '.join(missing)} that this definition averages")
+    if extra:
+        parts.append(f"averages users {', '.join(extra)} that this definition leaves out")
+    return f"on {p.id} the implementation " + " and ".join(parts) + " (the values of the common users agree)"
+
+
+def main_audit(impl: str, metrics: Sequence[str], cases: str | None, as_json: bool = False) -> int:
+    """The command line's ``receval audit``: print one report per metric."""
+    reports = [audit(impl, m, cases) for m in metrics]
+    if as_json:
+        print(json.dumps([r.to_dict() for r in reports], indent=2, default=str))
+    else:
+        sys.stdout.write("\n".join(str(r) for r in reports))
+    return 0
+
+
+def build_command(p: Any) -> Callable[[Any], int]:
+    """``receval audit IMPL --metric NAME [--cases DIR]``."""
+    p.add_argument("impl", metavar="IMPL",
+                   help="the implementation: module:function, path/to/file.py:function (impl(recs, truth, k, side) -> "
+                        "{user: value} or a mean), or a built-in adapter name")
+    p.add_argument("-m", "--metric", action="append", required=True, help="the receval metric it computes (repeatable)")
+    p.add_argument("--cases", metavar="DIR", help="a folder written by `receval conformance export` (default: the shipped suite)")
+    p.add_argument("--json", action="store_true", help="print the reports as JSON")
+
+    def run(a: Any) -> int:
+        from .metrics import get_metric
+
+        for name in a.metric:
+            get_metric(name)  # an unknown metric: one line, before any work
+        return main_audit(a.impl, a.metric, a.cases, a.json)
+
+    return run
+
+
+__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "load_implementation", "explanation",
+           "probes_of", "run_implementation", "compare", "build_command"]

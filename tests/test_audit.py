@@ -1,0 +1,521 @@
+"""``receval audit``: the definition inference recovers the options of deliberately altered
+implementations (plain Python, written from each variant's textbook description, not from
+receval's code), says "no match" for broken ones, and the command line loads
+``module:function`` / ``file.py:function`` and refuses bad input in one line."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import pytest
+
+from receval.audit import AuditError, AuditReport, audit
+from receval.conformance.suite import cases as suite_cases
+
+pytestmark = pytest.mark.xdist_group("audit")
+
+
+# --- helpers: the case frames as plain Python ------------------------------------------------
+
+
+def lists(recs):
+    """user -> items in list order (the rank column)."""
+    out: dict = {}
+    for r in recs.sort(["user", "rank"]).iter_rows(named=True):
+        out.setdefault(r["user"], []).append(r["item"])
+    return out
+
+
+def by_score(recs, tie=None):
+    """user -> items by score descending; equal scores by item id (tie='item') or row order."""
+    rows = list(recs.iter_rows(named=True))
+    key = (lambda r: (-r["score"], r["item"])) if tie == "item" else (lambda r: -r["score"])
+    out: dict = {}
+    for r in sorted(rows, key=key):
+        out.setdefault(r["user"], []).append(r["item"])
+    return out
+
+
+def ratings(truth, positive_only=False):
+    """user -> {item: rating} (the first row of a repeated item); with ``positive_only`` a rating
+    <= 0 is not relevant (the user is still a truth user)."""
+    out: dict = {}
+    for r in truth.iter_rows(named=True):
+        rel = out.setdefault(r["user"], {})
+        if positive_only and r["rating"] <= 0:
+            continue
+        rel.setdefault(r["item"], r["rating"])
+    return out
+
+
+def disc(i, base=2.0):
+    return 1.0 / math.log(i + 2, base)
+
+
+# --- NDCG ---------------------------------------------------------------------------------------
+
+
+def ndcg_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum(disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        idcg = sum(disc(i) for i in range(min(k, len(rel))))
+        out[u] = dcg / idcg
+    return out
+
+
+def ndcg_ideal_over_list(recs, truth, k, side):
+    """Evidently / Transformers4Rec: the ideal is the retrieved list's own hits, sorted."""
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        hits = [1.0 if it in rel else 0.0 for it in L.get(u, [])[:k]]
+        dcg = sum(h * disc(i) for i, h in enumerate(hits))
+        idcg = sum(h * disc(i) for i, h in enumerate(sorted(hits, reverse=True)))
+        out[u] = dcg / idcg if idcg else 0.0
+    return out
+
+
+def ndcg_exponential_gain(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum((2 ** rel[it] - 1) * disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        best = sorted((2 ** r - 1 for r in rel.values()), reverse=True)[:k]
+        idcg = sum(g * disc(i) for i, g in enumerate(best))
+        out[u] = dcg / idcg if idcg else 0.0
+    return out
+
+
+def ndcg_linear_gain(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum(rel[it] * disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        best = sorted(rel.values(), reverse=True)[:k]
+        idcg = sum(g * disc(i) for i, g in enumerate(best))
+        out[u] = dcg / idcg if idcg else 0.0
+    return out
+
+
+def ndcg_ideal_uncut(recs, truth, k, side):
+    """The ideal DCG over every relevant item, not only the first k."""
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum(disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        out[u] = dcg / sum(disc(i) for i in range(len(rel)))
+    return out
+
+
+def ndcg_ideal_k(recs, truth, k, side):
+    """RecTools: the ideal fills all k positions."""
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel) / sum(disc(i) for i in range(k))
+            for u, rel in T.items()}
+
+
+def ndcg_by_score_item_ties(recs, truth, k, side):
+    """Sorts by score itself, equal scores by item id (ignores the rank column)."""
+    L, T = by_score(recs, tie="item"), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum(disc(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        out[u] = dcg / sum(disc(i) for i in range(min(k, len(rel))))
+    return out
+
+
+def ndcg_discount_logmax2(recs, truth, k, side):
+    """The discount 1/max(1, log2(i)) (position 1 and 2 weigh 1)."""
+    def d(i):
+        return 1.0 / max(1.0, math.log2(i + 1))
+
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        dcg = sum(d(i) for i, it in enumerate(L.get(u, [])[:k]) if it in rel)
+        out[u] = dcg / sum(d(i) for i in range(min(k, len(rel))))
+    return out
+
+
+def dcg_log10(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(disc(i, 10.0) for i, it in enumerate(L.get(u, [])[:k]) if it in rel) for u, rel in T.items()}
+
+
+def ndcg_broken(recs, truth, k, side):
+    """Deliberately broken: a position-independent share smoothed by +1."""
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / (len(rel) + 1.0) + 0.01 for u, rel in T.items()}
+
+
+# --- MAP, precision, recall, hit rate, MRR --------------------------------------------------------
+
+
+def _ap(items, rel, k, den):
+    hits, s = 0, 0.0
+    for i, it in enumerate(items[:k]):
+        if it in rel:
+            hits += 1
+            s += hits / (i + 1)
+    d = {"min_k_r": min(k, len(rel)), "k": k, "r": len(rel), "hits": hits}[den]
+    return s / d if d else 0.0
+
+
+def map_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: _ap(L.get(u, []), rel, k, "min_k_r") for u, rel in T.items()}
+
+
+def map_divided_by_k(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: _ap(L.get(u, []), rel, k, "k") for u, rel in T.items()}
+
+
+def map_divided_by_r(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: _ap(L.get(u, []), rel, k, "r") for u, rel in T.items()}
+
+
+def map_divided_by_hits(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: _ap(L.get(u, []), rel, k, "hits") for u, rel in T.items()}
+
+
+def precision_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / k for u, rel in T.items()}
+
+
+def precision_over_list_length(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        top = L.get(u, [])[:k]
+        out[u] = sum(1 for it in top if it in rel) / len(top) if top else 0.0
+    return out
+
+
+def precision_over_min_k_r(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / min(k, len(rel)) for u, rel in T.items()}
+
+
+def precision_mean_only(recs, truth, k, side):
+    """Returns one number: the mean over the truth users."""
+    values = precision_standard(recs, truth, k, side)
+    return sum(values.values()) / len(values)
+
+
+def precision_positive_zero(recs, truth, k, side):
+    """Relevant = rating > 0; a user with no relevant item scores 0 and is averaged."""
+    L, T = lists(recs), ratings(truth, positive_only=True)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / k for u, rel in T.items()}
+
+
+def precision_positive_skip(recs, truth, k, side):
+    """Relevant = rating > 0; a user with no relevant item is left out of the mean."""
+    L, T = lists(recs), ratings(truth, positive_only=True)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / k for u, rel in T.items() if rel}
+
+
+def recall_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / len(rel) for u, rel in T.items()}
+
+
+def recall_over_min_k_r(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / min(k, len(rel)) for u, rel in T.items()}
+
+
+def recall_over_listed(recs, truth, k, side):
+    """Divides by the relevant items found anywhere in the list (0 when none is listed)."""
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u, rel in T.items():
+        listed = sum(1 for it in L.get(u, []) if it in rel)
+        out[u] = sum(1 for it in L.get(u, [])[:k] if it in rel) / listed if listed else 0.0
+    return out
+
+
+def recall_users_with_recs(recs, truth, k, side):
+    """Averages only the users who have recommendations (an inner join of truth and recs)."""
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 for it in L[u][:k] if it in rel) / len(rel) for u, rel in T.items() if u in L}
+
+
+def hitrate_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: float(any(it in rel for it in L.get(u, [])[:k])) for u, rel in T.items()}
+
+
+def hitrate_summing_hits(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: float(sum(1 for it in L.get(u, [])[:k] if it in rel)) for u, rel in T.items()}
+
+
+def mrr_standard(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: next((1 / (i + 1) for i, it in enumerate(L.get(u, [])[:k]) if it in rel), 0.0) for u, rel in T.items()}
+
+
+def mrr_summing_all_hits(recs, truth, k, side):
+    L, T = lists(recs), ratings(truth)
+    return {u: sum(1 / (i + 1) for i, it in enumerate(L.get(u, [])[:k]) if it in rel) for u, rel in T.items()}
+
+
+def mrr_without_cutoff(recs, truth, k, side):
+    """The first relevant item anywhere in the list (k ignored): no receval definition."""
+    L, T = lists(recs), ratings(truth)
+    return {u: next((1 / (i + 1) for i, it in enumerate(L.get(u, [])) if it in rel), 0.0) for u, rel in T.items()}
+
+
+def f1_of_means(recs, truth, k, side):
+    """One number: the F1 of mean precision and mean recall."""
+    p = precision_standard(recs, truth, k, side)
+    r = recall_standard(recs, truth, k, side)
+    P, R = sum(p.values()) / len(p), sum(r.values()) / len(r)
+    return 2 * P * R / (P + R) if P + R else 0.0
+
+
+def rbp_half(recs, truth, k, side):
+    """Rank-biased precision with persistence 0.5 (binary gains)."""
+    L, T = lists(recs), ratings(truth)
+    return {u: (1 - 0.5) * sum(0.5 ** i for i, it in enumerate(L.get(u, [])[:k]) if it in rel) for u, rel in T.items()}
+
+
+def arp_train_rows(recs, truth, k, side):
+    """Average recommendation popularity: mean train-row count of the top-k items."""
+    pop: dict = {}
+    for r in side["train"].iter_rows(named=True):
+        pop[r["item"]] = pop.get(r["item"], 0) + 1
+    L, T = lists(recs), ratings(truth)
+    out = {}
+    for u in T:
+        top = L.get(u, [])[:k]
+        out[u] = sum(pop.get(it, 0) for it in top) / len(top) if top else 0.0
+    return out
+
+
+# (implementation, metric, options the inference must report, options it must not report)
+RECOVERED = [
+    (ndcg_standard, "ndcg", {}, ("ideal", "gain", "order", "discount")),
+    (ndcg_ideal_over_list, "ndcg", {"ideal": "hits"}, ("gain",)),
+    (ndcg_exponential_gain, "ndcg", {"gain": "exp2"}, ("ideal",)),
+    (ndcg_linear_gain, "ndcg", {"gain": "linear"}, ("ideal",)),
+    (ndcg_ideal_uncut, "ndcg", {"ideal": "uncut"}, ("gain",)),
+    (ndcg_ideal_k, "ndcg", {"ideal": "k"}, ("gain",)),
+    (ndcg_by_score_item_ties, "ndcg", {"order": "score", "ties": "item"}, ("ideal", "gain")),
+    (ndcg_discount_logmax2, "ndcg", {"discount": "logmax2"}, ("ideal", "gain")),
+    (dcg_log10, "dcg", {"base": "10"}, ("gain",)),
+    (map_standard, "map", {}, ("denominator",)),
+    (map_divided_by_k, "map", {"denominator": "k"}, ()),
+    (map_divided_by_r, "map", {"denominator": "r"}, ()),
+    (map_divided_by_hits, "map", {"denominator": "hits"}, ()),
+    (precision_standard, "precision", {}, ("denominator",)),
+    (precision_over_list_length, "precision", {"denominator": "length"}, ()),
+    (precision_over_min_k_r, "precision", {"denominator": "min_k_r"}, ()),
+    (precision_mean_only, "precision", {}, ("denominator",)),
+    (precision_positive_zero, "precision", {"rel": ">0", "empty": "zero"}, ()),
+    (precision_positive_skip, "precision", {"rel": ">0"}, ("empty",)),
+    (recall_standard, "recall", {}, ("denominator", "norecs")),
+    (recall_over_min_k_r, "recall", {"denominator": "min_k_r"}, ()),
+    (recall_over_listed, "recall", {"denominator": "listed"}, ()),
+    (recall_users_with_recs, "recall", {"norecs": "skip"}, ("denominator",)),
+    (hitrate_standard, "hitrate", {}, ("count",)),
+    (hitrate_summing_hits, "hitrate", {"count": "hits"}, ()),
+    (mrr_standard, "mrr", {}, ("hits",)),
+    (mrr_summing_all_hits, "mrr", {"hits": "all"}, ()),
+    (f1_of_means, "f1", {"aggregate": "means"}, ()),
+    (rbp_half, "rbp", {"persistence": "0.5"}, ("normalize",)),
+    (arp_train_rows, "arp", {}, ("count", "denominator", "scale")),
+]
+
+
+def test_there_are_at_least_20_altered_implementations():
+    altered = [r for r in RECOVERED if r[2]]
+    assert len(altered) >= 20 and len(RECOVERED) >= 28
+
+
+@pytest.mark.parametrize("impl,metric,want,absent", RECOVERED, ids=[r[0].__name__ for r in RECOVERED])
+def test_the_inference_recovers_the_options(impl, metric, want, absent):
+    report = audit(impl, metric)
+    assert report.status == "match", str(report)
+    for key, value in want.items():
+        assert report.options.get(key) == value, (key, str(report))
+    for key in absent:
+        assert key not in report.options, (key, str(report))
+    assert "Formula:" in str(report)
+
+
+def test_a_dialect_is_named_when_it_is_the_definition():
+    report = audit(ndcg_ideal_k, "ndcg")
+    assert any(d.startswith("rectools") for d in report.dialects), str(report)
+
+
+@pytest.mark.parametrize("impl,metric", [(ndcg_broken, "ndcg"), (mrr_without_cutoff, "mrr")])
+def test_no_match_names_the_closest_and_the_case_that_rules_it_out(impl, metric):
+    report = audit(impl, metric)
+    assert report.status == "no match"
+    assert report.closest and report.closest[0].case["id"].startswith(metric)
+    text = str(report)
+    assert "NO MATCH" in text and "smallest case that tells them apart" in text and "Formula:" in text
+    d = report.to_dict()
+    assert d["status"] == "no match" and d["closest"][0]["wrong"] >= 1
+
+
+def test_mrr_without_cutoff_is_ruled_out_by_a_list_longer_than_k():
+    report = audit(mrr_without_cutoff, "mrr")
+    case = report.closest[0].case
+    assert case["k"] is not None and max(r[3] for r in case["recs"]) > case["k"]
+
+
+def test_a_user_set_difference_is_reported_as_such():
+    def recall_skips_users_without_recs_but_is_otherwise_standard(recs, truth, k, side):
+        return recall_users_with_recs(recs, truth, k, side)
+
+    report = audit(recall_skips_users_without_recs_but_is_otherwise_standard, "recall",
+                   cases=[c for c in suite_cases("recall") if "no_recs" in c.tags and "norecs" not in c.spec])
+    # on these cases norecs=skip reproduces it
+    assert report.status == "match" and report.options.get("norecs") == "skip"
+
+
+def test_an_implementation_that_raises_is_no_evidence():
+    def boom(recs, truth, k, side):
+        raise RuntimeError("not implemented")
+
+    report = audit(boom, "precision")
+    assert report.status == "no evidence" and "RuntimeError: not implemented" in report.errors[0]
+    assert "NO EVIDENCE" in str(report)
+
+
+def test_the_report_is_a_dict_and_text():
+    report = audit(map_divided_by_k, "map")
+    assert isinstance(report, AuditReport)
+    d = report.to_dict()
+    assert d["status"] == "match" and d["options"]["denominator"] == "k" and d["cases"] > 100
+    assert str(report).startswith("map_divided_by_k as map:")
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+IMPL_FILE = textwrap.dedent('''
+    def precision_by_length(recs, truth, k, side):
+        rel = {}
+        for r in truth.iter_rows(named=True):
+            rel.setdefault(r["user"], set()).add(r["item"])
+        lists = {}
+        for r in recs.sort(["user", "rank"]).iter_rows(named=True):
+            lists.setdefault(r["user"], []).append(r["item"])
+        out = {}
+        for u, items in rel.items():
+            top = lists.get(u, [])[:k]
+            out[u] = sum(1 for i in top if i in items) / len(top) if top else 0.0
+        return out
+''')
+
+
+def test_cli_audits_a_function_in_a_file(tmp_path, capsys):
+    from receval.cli import main
+
+    f = tmp_path / "mymetric.py"
+    f.write_text(IMPL_FILE)
+    assert main(["audit", f"{f}:precision_by_length", "--metric", "precision"]) == 0
+    out = capsys.readouterr().out
+    assert "MATCH on every case" in out and "denominator=length" in out
+
+
+def test_cli_audits_module_function(tmp_path, capsys, monkeypatch):
+    from receval.cli import main
+
+    (tmp_path / "my_audit_module.py").write_text(IMPL_FILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["audit", "my_audit_module:precision_by_length", "-m", "precision", "--json"]) == 0
+    import json
+
+    got = json.loads(capsys.readouterr().out)
+    assert got[0]["status"] == "match" and got[0]["options"]["denominator"] == "length"
+
+
+def test_cli_audits_an_exported_folder(tmp_path, capsys):
+    from receval.cli import main
+
+    assert main(["conformance", "export", str(tmp_path / "suite")]) == 0
+    f = tmp_path / "mymetric.py"
+    f.write_text(IMPL_FILE)
+    capsys.readouterr()
+    assert main(["audit", f"{f}:precision_by_length", "-m", "precision", "--cases", str(tmp_path / "suite")]) == 0
+    assert "denominator=length" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["audit", "no_such_module_xyz:fn", "-m", "precision"], "cannot import module 'no_such_module_xyz'"),
+    (["audit", "/nowhere/file.py:fn", "-m", "precision"], "no file '/nowhere/file.py'"),
+    (["audit", "just_a_name", "-m", "precision"], "just_a_name"),
+    (["audit", "math:sqrt_nope", "-m", "precision"], "has no function 'sqrt_nope'"),
+    (["audit", "math:sqrt", "-m", "ndgc"], "unknown metric 'ndgc'"),
+    (["audit", "math:sqrt", "-m", "ab_ndcg"], "no conformance case of metric 'ab_ndcg'"),
+])
+def test_cli_refusals_are_one_line(args, needle, capsys):
+    from receval.cli import main
+
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("receval: error:") and needle in err and "Traceback" not in err
+
+
+def test_bad_implementation_text_in_the_api():
+    with pytest.raises(AuditError, match="no function"):
+        audit("math:nope", "precision")
+
+
+def test_the_audit_page_quotes_the_example_and_its_verdict():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "audit.md").read_text(encoding="utf-8")
+    example = (root / "examples" / "audit_my_metric.py").read_text(encoding="utf-8")
+    assert example in page
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("audit_my_metric", root / "examples" / "audit_my_metric.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = audit(module.my_ndcg, "ndcg")
+    assert report.status == "match" and report.options["ideal"] == "hits"
+    verdict = str(report).splitlines()[1]
+    assert verdict in page.replace("examples/audit_my_metric.py:my_ndcg", "my_ndcg")
+
+
+def test_a_user_set_only_difference_without_an_option_is_named():
+    def precision_without_zero_users(recs, truth, k, side):
+        return {u: v for u, v in precision_standard(recs, truth, k, side).items() if v > 0}
+
+    report = audit(precision_without_zero_users, "precision")
+    assert report.status == "no match"
+    assert report.user_set and "leaves out users" in report.user_set and "common users agree" in report.user_set
+    assert "user set:" in str(report)
+
+
+def test_a_batch_implementation_runs_every_case_at_once():
+    class Batch:
+        def __init__(self):
+            self.calls = 0
+
+        def evaluate_cases(self, cases):
+            self.calls += 1
+            return {c.id: map_divided_by_k(c.recs, c.truth, c.k, c.side) for c in cases}
+
+    impl = Batch()
+    report = audit(impl, "map")
+    assert impl.calls == 1 and report.status == "match" and report.options["denominator"] == "k"
+
+
+def test_a_dialect_match_names_its_options():
+    from receval.audit import _dialect_options
+
+    assert _dialect_options("rectools@0.19.0", "ndcg", 10)["ideal"] == "k"
