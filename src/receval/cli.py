@@ -116,9 +116,10 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
     p.add_argument("--format", choices=command_formats("runs"), default="table")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
-    p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
+    p.add_argument("--figure", action="append", default=[], metavar="KIND[:METRIC]=FILE",
                    help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
-                        "differences (paired differences with CIs); .png .svg .pdf (repeatable)")
+                        "differences (paired differences with CIs); .png .svg .pdf (repeatable); "
+                        ":METRIC draws that metric (users:ndcg@10=u.png; default: users the first metric, the others every one)")
     p.add_argument("--force", action="store_true", help="replace existing --out / --figure files")
     p.add_argument("--sep", help="field separator of text inputs")
     add_column_args(p)
@@ -136,21 +137,14 @@ def _runs(p: argparse.ArgumentParser):
             if name.strip() in named:
                 raise SpecError(f"run name {name.strip()!r} is given twice (names are compared without surrounding spaces)")
             named[name.strip()] = path.strip()
-        from .figures import FIGURES, write_figure
+        from .figures import parse_figure, write_figure
         from .outputs import check_outputs
         from .tables import EXTENSIONS, render_pairs, render_table, write_table
 
-        figures = []
-        for item in a.figure:  # checked before any work
-            kind, eq, path = item.partition("=")
-            if not eq or kind not in FIGURES:
-                raise SpecError(f"a figure is written KIND=FILE with KIND one of {', '.join(FIGURES)}; got {item!r}")
-            if not path.lower().endswith((".png", ".svg", ".pdf")):
-                raise SpecError(f"a figure file ends in .png, .svg or .pdf; got {path!r}")
-            figures.append((kind, path))
+        figures = [parse_figure(item) for item in a.figure]  # checked before any work
         if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
             raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
-        check_outputs([a.out, *(p for _, p in figures)], [a.truth, *named.values()], a.force, "output file", "--force")
+        check_outputs([a.out, *(p for _, _, p in figures)], [a.truth, *named.values()], a.force, "output file", "--force")
         runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
                              **({"sep": a.sep} if a.sep else {}))
         c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
@@ -161,8 +155,8 @@ def _runs(p: argparse.ArgumentParser):
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
             write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none")
-        for kind, path in figures:
-            write_figure(c, kind, path)
+        for kind, metric, path in figures:
+            write_figure(c, kind, path, metric=metric)
         return 0
 
     return run
