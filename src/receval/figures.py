@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -386,14 +386,16 @@ SPREAD_MIN_REL = 0.1
 SPREAD_MIN_ABS = 0.01
 
 
-def spread_limits(values: list[float]) -> tuple[float, float]:
+def spread_limits(values: Sequence[float]) -> tuple[float, float]:
     """The x range of a spread panel: the values with 8% padding, at least
     ``max(SPREAD_MIN_REL * max|v|, SPREAD_MIN_ABS)`` wide, centred on the values.
 
-    >>> [round(x, 4) for x in spread_limits([0.02, 0.02])]   # every dialect agrees: not a ±0.001 zoom
-    [0.015, 0.025]
-    >>> [round(x, 4) for x in spread_limits([0.1, 0.5])]
-    [0.068, 0.532]
+    >>> lo, hi = spread_limits((0.02, 0.02))   # every dialect agrees: not a ±0.001 zoom
+    >>> round(lo, 4), round(hi, 4)
+    (0.015, 0.025)
+    >>> lo, hi = spread_limits((0.1, 0.5))
+    >>> round(lo, 4), round(hi, 4)
+    (0.068, 0.532)
     """
     lo, hi = min(values), max(values)
     span = max((hi - lo) * 1.16, SPREAD_MIN_REL * max(abs(lo), abs(hi)), SPREAD_MIN_ABS)
