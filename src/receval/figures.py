@@ -379,6 +379,56 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
     return _finish(fig, path)
 
 
+def plot_segments(sc: Any, path: str | Path | None = None, *, metrics: list[str] | None = None, metric: str | None = None,
+                  ci: bool = True, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
+    """A :class:`~receval.segments.SegmentedComparison`: one panel per metric, a row per segment
+    (all users at the top), each run's value as a dot with its CI as a bar; ``metric`` or
+    ``metrics`` the metrics drawn (default: every one)."""
+    chosen = list(metrics) if metrics is not None else [metric] if metric is not None else list(sc.overall.metrics)
+    unknown = [m for m in chosen if m not in sc.overall.metrics]
+    if unknown:
+        raise SpecError(f"{', '.join(unknown)} not in the comparison: choose from {', '.join(sc.overall.metrics)}")
+    tables = sc.comparisons()
+    runs = sc.overall.runs
+    labels = [_text(wrap_label(f"{name} (n={c.users})", 24)) for name, c in tables]
+    rows = sum(_row_height(x) for x in labels)
+    w, h = _size(width, height, 0.55 + len(chosen) * (0.45 + rows))
+    colors = _colors(len(runs))
+    with paper_style() as mpl:
+        fig = _figure(mpl, w, h)
+        axes = fig.subplots(len(chosen), 1, squeeze=False)
+        step = 0.6 / max(1, len(runs))
+        for ax, m in zip(axes[:, 0], chosen):
+            pos = list(range(len(tables), 0, -1))
+            for j, (color, run) in enumerate(zip(colors, runs)):
+                off = 0.3 - step / 2 - j * step
+                xs, ys = [], []
+                for y, (_, c) in zip(pos, tables):
+                    v = c.values.get((run, m))
+                    if v is None or math.isnan(v):
+                        continue
+                    xs.append(v)
+                    ys.append(y + off)
+                    iv = c.intervals.get((run, m))
+                    if ci and iv is not None:
+                        ax.plot([iv.low, iv.high], [y + off, y + off], color=color, linewidth=1)
+                ax.plot(xs, ys, marker="o", linestyle="none", color=color, label=_text(run))
+            ax.set_yticks(pos, labels)
+            ax.set_ylim(0.5, len(tables) + 0.5)
+            ax.set_xlabel(_text(m))
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
+            ax.grid(True, axis="x")
+        _legend_below(fig, axes[0, 0])
+        kinds = sorted({(iv.method, iv.level) for _, c in tables for iv in c.intervals.values()})
+        title = f"by segment: {sc.definition}"
+        if ci and kinds:
+            from .tables import ci_name
+
+            title += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)
+        fig.suptitle(_text(title), fontsize=7)
+    return _finish(fig, path)
+
+
 #: the narrowest x range of a spread panel, relative to the largest |value| shown (and at least
 #: :data:`SPREAD_MIN_ABS`): dialects that agree (or differ in the 6th digit) are drawn as agreeing,
 #: not magnified into a spread of rounding noise
@@ -474,12 +524,20 @@ def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0)
 FIGURES = {"at-k": plot_metric_at_k, "users": plot_per_user, "differences": plot_differences}
 
 
-def write_figure(cmp: Comparison, kind: str, path: str | Path, *, metric: str | None = None, **options: Any) -> Path:
-    """Draw the figure named ``kind`` (a key of :data:`FIGURES`) to ``path`` (PNG, SVG or PDF).
+def write_figure(cmp: Any, kind: str, path: str | Path, *, metric: str | None = None, **options: Any) -> Path:
+    """Draw the figure named ``kind`` (a key of :data:`FIGURES`, or ``segments``: :func:`plot_segments`
+    of a :class:`~receval.segments.SegmentedComparison`, whose other figures draw all users) to
+    ``path`` (PNG, SVG or PDF).
 
     ``metric`` the metric to draw: for ``users`` the metric whose per-user values are drawn
     (default: the comparison's first), for ``at-k`` a metric name before ``@`` (``ndcg``) or a
     spec (``ndcg@10``: its name), for ``differences`` a spec (default: every metric)."""
+    if kind == "segments":
+        if not hasattr(cmp, "segments"):
+            raise SpecError("the segments figure needs a comparison by segment: receval runs ... --segments SPEC")
+        return plot_segments(cmp, path, metric=metric, **options)
+    if hasattr(cmp, "segments"):  # a comparison by segment: the other figures draw all users
+        cmp = cmp.overall
     if kind not in FIGURES:
         raise SpecError(f"unknown figure {kind!r}: choose one of {', '.join(FIGURES)}")
     if kind == "users":
@@ -500,13 +558,13 @@ def parse_figure(item: str) -> tuple[str, str | None, str]:
     """
     head, eq, path = item.rpartition("=") if ":" in item.partition("=")[0] else item.partition("=")
     kind, colon, metric = head.partition(":")
-    if not eq or kind not in FIGURES or not path.strip() or (colon and not metric.strip()):
-        raise SpecError(f"a figure is written KIND=FILE or KIND:METRIC=FILE with KIND one of {', '.join(FIGURES)} "
+    if not eq or kind not in (*FIGURES, "segments") or not path.strip() or (colon and not metric.strip()):
+        raise SpecError(f"a figure is written KIND=FILE or KIND:METRIC=FILE with KIND one of {', '.join([*FIGURES, 'segments'])} "
                         f"(e.g. users:ndcg@10=users.png); got {item!r}")
     if not path.lower().endswith(FIGURE_FORMATS):
         raise SpecError(f"a figure file ends in .png, .svg or .pdf; got {path!r}")
     return kind, metric.strip() if colon else None, path
 
 
-__all__ = ["FIGURES", "write_figure", "parse_figure", "plot_spread", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
+__all__ = ["FIGURES", "write_figure", "parse_figure", "plot_spread", "plot_segments", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
            "metric_groups", "COLUMN_WIDTH", "FIGURE_FORMATS", "STYLE"]
