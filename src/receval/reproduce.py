@@ -139,7 +139,7 @@ LEGEND = (
 SMALL_SAMPLE = 100
 
 #: the files of a report folder (the only names receval writes there)
-REPORT_FILES = ("table.csv", "table.md", "table.tex", "table.json", "protocol.json", "signatures.txt", "spread.png")
+REPORT_FILES = ("table.csv", "table.md", "table.tex", "table.json", "protocol.json", "signatures.txt", "spread.png", "index.html")
 
 
 def _or(v: Any, missing: str | None) -> Any:
@@ -229,6 +229,9 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
     path = out / "spread.png"
     plot_spread(rep, path)
     files.append(path)
+    from .page import write_reproduction_page  # the report page: everything above in one self-contained file
+
+    files.append(write_reproduction_page(rep, out))
     return files
 
 
