@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from receval.errors import DataError
 
 #: a reference to anything outside the page (a data: URL is inside it)
 EXTERNAL = re.compile(r"""(?:\b(?:src|href|action|poster|srcset)\s*=\s*["']?(?!data:|#)[^"'\s>]+|url\(\s*["']?(?!data:)[^)"']+|@import)""", re.I)

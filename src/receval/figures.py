@@ -454,8 +454,8 @@ def spread_limits(values: Sequence[float]) -> tuple[float, float]:
 
 
 #: how a spread panel marks a cell without a value (a legend under the figure names both)
-SPREAD_ERROR = {"marker": "x", "color": "darkorange", "markersize": 4.5, "markeredgewidth": 1.2}
-SPREAD_MISSING = {"marker": "o", "color": "0.6", "markerfacecolor": "none", "markersize": 3.5, "markeredgewidth": 0.8}
+SPREAD_ERROR: dict[str, Any] = {"marker": "x", "color": "darkorange", "markersize": 4.5, "markeredgewidth": 1.2}
+SPREAD_MISSING: dict[str, Any] = {"marker": "o", "color": "0.6", "markerfacecolor": "none", "markersize": 3.5, "markeredgewidth": 0.8}
 
 
 def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0) -> Any:

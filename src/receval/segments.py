@@ -256,7 +256,8 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
         segments, runs.user_ids, train=train, truth=truth, groups=groups, cols=cols)
     if len(seg.of_user) != len(runs.user_ids) or not np.array_equal(np.asarray(seg.user_ids), np.asarray(runs.user_ids)):
         raise SpecError("the segmentation is of other users than the runs: segment the runs' user_ids")
-    options = dict(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed, baseline=baseline)
+    options: dict[str, Any] = dict(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed,
+                                   baseline=baseline)
     overall = runs.compare(**options)
     per_user = runs.per_user()
     first = next(iter(runs.results.values()))
