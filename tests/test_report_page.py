@@ -84,11 +84,12 @@ def test_reproduction_page(tmp_path):
                        {"standard": {"map@20": "map@20|rel:4|dialect:standard"}},
                        {"data": "bundled ml-latest-small", "n_test_users": 12}, cols,
                        errors={"recbole@1.2.0": {"map@20": "refuses <repeated> items"}})
-    text = render_reproduction_page(rep)
+    text = render_reproduction_page(rep, legend="legend: '–' = not offered", published=[["recbole", 0.5, None]])
     assert not EXTERNAL.findall(text) and not re.search(r"https?://", text)
     assert '<td class="error" title="refuses &lt;repeated&gt; items">error</td>' in text
     assert '<td class="missing" title="not offered by the library">–</td>' in text
     assert 'data-figure="spread"' in text and "map@20|rel:4|dialect:standard" in text
+    assert 'id="study"' in text and "<td>0.5000</td>" in text and "legend: " in text
     files = write_report(rep, tmp_path)
     assert tmp_path / "index.html" in files
 

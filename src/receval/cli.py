@@ -151,7 +151,8 @@ def _runs(p: argparse.ArgumentParser):
         figures = [parse_figure(item) for item in a.figure]  # checked before any work
         if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
             raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
-        from .page import check_page, page_path, segments_arg
+        from .page import check_page, page_path
+        from .segments import segments_arg
 
         segments, groups = segments_arg(a.segments)  # checked before any work
         if any(kind == "segments" for kind, _, _ in figures) and segments is None:

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import DataError, RecevalError, SpecError
+from .errors import DataError, RecevalError
 
 #: the file a report folder gets
 PAGE_NAME = "index.html"
@@ -60,27 +60,6 @@ def check_page(path: Path, inputs: list[Any], overwrite: bool) -> None:
     not_an_input(path, inputs, "report page")
     if path.parent.is_dir():
         check_outputs([path], inputs, overwrite, "report page", "--force")
-
-
-def segments_arg(spec: str | None) -> tuple[str | None, str | None]:
-    """The command line's ``--segments``: ``(spec, groups file)``; ``groups=FILE`` names the groups.
-
-    >>> segments_arg("activity:4"), segments_arg("groups=g.csv"), segments_arg(None)
-    (('activity:4', None), ('groups', 'g.csv'), (None, None))
-    """
-    if spec is None:
-        return None, None
-    from .segments import parse_segments
-
-    head, eq, path = spec.partition("=")
-    if eq:
-        if head.strip().lower() != "groups" or not path.strip():
-            raise SpecError(f"--segments takes activity[:N], cold-users, cold-items or groups=FILE; got {spec!r}")
-        return "groups", path.strip()
-    kind, _ = parse_segments(spec)
-    if kind == "groups":
-        raise SpecError("--segments groups needs its file: --segments groups=FILE (columns user_id, group)")
-    return spec.strip().lower(), None
 
 
 # ---- pieces -----------------------------------------------------------------------------------------
@@ -218,14 +197,14 @@ def write_page(obj: Any, path: Any, *, overwrite: bool = False, inputs: list[Any
 # ---- the reproduction ------------------------------------------------------------------------------
 
 
-def render_reproduction_page(rep: Any, *, figures: bool = True) -> str:
+def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list[Any]] | None = None,
+                             figures: bool = True) -> str:
     """The page of ``receval reproduce``: the table (a row per dialect, "–" not offered, "error"
-    refused, its reason on hover and listed), the spread figure, the study's own numbers, the
-    protocol and every signature."""
+    refused, its reason on hover and listed) with its ``legend``, the spread figure, the study's
+    own numbers (``published``: rows of dialect and values of ``rep.columns``), the protocol and
+    every signature."""
     from . import __version__
     from .figures import plot_spread
-    from .reproduce import LEGEND, published_rows
-    from .study import COLUMNS
 
     e = html.escape
     title = "receval reproduce: each metric under each library's dialect"
@@ -247,7 +226,7 @@ def render_reproduction_page(rep: Any, *, figures: bool = True) -> str:
             '<section id="results"><h2>This data</h2>',
             f'<div class="scroll table-block"><table><caption>{e(str(rep.protocol.get("data", "")))}'
             f'{e(f" — {n} test users" if n else "")}</caption>{head}<tbody>{"".join(rows)}</tbody></table></div>',
-            f'<p class="legend">{e(LEGEND)}</p>']
+            *([f'<p class="legend">{e(legend)}</p>'] if legend else [])]
     errs = [f"<li>{e(d)} {e(c)}: {e(why)}</li>" for d, es in rep.errors.items() for c, why in es.items()]
     if errs:
         body += ["<ul class=\"legend\">", *errs, "</ul>"]
@@ -255,25 +234,25 @@ def render_reproduction_page(rep: Any, *, figures: bool = True) -> str:
     if figures:
         body += ['<section id="figures"><h2>Figures</h2>',
                  _figure(plot_spread(rep), "Each metric under each library's dialect", "spread"), "</section>"]
-    pub = published_rows(rep.columns)
-    body += ['<section id="study"><h2>The study (MovieLens-20M)</h2><div class="scroll"><table>',
-             "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead><tbody>",
-             *("<tr>" + f"<td>{e(r[0])}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{v:.4f}</td>"
-                                                      for v in r[1:]) + "</tr>" for r in pub),
-             "</tbody></table></div>", f'<p class="note">Columns of the study: {e(", ".join(COLUMNS))}.</p>', "</section>"]
+    if published:
+        body += ['<section id="study"><h2>The study (MovieLens-20M)</h2><div class="scroll"><table>',
+                 "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead><tbody>",
+                 *("<tr>" + f"<td>{e(str(r[0]))}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{v:.4f}</td>"
+                                                              for v in r[1:]) + "</tr>" for r in published),
+                 "</tbody></table></div>", "</section>"]
     body += ['<section id="protocol"><h2>Protocol</h2>', _dl(rep.protocol), "</section>"]
     sigs = [f'<li>{e(d)} {e(c)}: <code class="sig">{e(s)}</code></li>' for d, ss in rep.signatures.items() for c, s in ss.items()]
     body += ['<section id="signatures"><h2>Signatures</h2><ul>', *sigs, "</ul></section>"]
     return _document(title, body)
 
 
-def write_reproduction_page(rep: Any, out: Any) -> Path:
-    """``out/index.html`` of a reproduction (the report folder's checks are
-    :func:`receval.reproduce.check_report_dir`'s)."""
+def write_reproduction_page(rep: Any, out: Any, **options: Any) -> Path:
+    """``out/index.html`` of a reproduction (:func:`render_reproduction_page`; the report folder's
+    checks are :func:`receval.reproduce.check_report_dir`'s)."""
     from .outputs import write_output
 
-    return write_output(Path(str(out)) / PAGE_NAME, render_reproduction_page(rep), "report file")
+    return write_output(Path(str(out)) / PAGE_NAME, render_reproduction_page(rep, **options), "report file")
 
 
-__all__ = ["PAGE_NAME", "page_path", "check_page", "segments_arg", "render_page", "write_page", "figure_png",
+__all__ = ["PAGE_NAME", "page_path", "check_page", "render_page", "write_page", "figure_png",
            "render_reproduction_page", "write_reproduction_page"]

@@ -231,7 +231,7 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
     files.append(path)
     from .page import write_reproduction_page  # the report page: everything above in one self-contained file
 
-    files.append(write_reproduction_page(rep, out))
+    files.append(write_reproduction_page(rep, out, legend=LEGEND, published=published_rows(rep.columns)))
     return files
 
 

@@ -300,6 +300,25 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     return SegmentedComparison(overall, out, seg, family if flat else sum(len(c.pairs) for c in tables), sizes, skipped)
 
 
+def segments_arg(spec: str | None) -> tuple[str | None, str | None]:
+    """The command line's ``--segments``: ``(spec, groups file)``; ``groups=FILE`` names the groups.
+
+    >>> segments_arg("activity:4"), segments_arg("groups=g.csv"), segments_arg(None)
+    (('activity:4', None), ('groups', 'g.csv'), (None, None))
+    """
+    if spec is None:
+        return None, None
+    head, eq, path = spec.partition("=")
+    if eq:
+        if head.strip().lower() != "groups" or not path.strip():
+            raise SpecError(f"--segments takes activity[:N], cold-users, cold-items or groups=FILE; got {spec!r}")
+        return "groups", path.strip()
+    kind, _ = parse_segments(spec)
+    if kind == "groups":
+        raise SpecError("--segments groups needs its file: --segments groups=FILE (columns user_id, group)")
+    return spec.strip().lower(), None
+
+
 # ---- rendering ------------------------------------------------------------------------------------
 
 
@@ -403,5 +422,5 @@ def is_segmented(obj: Any) -> bool:
     return isinstance(obj, SegmentedComparison)
 
 
-__all__ = ["KINDS", "Segmentation", "SegmentedComparison", "parse_segments", "segment_users", "compare_segments",
+__all__ = ["KINDS", "Segmentation", "SegmentedComparison", "parse_segments", "segments_arg", "segment_users", "compare_segments",
            "render_segments", "write_segments", "segment_frame"]
