@@ -259,7 +259,9 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     options: dict[str, Any] = dict(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed,
                                    baseline=baseline)
     overall = runs.compare(**options)
-    per_user = runs.per_user()
+    # the per-user values, aligned by user across runs (read from the entries: whatever shape Runs.per_user returns)
+    per_user = {name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
+                for name, res in runs.results.items()}
     first = next(iter(runs.results.values()))
     base_sigs = {e.metric: e.signature for e in first.entries}
     hib = dict(overall.higher_is_better)
