@@ -19,6 +19,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
@@ -114,10 +115,17 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=command_formats("runs"), default="table")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
     _latex_args(p, "tab:receval-runs")
-    p.add_argument("--figure", action="append", default=[], metavar="KIND=FILE",
+    p.add_argument("--figure", action="append", default=[], metavar="KIND[:METRIC]=FILE",
                    help="write a figure: at-k (metric@k curves with CI bands), users (per-user distributions), "
-                        "differences (paired differences with CIs); .png .svg .pdf (repeatable)")
-    p.add_argument("--force", action="store_true", help="replace existing --out / --figure files")
+                        "differences (paired differences with CIs); .png .svg .pdf (repeatable); "
+                        ":METRIC draws that metric (users:ndcg@10=u.png; default: users the first metric, the others every one)")
+    p.add_argument("--force", action="store_true", help="replace existing --out / --figure / --report files")
+    p.add_argument("--segments", metavar="SPEC",
+                   help="also compare within user segments, every test corrected together: activity[:N] (train-row "
+                        "quantiles), cold-users, cold-items (with --train), groups=FILE (user_id, group)")
+    p.add_argument("--train", metavar="FILE", help="train interactions (user_id, item_id): for --segments and popularity-based metrics")
+    p.add_argument("--report", metavar="DIR", help="write DIR/index.html: one self-contained page (tables, figures, signatures, "
+                                                   "protocol, segments; no network needed)")
     p.add_argument("--sep", help="field separator of text inputs")
     add_column_args(p)
     add_context_args(p)
@@ -134,34 +142,56 @@ def _runs(p: argparse.ArgumentParser):
             if name.strip() in named:
                 raise SpecError(f"run name {name.strip()!r} is given twice (names are compared without surrounding spaces)")
             named[name.strip()] = path.strip()
-        from .figures import FIGURES, write_figure
+        from .figures import parse_figure, write_figure
         from .outputs import check_outputs
         from .tables import EXTENSIONS, render_pairs, render_table, write_table
 
-        figures = []
-        for item in a.figure:  # checked before any work
-            kind, eq, path = item.partition("=")
-            if not eq or kind not in FIGURES:
-                raise SpecError(f"a figure is written KIND=FILE with KIND one of {', '.join(FIGURES)}; got {item!r}")
-            if not path.lower().endswith((".png", ".svg", ".pdf")):
-                raise SpecError(f"a figure file ends in .png, .svg or .pdf; got {path!r}")
-            figures.append((kind, path))
+        figures = [parse_figure(item) for item in a.figure]  # checked before any work
         if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
             raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
-        check_outputs([a.out, *(p for _, p in figures)], [a.truth, *named.values()], a.force, "output file", "--force")
+        from .page import check_page, page_path
+        from .segments import segments_arg
+
+        segments, groups = segments_arg(a.segments)  # checked before any work
+        if any(kind == "segments" for kind, _, _ in figures) and segments is None:
+            raise SpecError("the segments figure needs --segments SPEC")
+        report = page_path(a.report) if a.report else None
+        inputs = [a.truth, *named.values(), *(x for x in (a.train, groups) if x)]
+        check_outputs([a.out, *(p for _, _, p in figures)], inputs, a.force, "output file", "--force")
+        if report is not None:
+            check_page(report, inputs, a.force)
         runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
-                             **({"sep": a.sep} if a.sep else {}))
-        c = runs.compare(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
-                         seed=a.seed, baseline=a.baseline)
+                             **({"sep": a.sep} if a.sep else {}), **({"train": a.train} if a.train else {}))
+        stat = dict(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples, seed=a.seed,
+                    baseline=a.baseline)
         latex = {"label": a.label, "fit": a.latex_fit}  # the terminal table fits COLUMNS / the terminal
-        text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
-        if a.format != "json":
-            text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
+        if segments is not None:
+            from .io import Columns
+            from .segments import compare_segments, render_segments, write_segments
+
+            cols = Columns(a.user_col, a.item_col, a.score_col, a.rank_col, a.rating_col, sep=a.sep)
+            sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, **stat)
+            c = sc.overall
+            text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none")
+        else:
+            sc = c = runs.compare(**stat)
+            text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
+            if a.format != "json":
+                text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
-            write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none", **latex)
-        for kind, path in figures:
-            write_figure(c, kind, path)
+            if segments is not None:
+                write_segments(sc, a.out, alpha=a.alpha, ci=a.ci != "none")
+            else:
+                write_table(c, a.out, alpha=a.alpha, ci=a.ci != "none", **latex)
+        for kind, metric, path in figures:
+            write_figure(sc, kind, path, metric=metric)
+        if report is not None:
+            from .page import write_page
+
+            write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
+                       protocol={"truth": a.truth, "runs": named, "metrics": a.metric, "dialect": a.dialect or "standard",
+                                 **({"train": a.train} if a.train else {}), **context_kwargs(a)})
         return 0
 
     return run

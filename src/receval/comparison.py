@@ -81,7 +81,8 @@ class Comparison:
     run has a value on every metric; ``dropped`` the users of the declared set left out because
     some run has no value for them (e.g. a user without a relevant item under ``empty=skip``);
     ``per_user[run]`` the per-user values of the paired users (``user_id`` plus one column per
-    metric; None on Spark)."""
+    metric; None on Spark); ``family`` the number of paired tests corrected together when the
+    family is larger than ``pairs`` (a table of :mod:`receval.segments`), else None."""
 
     runs: list[str]
     metrics: list[str]
@@ -94,6 +95,7 @@ class Comparison:
     baseline: str | None = None
     per_user: dict[str, Any] | None = None
     dropped: int = 0
+    family: int | None = None  # the paired tests corrected together when more than this table's (receval.segments)
 
     def pair(self, metric: str, a: str, b: str) -> PairTest:
         """The test of ``a`` against ``b`` on ``metric``, read as a − b whichever order it was

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ def _mpl() -> Any:
         import matplotlib
         import matplotlib.figure  # noqa: F401
         import matplotlib.ticker  # noqa: F401
+        import matplotlib.transforms  # noqa: F401
     except ImportError:  # pragma: no cover - matplotlib is a dependency of receval
         raise SpecError("figures need matplotlib, a dependency of receval: pip install 'matplotlib>=3.8'") from None
     return matplotlib
@@ -212,10 +213,17 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
                     continue
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=_text(run))
                 bands = [(k, iv.low, iv.high) for k, _, iv in pts if iv is not None]
-                if ci and bands:
+                if ci and len(bands) == 1:  # one k: a band through one point has no width; an error bar shows it
+                    k, lo, hi = bands[0]
+                    v = next(p[1] for p in pts if p[0] == k)
+                    ax.errorbar([k], [v], yerr=[[v - lo], [hi - v]], fmt="none", ecolor=color, elinewidth=1.2,
+                                capsize=3, alpha=0.8)
+                elif ci and bands:
                     ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
                                     color=color, alpha=0.2, linewidth=0)
-            if min(xs) > 0 and max(xs) / min(xs) >= 8:  # 5 ... 100: log scale keeps the ticks apart
+            if len(xs) == 1:  # one k: room on both sides of the point (and its error bar)
+                ax.set_xlim(xs[0] - 1, xs[0] + 1)
+            elif min(xs) > 0 and max(xs) / min(xs) >= 8:  # 5 ... 100: log scale keeps the ticks apart
                 ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(k) for k in xs])
             ax.minorticks_off()
@@ -228,7 +236,8 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         if ci and kinds:
             from .tables import ci_name
 
-            fig.suptitle(_text("bands: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
+            what = "bars" if all(len(ks) == 1 for ks in groups.values()) else "bands"
+            fig.suptitle(_text(f"{what}: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
     return _finish(fig, path)
 
 
@@ -310,11 +319,13 @@ def plot_per_user(cmp: Comparison, path: str | Path | None = None, *, metric: st
             ax.set_yticks(pos, labels)
             ax.set_ylim(0.4, len(runs) + 0.6)
             ax.grid(True, axis="x")
-        # centred on the figure, not the panel: long run names leave the panel narrow; the users
-        # drawn, the paired users of the comparison (its `users`)
+        # the users drawn: the paired users of the comparison (its `users`)
         n = max(len(values[r]) for r in runs)
-        fig.supxlabel(f"{_text(metric)} per user ({n} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")",
-                      fontsize=STYLE["axes.labelsize"])
+        xlabel = f"{_text(metric)} per user ({n} users" + ("" if kind == "ecdf" else "; diamond: mean") + ")"
+        if kind == "ecdf":  # on the panel: the legend below the figure then sits under the label, never on it
+            ax.set_xlabel(xlabel)
+        else:  # centred on the figure, not the panel: long run names leave the panel narrow
+            fig.supxlabel(xlabel, fontsize=STYLE["axes.labelsize"])
         ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
     return _finish(fig, path)
 
@@ -368,18 +379,192 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
     return _finish(fig, path)
 
 
+def plot_segments(sc: Any, path: str | Path | None = None, *, metrics: list[str] | None = None, metric: str | None = None,
+                  ci: bool = True, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
+    """A :class:`~receval.segments.SegmentedComparison`: one panel per metric, a row per segment
+    (all users at the top), each run's value as a dot with its CI as a bar; ``metric`` or
+    ``metrics`` the metrics drawn (default: every one)."""
+    chosen = list(metrics) if metrics is not None else [metric] if metric is not None else list(sc.overall.metrics)
+    unknown = [m for m in chosen if m not in sc.overall.metrics]
+    if unknown:
+        raise SpecError(f"{', '.join(unknown)} not in the comparison: choose from {', '.join(sc.overall.metrics)}")
+    tables = sc.comparisons()
+    runs = sc.overall.runs
+    labels = [_text(wrap_label(f"{name} (n={c.users})", 24)) for name, c in tables]
+    rows = sum(_row_height(x) for x in labels)
+    w, h = _size(width, height, 0.55 + len(chosen) * (0.45 + rows))
+    colors = _colors(len(runs))
+    with paper_style() as mpl:
+        fig = _figure(mpl, w, h)
+        axes = fig.subplots(len(chosen), 1, squeeze=False)
+        step = 0.6 / max(1, len(runs))
+        for ax, m in zip(axes[:, 0], chosen):
+            pos = list(range(len(tables), 0, -1))
+            for j, (color, run) in enumerate(zip(colors, runs)):
+                off = 0.3 - step / 2 - j * step
+                xs, ys = [], []
+                for y, (_, c) in zip(pos, tables):
+                    v = c.values.get((run, m))
+                    if v is None or math.isnan(v):
+                        continue
+                    xs.append(v)
+                    ys.append(y + off)
+                    iv = c.intervals.get((run, m))
+                    if ci and iv is not None:
+                        ax.plot([iv.low, iv.high], [y + off, y + off], color=color, linewidth=1)
+                ax.plot(xs, ys, marker="o", linestyle="none", color=color, label=_text(run))
+            ax.set_yticks(pos, labels)
+            ax.set_ylim(0.5, len(tables) + 0.5)
+            ax.set_xlabel(_text(m))
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
+            ax.grid(True, axis="x")
+        _legend_below(fig, axes[0, 0])
+        kinds = sorted({(iv.method, iv.level) for _, c in tables for iv in c.intervals.values()})
+        title = f"by segment: {sc.definition}"
+        if ci and kinds:
+            from .tables import ci_name
+
+            title += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)
+        fig.suptitle(_text(title), fontsize=7)
+    return _finish(fig, path)
+
+
+#: the narrowest x range of a spread panel, relative to the largest |value| shown (and at least
+#: :data:`SPREAD_MIN_ABS`): dialects that agree (or differ in the 6th digit) are drawn as agreeing,
+#: not magnified into a spread of rounding noise
+SPREAD_MIN_REL = 0.1
+SPREAD_MIN_ABS = 0.01
+
+
+def spread_limits(values: Sequence[float]) -> tuple[float, float]:
+    """The x range of a spread panel: the values with 8% padding, at least
+    ``max(SPREAD_MIN_REL * max|v|, SPREAD_MIN_ABS)`` wide, centred on the values.
+
+    >>> lo, hi = spread_limits((0.02, 0.02))   # every dialect agrees: not a ±0.001 zoom
+    >>> round(lo, 4), round(hi, 4)
+    (0.015, 0.025)
+    >>> lo, hi = spread_limits((0.1, 0.5))
+    >>> round(lo, 4), round(hi, 4)
+    (0.068, 0.532)
+    """
+    lo, hi = min(values), max(values)
+    span = max((hi - lo) * 1.16, SPREAD_MIN_REL * max(abs(lo), abs(hi)), SPREAD_MIN_ABS)
+    mid = (lo + hi) / 2
+    return mid - span / 2, mid + span / 2
+
+
+#: how a spread panel marks a cell without a value (a legend under the figure names both)
+SPREAD_ERROR: dict[str, Any] = {"marker": "x", "color": "darkorange", "markersize": 4.5, "markeredgewidth": 1.2}
+SPREAD_MISSING: dict[str, Any] = {"marker": "o", "color": "0.6", "markerfacecolor": "none", "markersize": 3.5, "markeredgewidth": 0.8}
+
+
+def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0) -> Any:
+    """A :class:`~receval.reproduce.Reproduction` across dialects: one panel per metric (one unit
+    per panel), the value under each dialect, dialects in the same rows in every panel (named once,
+    on the left), the receval standard in red. A cell without a value is drawn at the panel's left
+    edge: an orange cross where the library refused the data (``error``), a hollow grey circle where
+    it does not offer the metric; the legend under the figure says which is which. A panel where the
+    dialects agree keeps a readable range (:func:`spread_limits`)."""
+    cols = rep.columns
+    errors = getattr(rep, "errors", {}) or {}
+    dialects = ["standard", *[d for d in rep.table if d != "standard"]] if "standard" in rep.table else list(rep.table)
+    ncol = min(4, len(cols))
+    nrow = math.ceil(len(cols) / ncol)
+    pos = {d: len(dialects) - i for i, d in enumerate(dialects)}  # the first dialect at the top
+    w, h = _size(width, None, 0.75 + nrow * (0.35 + 0.15 * len(dialects)))
+    with paper_style() as mpl:
+        from matplotlib.lines import Line2D
+
+        fig = _figure(mpl, w, h)
+        axes = fig.subplots(nrow, ncol, squeeze=False, sharey=True)
+        kinds_seen: set[str] = set()
+        for ax, col in zip(axes.flat, cols):
+            pts = [(d, v) for d in dialects if (v := rep.table[d].get(col)) is not None and not math.isnan(v)]
+            for d, v in pts:
+                ax.plot([v], [pos[d]], marker="o", linestyle="none", markersize=3.5,
+                        color="crimson" if d == "standard" else "steelblue", zorder=3)
+            # the cells without a value, at the left edge (x in axes coordinates, y in rows)
+            edge = mpl.transforms.blended_transform_factory(ax.transAxes, ax.transData)
+            for d in dialects:
+                if any(d == p[0] for p in pts):
+                    continue
+                kind = "error" if col in errors.get(d, {}) else "missing"
+                kinds_seen.add(kind)
+                ax.plot([0.04], [pos[d]], linestyle="none", transform=edge, clip_on=False, zorder=4,
+                        gid=f"spread-{kind}", **(SPREAD_ERROR if kind == "error" else SPREAD_MISSING))
+            ax.set_title(_text(col))
+            ax.grid(True, axis="both")
+            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(3))
+            ax.xaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%.3g"))
+            if pts:
+                ax.set_xlim(*spread_limits([v for _, v in pts]))
+            else:
+                ax.text(0.5, 0.5, "no dialect has it", transform=ax.transAxes, ha="center", va="center")
+                ax.set_xticks([])
+        for ax in list(axes.flat)[len(cols):]:
+            ax.set_visible(False)
+        axes[0, 0].set_yticks([pos[d] for d in dialects], [_text(d) for d in dialects])
+        axes[0, 0].set_ylim(0.5, len(dialects) + 0.5)
+        handles = [Line2D([], [], marker="o", linestyle="none", markersize=3.5, color="crimson"),
+                   Line2D([], [], marker="o", linestyle="none", markersize=3.5, color="steelblue")]
+        labels = ["receval standard", "a library's dialect"]
+        if "error" in kinds_seen:
+            handles.append(Line2D([], [], linestyle="none", **SPREAD_ERROR))
+            labels.append("error: the library refused this data")
+        if "missing" in kinds_seen:
+            handles.append(Line2D([], [], linestyle="none", **SPREAD_MISSING))
+            labels.append("not offered by the library")
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False,
+                   handlelength=1.2, columnspacing=1.2)
+        fig.suptitle("Each metric under each library's dialect")
+    return _finish(fig, path)
+
+
 #: the figures by the name a command line gives them
 FIGURES = {"at-k": plot_metric_at_k, "users": plot_per_user, "differences": plot_differences}
 
 
-def write_figure(cmp: Comparison, kind: str, path: str | Path, **options: Any) -> Path:
-    """Draw the figure named ``kind`` (a key of :data:`FIGURES`) to ``path`` (PNG, SVG or PDF)."""
+def write_figure(cmp: Any, kind: str, path: str | Path, *, metric: str | None = None, **options: Any) -> Path:
+    """Draw the figure named ``kind`` (a key of :data:`FIGURES`, or ``segments``: :func:`plot_segments`
+    of a :class:`~receval.segments.SegmentedComparison`, whose other figures draw all users) to
+    ``path`` (PNG, SVG or PDF).
+
+    ``metric`` the metric to draw: for ``users`` the metric whose per-user values are drawn
+    (default: the comparison's first), for ``at-k`` a metric name before ``@`` (``ndcg``) or a
+    spec (``ndcg@10``: its name), for ``differences`` a spec (default: every metric)."""
+    if kind == "segments":
+        if not hasattr(cmp, "segments"):
+            raise SpecError("the segments figure needs a comparison by segment: receval runs ... --segments SPEC")
+        return plot_segments(cmp, path, metric=metric, **options)
+    if hasattr(cmp, "segments"):  # a comparison by segment: the other figures draw all users
+        cmp = cmp.overall
     if kind not in FIGURES:
         raise SpecError(f"unknown figure {kind!r}: choose one of {', '.join(FIGURES)}")
-    if kind == "users" and "metric" not in options:
-        options["metric"] = cmp.metrics[0]
+    if kind == "users":
+        options.setdefault("metric", cmp.metrics[0] if metric is None else metric)
+    elif metric is not None:
+        hit = _AT_K.match(metric)
+        options["metrics"] = [hit["name"] if kind == "at-k" and hit is not None and metric not in metric_groups(cmp.metrics)
+                              else metric]
     return FIGURES[kind](cmp, path, **options)  # type: ignore[operator]
 
 
-__all__ = ["FIGURES", "write_figure", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
+def parse_figure(item: str) -> tuple[str, str | None, str]:
+    """A command line's ``--figure`` value: ``KIND=FILE`` or ``KIND:METRIC=FILE`` (``users:ndcg@10=u.png``
+    draws the per-user values of ndcg@10) as ``(kind, metric or None, file)``.
+
+    >>> parse_figure("users:ndcg(ideal=hits)@10=u.png"), parse_figure("at-k=k.svg")
+    (('users', 'ndcg(ideal=hits)@10', 'u.png'), ('at-k', None, 'k.svg'))
+    """
+    head, eq, path = item.rpartition("=") if ":" in item.partition("=")[0] else item.partition("=")
+    kind, colon, metric = head.partition(":")
+    if not eq or kind not in (*FIGURES, "segments") or not path.strip() or (colon and not metric.strip()):
+        raise SpecError(f"a figure is written KIND=FILE or KIND:METRIC=FILE with KIND one of {', '.join([*FIGURES, 'segments'])} "
+                        f"(e.g. users:ndcg@10=users.png); got {item!r}")
+    if not path.lower().endswith(FIGURE_FORMATS):
+        raise SpecError(f"a figure file ends in .png, .svg or .pdf; got {path!r}")
+    return kind, metric.strip() if colon else None, path
+
+
+__all__ = ["FIGURES", "write_figure", "parse_figure", "plot_spread", "plot_segments", "plot_metric_at_k", "plot_per_user", "plot_differences", "save_figure", "paper_style",
            "metric_groups", "COLUMN_WIDTH", "FIGURE_FORMATS", "STYLE"]

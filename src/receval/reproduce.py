@@ -139,7 +139,7 @@ LEGEND = (
 SMALL_SAMPLE = 100
 
 #: the files of a report folder (the only names receval writes there)
-REPORT_FILES = ("table.csv", "table.md", "table.tex", "table.json", "protocol.json", "signatures.txt", "spread.png")
+REPORT_FILES = ("table.csv", "table.md", "table.tex", "table.json", "protocol.json", "signatures.txt", "spread.png", "index.html")
 
 
 def _or(v: Any, missing: str | None) -> Any:
@@ -229,6 +229,9 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
     path = out / "spread.png"
     plot_spread(rep, path)
     files.append(path)
+    from .page import write_reproduction_page  # the report page: everything above in one self-contained file
+
+    files.append(write_reproduction_page(rep, out, legend=LEGEND, published=published_rows(rep.columns)))
     return files
 
 
@@ -237,43 +240,10 @@ def _num(v: Any) -> float | None:
 
 
 def plot_spread(rep: Reproduction, path: Path, *, width: float = 7.0) -> None:
-    """One panel per metric (one unit per panel): the value under each dialect, dialects in the
-    same rows in every panel (named once, on the left), the receval standard in red.
+    """The spread figure (:func:`receval.figures.plot_spread`) written to ``path``."""
+    from .figures import plot_spread as draw
 
-    Written by :func:`receval.figures.save_figure` (PNG, SVG or PDF by the extension) at
-    ``width`` inches (a full page width), text of 7 pt or more."""
-    from .figures import paper_style, save_figure
-
-    cols = rep.columns
-    dialects = ["standard", *[d for d in rep.table if d != "standard"]] if "standard" in rep.table else list(rep.table)
-    ncol = min(4, len(cols))
-    nrow = math.ceil(len(cols) / ncol)
-    pos = {d: len(dialects) - i for i, d in enumerate(dialects)}  # the first dialect at the top
-    with paper_style() as mpl:
-        fig = mpl.figure.Figure(figsize=(width, 0.45 + nrow * (0.35 + 0.15 * len(dialects))), layout="constrained")
-        axes = fig.subplots(nrow, ncol, squeeze=False, sharey=True)
-        for ax, col in zip(axes.flat, cols):
-            pts = [(d, v) for d in dialects if (v := rep.table[d].get(col)) is not None and not math.isnan(v)]
-            for d, v in pts:
-                ax.plot([v], [pos[d]], marker="o", linestyle="none", markersize=3.5,
-                        color="crimson" if d == "standard" else "steelblue", zorder=3)
-            ax.set_title(col)
-            ax.grid(True, axis="both")
-            ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(3))
-            ax.xaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%.3g"))
-            if pts:
-                lo, hi = min(v for _, v in pts), max(v for _, v in pts)
-                pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 0.05
-                ax.set_xlim(lo - pad, hi + pad)
-            else:
-                ax.text(0.5, 0.5, "no dialect has it", transform=ax.transAxes, ha="center", va="center")
-                ax.set_xticks([])
-        for ax in list(axes.flat)[len(cols):]:
-            ax.set_visible(False)
-        axes[0, 0].set_yticks([pos[d] for d in dialects], dialects)
-        axes[0, 0].set_ylim(0.5, len(dialects) + 0.5)
-        fig.suptitle("Each metric under each library's dialect (red: receval standard)")
-        save_figure(fig, path)
+    draw(rep, path, width=width)
 
 
 def build_command(p: argparse.ArgumentParser):

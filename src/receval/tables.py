@@ -206,7 +206,7 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
     if cmp.pairs:
         tests = _stat_field(cmp, "test") or sorted({t.test for t in cmp.pairs})
         corrections = _stat_field(cmp, "correction") or sorted({t.correction for t in cmp.pairs})
-        family = len(cmp.pairs)
+        family = cmp.family or len(cmp.pairs)  # receval.segments: every segment's tests too
         scope = f"against the baseline {cmp.baseline}" if cmp.baseline else "between all pairs of runs"
         runs = ", ".join(f"{letters[r]} = {r}" for r in cmp.runs)
         if any(t.test == "tukey" for t in cmp.pairs):  # the HSD adjusts for its own family
