@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "receval"
 
 #: lowest first; a module may import from its own layer (without a cycle) and any layer below
 LAYERS: list[tuple[str, list[str]]] = [
-    ("grammar", ["_version", "errors", "options", "plaintext"]),
+    ("grammar", ["_version", "errors", "options", "plaintext", "types"]),
     ("registry and io", ["reduction", "registry", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
     ("the form", ["encode", "side", "lists", "hits", "policy"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
