@@ -21,10 +21,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
-    ("results", ["results", "comparison"]),
+    ("rendering", ["report"]),
+    ("results", ["results", "comparison", "tables"]),
     ("engine", ["engine"]),
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
-    ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
+    ("applications", ["compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
                       "conformance", "conformance.*", "audit", "segments", "page"]),
 ]
@@ -56,15 +57,26 @@ def _layer(name: str) -> int:
     raise AssertionError(f"module receval.{name} has no declared layer: add it to LAYERS in tests/test_layering.py")
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _import_names(mods: dict[str, Path]) -> list[tuple[str, str, str | None]]:
     """Every import of a receval module by a receval module, at module level or inside a
-    function: (importer, imported module, the name imported from it, or None for the module)."""
+    function, but not under ``if TYPE_CHECKING:``: (importer, imported module, the name imported from it, or
+    None for the module)."""
     out: list[tuple[str, str, str | None]] = []
     for m, p in mods.items():
         pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
         if m == "receval":
             pkg = []
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        typing_only = {id(n) for top in ast.walk(tree) if isinstance(top, ast.If) and _is_type_checking(top.test)
+                       for stmt in top.body for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:  # `if TYPE_CHECKING:` imports are for annotations, never run
+                continue
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = pkg[: len(pkg) - (node.level - 1)] + ([node.module] if node.module else [])

@@ -15,7 +15,8 @@ import receval
 from receval.comparison import Comparison, Interval, PairTest
 from receval.errors import SpecError
 from receval.runs import Runs, evaluate_runs
-from receval.tables import read_json, render_table
+from receval.comparison import read_json
+from receval.tables import render_table
 
 HOSTILE = "<script>alert('x')</script> & \"q\""
 TRUTH = {"user_id": ["u1", "u1", "u2", "u3"], "item_id": [10, 11, 20, 30]}

@@ -18,12 +18,12 @@ import pytest
 
 from receval.comparison import Comparison, Interval, PairTest
 from receval.errors import SpecError
+from receval.comparison import read_json
 from receval.tables import (
     FORMATS,
     build,
     latex_escape,
     letters_for,
-    read_json,
     render_table,
     significance_level,
     write_table,

@@ -10,6 +10,8 @@ Keys: a *run* is the name the user gave (``"ease"``), a *metric* the canonical s
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -163,3 +165,25 @@ def _fmt(v: float | None, digits: int = 4) -> str:
 
 
 __all__ = ["Interval", "PairTest", "Comparison"]
+
+
+def read_json(text: str) -> Comparison:
+    """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
+    doc = json.loads(text)
+
+    def interval(d: dict[str, Any] | None) -> Interval | None:
+        return None if d is None else Interval(_f(d["low"]), _f(d["high"]), d["method"], d["level"])
+
+    values = {(v["run"], v["metric"]): _f(v["value"]) for v in doc["values"]}
+    intervals = {(v["run"], v["metric"]): iv for v in doc["values"] if (iv := interval(v["ci"])) is not None}
+    pairs = []
+    for p in doc["pairs"]:
+        kw = {k: p[k] for k in ("metric", "a", "b", "test", "correction", "effect_name", "wins", "ties", "losses")}
+        pairs.append(PairTest(diff=_f(p["diff"]), p=_f(p["p"]), p_adjusted=_f(p["p_adjusted"]),
+                              effect=_f(p["effect"]), ci=interval(p["ci"]), **kw))
+    return Comparison(doc["runs"], doc["metrics"], values, dict(doc["higher_is_better"]), dict(doc["signatures"]),
+                      doc["users"], intervals, pairs, doc["baseline"])
+
+
+def _f(v: float | None) -> float:
+    return math.nan if v is None else float(v)

@@ -34,9 +34,8 @@ import math
 import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .comparison import Comparison, Interval, PairTest
 from .errors import SpecError
 from .report import (
     LATEX_FITS,
@@ -58,6 +57,9 @@ from .report import (
     wrap_text,
 )
 from .spec import SIG_SEP, signature_fields
+
+if TYPE_CHECKING:  # a table reads a Comparison; comparison.py builds its display from these tables
+    from .comparison import Comparison, Interval, PairTest
 
 #: the formats of :func:`render_table` and :func:`render_pairs`
 FORMATS = formats("comparison")
@@ -631,27 +633,9 @@ def _json(cmp: Comparison, model: TableModel) -> str:
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def read_json(text: str) -> Comparison:
-    """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
-    doc = json.loads(text)
-
-    def interval(d: dict[str, Any] | None) -> Interval | None:
-        return None if d is None else Interval(_f(d["low"]), _f(d["high"]), d["method"], d["level"])
-
-    values = {(v["run"], v["metric"]): _f(v["value"]) for v in doc["values"]}
-    intervals = {(v["run"], v["metric"]): iv for v in doc["values"] if (iv := interval(v["ci"])) is not None}
-    pairs = []
-    for p in doc["pairs"]:
-        kw = {k: p[k] for k in ("metric", "a", "b", "test", "correction", "effect_name", "wins", "ties", "losses")}
-        pairs.append(PairTest(diff=_f(p["diff"]), p=_f(p["p"]), p_adjusted=_f(p["p_adjusted"]),
-                              effect=_f(p["effect"]), ci=interval(p["ci"]), **kw))
-    return Comparison(doc["runs"], doc["metrics"], values, dict(doc["higher_is_better"]), dict(doc["signatures"]),
-                      doc["users"], intervals, pairs, doc["baseline"])
-
-
 def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "read_json", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
+__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]
