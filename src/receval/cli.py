@@ -190,6 +190,11 @@ def explain(spec: str, dialect: str | None = None) -> str:
     r = resolve(spec, dialect=d)
     m = r.metric
     lines = [f"{r.spec}  —  {m.summary}", ""]
+    from .spec import alias_note
+
+    said = alias_note(spec) if isinstance(spec, str) else None
+    if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
+        lines[2:2] = [*textwrap.wrap(said, 96), ""]
     lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
     lines.append("Resolved options:")
     for name, axis in m.all_axes().items():
