@@ -312,18 +312,31 @@ def _dialects(p: argparse.ArgumentParser):
         from .dialects import all_dialects
 
         rows = [
-            [d.name, d.version + (" (default)" if d.default else ""), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
+            [d.name, d.version + _version_marks(d), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
             for d in all_dialects()
         ]
         if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
             print(render(["dialect", "version", "library", "metrics"], [r[:4] for r in rows], "table"), end="")
             for r in rows:
                 print(f"{r[0]}@{r[1].split()[0]}: {r[4]}")
+            print(DIALECT_DEFAULTS)
         else:
             print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
         return 0
 
     return run
+
+
+#: what a dialect name without a version means, printed under `receval dialects`
+DIALECT_DEFAULTS = (
+    "default: the version a name without '@version' means (the newest verified one: --dialect recbole is "
+    "recbole@1.2.1); study: the version the RecSys'21 study ran, which `receval reproduce` names explicitly"
+)
+
+
+def _version_marks(d: Any) -> str:
+    marks = [m for m, on in (("default", d.default and d.name != "standard"), ("study", d.study)) if on]
+    return f" ({', '.join(marks)})" if marks else ""
 
 
 # the commands of other modules: imported when the parser is built (compare.py imports polars),

@@ -374,9 +374,10 @@ CASE_COLLISIONS: dict[str, str] = {
     "MRR": "ir_measures' MRR is trec_eval's recip_rank: write RR@k for it",
     "Precision": "ir_measures' Precision is trec_eval's P_k: write P@k for it",
     "Recall": "ir_measures' Recall is trec_eval's recall_k: write R@k for it",
-    "ERR": "ir_measures' ERR@k is gdeval's (graded, top grade 4), which receval has no dialect of: "
-           "err(grade=rating,gmax=4)@k is its formula",
-    "RBP": "ir_measures' RBP(p=0.8) is receval's rbp(persistence=0.8); its p is receval's persistence",
+    "ERR": "ir_measures computes ERR@k with gdeval (graded), which receval has no dialect of; receval's graded "
+           "ERR is err(grade=rating,gmax=<top grade>)@k",
+    "RBP": "ir_measures' parameter p is receval's persistence (RBP(p=0.9) is rbp(persistence=0.9)); ir_measures' RBP "
+           "without rel= uses graded relevance, receval's rbp binary gain unless rbp(gain=rating)",
     "Bpref": "ir_measures' Bpref is trec_eval's bpref: write bpref with --dialect trec_eval",
     "BPref": "ir_measures' BPref is trec_eval's bpref: write bpref with --dialect trec_eval",
 }

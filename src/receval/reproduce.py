@@ -19,7 +19,7 @@ from typing import Any
 
 from . import __version__
 from .report import fmt_value, render
-from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS
+from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS, STUDY_VERSIONS
 
 #: beyond-accuracy columns added with --beyond (MovieLens genres as categories)
 BEYOND = ["alpha_ndcg@20", "ab_ndcg@20", "entropy@20", "coverage@20"]
@@ -105,7 +105,8 @@ def run(
     t0 = time.perf_counter()
     with step("computing every metric under every dialect"):
         res = compare_results(
-            recs, study.test, columns, dialects=["standard", *STUDY_DIALECTS], rel=threshold, **extra
+            recs, study.test, columns, dialects=["standard", *(STUDY_VERSIONS[d] for d in STUDY_DIALECTS)],
+            rel=threshold, **extra
         )
     signatures: dict[str, dict[str, str]] = {}
     for (dialect, metric), sig in res.signatures.items():
