@@ -37,7 +37,8 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=command_formats("evaluate"), default="table",
                    help="output; trec: trec_eval's layout (metric, all, value)")
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
-                   help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
+                   help="auto: by file name (.csv .tsv .parquet .run .qrels .trec), any other name by content (TREC run or qrels); "
+                        "trec: RECS is a TREC run, TRUTH a qrels file")
     p.add_argument("--per-user", metavar="FILE",
                    help="write per-user values to this .csv/.tsv/.parquet/.json file (with --engine spark: a directory Spark writes); "
                         "an existing file is kept unless --force")
