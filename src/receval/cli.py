@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from . import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
 from .report import command_formats, fingerprint_footer, render
+
+if TYPE_CHECKING:
+    from .dialects import Dialect
 
 #: a command's builder: adds the command's arguments to its parser and returns its runner
 Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -335,7 +339,7 @@ DIALECT_DEFAULTS = (
 )
 
 
-def _version_marks(d: Any) -> str:
+def _version_marks(d: Dialect) -> str:
     marks = [m for m, on in (("default", d.default and d.name != "standard"), ("study", d.study)) if on]
     return f" ({', '.join(marks)})" if marks else ""
 

@@ -179,7 +179,7 @@ _ALIAS_RE = re.compile(
 WHOLE_RANKING = 10**9
 
 
-def _alias_options(text: str, raw: str | None, params: Any) -> tuple[list[tuple[str, str, str]], str | None]:
+def _alias_options(text: str, raw: str | None, params: Any) -> list[tuple[str, str, str]]:
     """The options written in an alias's parentheses, the tool's parameter names translated
     (``p`` -> ``persistence``); other keys are receval's options of the metric."""
     options: list[tuple[str, str, str]] = []
@@ -189,7 +189,7 @@ def _alias_options(text: str, raw: str | None, params: Any) -> tuple[list[tuple[
                 raise SpecError(f"option '{part.strip()}' in '{text.strip()}' must be written as key=value")
             key, value = (x.strip() for x in part.split("=", 1))
             options.append((params.get(key, key.lower()), key, value))
-    return options, None
+    return options
 
 
 def alias_spec(text: str) -> Spec | None:
@@ -212,8 +212,7 @@ def alias_spec(text: str) -> Spec | None:
         return None
     name, k_raw = match["name"], match["k"]
     if name in COLLISION_PARAMS:  # a receval name written in another tool's case: its parameters translate
-        options, _ = _alias_options(text, match["opts"], COLLISION_PARAMS[name])
-        return _build(name.lower(), options, k_raw, text)
+        return _build(name.lower(), _alias_options(text, match["opts"], COLLISION_PARAMS[name]), k_raw, text)
     found = alias_named(name)
     if found is None:
         return None
@@ -228,15 +227,15 @@ def alias_spec(text: str) -> Spec | None:
     k: int | None = name_k if name_k is not None else (parse_k(k_raw) if k_raw is not None else None)
     if k is None and alias.cut in ("optional", "whole"):
         k = WHOLE_RANKING
-    written, _ = _alias_options(text, match["opts"], alias.params)
+    written = _alias_options(text, match["opts"], alias.params)
     base: dict[str, Any] = {}
     if alias.dialect is not None:
         from .dialects import load_dialect
 
         base = load_dialect(alias.dialect).options_for(alias.metric, k)
     ours = {key for key, _, _ in written}
-    options: list[tuple[str, str, Any]] = [(key, key, value) for key, value in sorted(base.items()) if key not in ours]
-    return _build(alias.metric, options + written, k, text)
+    given: list[tuple[str, str, Any]] = [(key, key, value) for key, value in sorted(base.items()) if key not in ours]
+    return _build(alias.metric, given + written, k, text)
 
 
 def alias_note(text: str) -> str | None:
