@@ -62,3 +62,12 @@ def test_neither_rank_nor_score_is_still_refused():
 def test_an_explicit_order_is_not_overridden():
     with pytest.raises(receval.DataError, match="needs a rank column"):
         receval.evaluate(RECS, TRUTH, ["map(order=rank_value)@3"], dialect="rectools")
+
+
+def test_compare_computes_the_rectools_row_from_scores():
+    from receval.compare import compare_results
+
+    res = compare_results(RECS, TRUTH, ["precision@2"], dialects="standard,rectools")
+    assert not res.errors
+    want = receval.evaluate(_ranked_as_rectools_users_do(RECS), TRUTH, ["precision@2"], dialect="rectools")
+    assert res.cell("rectools@0.19.0", "precision@2") == f"{want['precision@2']:.6f}"

@@ -6,6 +6,9 @@ Grammar (one small hand-written parser)::
     option  := key "=" value
 
 ``ndcg@10``, ``map(denominator=k)@20``, ``ndcg(gain=exp2, ideal=uncut)@20``, ``auc``.
+Measure names of ir_measures and trec_eval (``P@10``, ``AP``, ``nDCG@10``, ``P_10``,
+``ndcg_cut_10``, ...; :data:`receval.registry.ALIASES`, case-sensitive) resolve to the receval
+metric with the trec_eval dialect's options written into the spec (:func:`alias_spec`).
 The canonical form is lower case, options sorted by name, options equal to the metric's
 standard default dropped: it is the key of a result and the head of its signature.
 
