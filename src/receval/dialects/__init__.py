@@ -164,7 +164,7 @@ def load_dialect(name: str) -> Dialect:
     >>> load_dialect("replay@0.2")
     Traceback (most recent call last):
     ...
-    receval.errors.SpecError: dialect 'replay' has no version '0.2'; versions: 0.22.0, 0.4.0 (write one of them, e.g. replay@0.4.0)
+    receval.errors.SpecError: dialect 'replay' has no version '0.2'; versions: 0.22.0, 0.4.0 (write one of them, e.g. replay@0.22.0)
     """
     if not isinstance(name, str):
         raise SpecError(f"a dialect must be a name like 'recbole' or 'recbole@1.2.1', got {name!r}")
