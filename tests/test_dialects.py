@@ -267,15 +267,17 @@ def test_compare_agrees_with_evaluate_and_builds_once_per_build_key(monkeypatch)
 
 
 def test_compare_marks_refused_data():
-    # RecTools needs a rank column: its row is marked, the others computed
-    recs = {"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8]}
+    # the standard refuses a repeated item (dup=error), Elliot counts it (dup=keep): the refused
+    # row is marked, the other computed (RecTools, which refused scores without a rank column
+    # before issue 23, now ranks them by score: tests/test_rectools_scores.py)
+    recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 2], "score": [0.9, 0.8, 0.7]}
     truth = {"user_id": [1], "item_id": [2]}
-    res = compare_results(recs, truth, ["precision@2"], dialects="standard,rectools")
-    assert ("rectools@0.19.0", "precision@2") in res.errors
-    assert res.cell("rectools@0.19.0", "precision@2") == "error"
-    assert res.cell("standard", "precision@2") == "0.500000"
-    with pytest.raises(Exception, match="rank column"):
-        compare(recs, truth, ["precision@2"], dialects="rectools", errors="raise")
+    res = compare_results(recs, truth, ["precision@2"], dialects="standard,elliot")
+    assert ("standard", "precision@2") in res.errors
+    assert res.cell("standard", "precision@2") == "error"
+    assert res.cell("elliot@0.3.1", "precision@2") == "0.500000"
+    with pytest.raises(Exception, match="duplicate"):
+        compare(recs, truth, ["precision@2"], dialects="standard", errors="raise")
 
 
 def test_compare_cli(capsys):

@@ -364,3 +364,35 @@ def test_a_text_table_name_is_never_sniffed(tmp_path):
     # .csv / .tsv / .txt / .parquet say what the file is: TREC content there is not guessed
     for name in ("run.txt", "run.csv", "run.tsv.gz"):
         assert trec_kind(tmp_path / name, "recommendations") is None
+
+
+# --------------------------------------------------------------------------------------------
+# a file whose name and content say no format: one line naming the option that sets it
+
+
+@pytest.mark.parametrize("name, text, why", [
+    ("mixed.test", "q1 Q0 d1 1 2.0 s\nq1 0 d1 1\n", "mix a TREC run line (line 1) and a qrels line (line 2)"),
+    ("broken.test", "q1 Q0 d1 1 2.0 s\nq1 Q0 d2 x 1.0 s\n", "start as a TREC run line (line 1) but line 2 is not one"),
+    ("table.test", "user_id,item_id,score\n1,2,0.5\n", "neither a TREC run"),
+])
+def test_an_ambiguous_file_names_the_format_option(tmp_path, name, text, why, capsys):
+    (tmp_path / name).write_text(text)
+    (tmp_path / "t.qrels").write_text(GOOD_QRELS)
+    with pytest.raises(DataError) as exc:
+        receval.evaluate(tmp_path / name, tmp_path / "t.qrels", ["precision@1"])
+    msg = str(exc.value)
+    assert "\n" not in msg and why in msg and "--input-format trec" in msg and str(tmp_path / name) in msg, msg
+    assert main(["evaluate", str(tmp_path / name), str(tmp_path / "t.qrels"), "-m", "P@1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--input-format trec" in err and "\n" not in err
+
+
+def test_ir_measures_names_on_sniffed_trec_files(tmp_path):
+    """results.test / judgments.test read by content, measured with trec_eval's names: the
+    values are trec_eval's (the dialect's) without naming the dialect."""
+    (tmp_path / "results.test").write_text(RUN)
+    (tmp_path / "judgments.test").write_text(QRELS)
+    by_name = receval.evaluate(tmp_path / "results.test", tmp_path / "judgments.test", ["P@3", "nDCG@3", "map_cut_3"])
+    dialect = receval.evaluate(tmp_path / "results.test", tmp_path / "judgments.test", ["precision@3", "ndcg@3", "map@3"],
+                               dialect="trec_eval")
+    assert list(by_name.values.values()) == pytest.approx(list(dialect.values.values()), abs=1e-12)

@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ from . import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
 from .report import command_formats, render
+
+if TYPE_CHECKING:
+    from .dialects import Dialect
 
 #: a command's builder: adds the command's arguments to its parser and returns its runner
 Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -39,7 +43,8 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="output; trec: trec_eval's layout (metric, all, value)")
     _latex_args(p)
     p.add_argument("--input-format", choices=("auto", "trec"), default="auto",
-                   help="auto: by file name (.csv .tsv .parquet .run .qrels .trec); trec: RECS is a TREC run, TRUTH a qrels file")
+                   help="auto: by file name (.csv .tsv .parquet .run .qrels .trec), any other name by content (TREC run or qrels); "
+                        "trec: RECS is a TREC run, TRUTH a qrels file")
     p.add_argument("--per-user", metavar="FILE",
                    help="write per-user values to this .csv/.tsv/.parquet/.json file (with --engine spark: a directory Spark writes); "
                         "an existing file is kept unless --force")
@@ -219,6 +224,11 @@ def explain(spec: str, dialect: str | None = None) -> str:
     r = resolve(spec, dialect=d)
     m = r.metric
     lines = [f"{r.spec}  —  {m.summary}", ""]
+    from .spec import alias_note
+
+    said = alias_note(spec) if isinstance(spec, str) else None
+    if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
+        lines[2:2] = [*textwrap.wrap(said, 96), ""]
     lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
     lines.append("Resolved options:")
     for name, axis in m.all_axes().items():
@@ -338,7 +348,7 @@ def _dialects(p: argparse.ArgumentParser):
         from .dialects import all_dialects
 
         rows = [
-            [d.name, d.version + (" (default)" if d.default else ""), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
+            [d.name, d.version + _version_marks(d), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
             for d in all_dialects()
         ]
         if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
@@ -348,11 +358,24 @@ def _dialects(p: argparse.ArgumentParser):
             width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
             for r in rows:
                 print("\n".join(wrap_text(f"{r[0]}@{r[1].split()[0]}: {r[4]}", width, "    ")))
+            print("\n".join(wrap_text(DIALECT_DEFAULTS, width)))
         else:
             print(render(["dialect", "version", "library", "metrics", "source"], rows, a.format), end="")
         return 0
 
     return run
+
+
+#: what a dialect name without a version means, printed under `receval dialects`
+DIALECT_DEFAULTS = (
+    "default: the version a name without '@version' means (the newest verified one: --dialect recbole is "
+    "recbole@1.2.1); study: the version the RecSys'21 study ran, which `receval reproduce` names explicitly"
+)
+
+
+def _version_marks(d: Dialect) -> str:
+    marks = [m for m, on in (("default", d.default and d.name != "standard"), ("study", d.study)) if on]
+    return f" ({', '.join(marks)})" if marks else ""
 
 
 # the commands of other modules: imported when the parser is built (compare.py imports polars),

@@ -99,6 +99,7 @@ def metrics_markdown() -> str:
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
     out.append("")
     out += ties_markdown()
+    out += aliases_markdown()
     for m in all_metrics():
         out += [f"## `{m.name}" + ("@k" if m.needs_k else "") + "`", "", rst_to_markdown(m.doc), ""]
         if m.axes:
@@ -112,6 +113,44 @@ def metrics_markdown() -> str:
 
     out += ["## Sampled-negative evaluation (`receval.sampled.sampled_evaluate`)", "", sampled.__doc__.strip(), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def aliases_markdown() -> list[str]:
+    """The section 'Names of other tools': the ir_measures / trec_eval measure names receval
+    reads, and the receval spec each resolves to (:data:`receval.registry.ALIASES`)."""
+    from .registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, NOT_OFFERED, TREC_EVAL_CUTS
+    from .spec import WHOLE_RANKING, parse_spec
+
+    out = ["## Names of other tools (ir_measures, trec_eval)", ""]
+    out += ["ir_measures' names mean trec_eval's definitions, so each name below resolves to the receval metric "
+            "with every option of the `trec_eval` dialect written into the spec (relevance `rel=1`, trec_eval's tie "
+            "rule `ties=text_desc`, its user set): the value equals trec_eval's whatever `--dialect` the call names, "
+            "and the signature records the resolved spec. The case of a name matters: `AP` is the alias, `ap` is "
+            "not a metric. `receval explain P@10` says whose name it is and what it means. ir_measures' `rel` "
+            "parameter is receval's `rel` (`P(rel=2)@10`); other options in the parentheses are receval's. "
+            f"A name written without a cut-off where trec_eval has none (`AP`, `RR`, `nDCG`, `recip_rank`) is the "
+            f"whole ranking, written `@{WHOLE_RANKING}` (past any list, at no cost).", ""]
+    out += ["| name | tool | means | receval spec |", "|---|---|---|---|"]
+    examples = {"needs": "@10", "optional": "@10", "whole": "", "none": ""}
+    for a in ALIASES.values():
+        written = a.name + examples[a.cut]
+        out.append(f"| `{written}` | {a.tool} | {_cell(a.means)} | `{parse_spec(written)}` |")
+        if a.cut == "optional":
+            out.append(f"| `{a.name}` | {a.tool} | the same, whole ranking | `{parse_spec(a.name)}` |")
+    for a in TREC_EVAL_CUTS.values():
+        written = f"{a.name}_10"
+        out.append(f"| `{written}` | {a.tool} | {_cell(a.means)} | `{parse_spec(written)}` |")
+    out.append("")
+    for name, text in ALIAS_CASES.items():
+        out += [f"`{name}` is an alias in this exact case only: {text}.", ""]
+    out += ["Names that are a receval metric in another case stay receval's (receval reads its names in any case); "
+            "what the other tool means by them:", ""]
+    for name, text in CASE_COLLISIONS.items():
+        out.append(f"- `{name}`: {text}")
+    for name, text in NOT_OFFERED.items():
+        out.append(f"- `{name.capitalize()}`: {text}")
+    out.append("")
+    return out
 
 
 def ties_markdown() -> list[str]:
@@ -135,9 +174,16 @@ def _bound(b: float) -> str:
 def dialects_markdown() -> str:
     from .dialects import all_dialects
 
-    out = ["# Dialects", "", "Generated from `src/receval/dialects/*.toml` by `python -m receval.docs docs/`.", ""]
+    out = ["# Dialects", "", "Generated from `src/receval/dialects/*.toml` by `python -m receval.docs docs/`.", "",
+           "A dialect is how one library, at one version, computes each metric, written as receval options: the "
+           "same recommendations evaluated under it give that library's number, with a signature that says so.", "",
+           "A name without a version means the library's *default version*, the newest verified one: "
+           "`--dialect recbole` is `recbole@1.2.1`, `--dialect replay` is `replay@0.22.0`. Write the version to pin "
+           "another (`--dialect recbole@0.2.1`). The *study version* of each library is the one the RecSys'21 "
+           "consistency study ran; `receval reproduce` names those versions explicitly.", ""]
     for d in all_dialects():
-        out += [f"## `{d.label}` — {d.library} {d.version}" + (" (default version)" if d.default and d.name != "standard" else ""), ""]
+        marks = [m for m, on in (("default version", d.default and d.name != "standard"), ("study version", d.study)) if on]
+        out += [f"## `{d.label}` — {d.library} {d.version}" + (f" ({', '.join(marks)})" if marks else ""), ""]
         if d.source:
             out.append(f"Source: {d.source}")
         if d.note:

@@ -132,6 +132,10 @@ def order_rule(enc: Encoded, opts: dict[str, Any]) -> str:
     if (rule == "score" and opts.get("order_from_dialect") and "score" not in enc.recs and "rank" in enc.recs
             and opts.get("ties") != "average"):
         return "rank"  # a dialect that sorts by score reads given ranks as that order (recorded as order:rank)
+    if rule == "rank_value" and opts.get("order_from_dialect") and "rank" not in enc.recs and "score" in enc.recs:
+        # a dialect that reads a rank column (RecTools) given scores only: ranks from the scores,
+        # descending, ties by the dialect's tie rule, as its users derive them (recorded as order:score)
+        return "score"
     return rule
 
 

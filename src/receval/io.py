@@ -209,8 +209,10 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         fix = "; save the file as UTF-8" if "utf-8" in first.lower() or "utf8" in first.lower() else ""
         raise DataError(f"cannot read {what} file {path}: {first}{fix}") from None
-    if frame is None:
-        raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv, .parquet, .run, .qrels or .trec file")
+    if frame is None:  # a name that says no format, and content that is not TREC: say why, and how to set it
+        from .trec import unknown_format
+
+        raise DataError(unknown_format(path, what))
     if frame.height == 0:
         raise DataError(f"the {what} file {path} has a header ({', '.join(frame.columns)}) but no rows: nothing to evaluate; "
                         "check that the file was written completely")

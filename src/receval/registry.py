@@ -200,6 +200,16 @@ def _check_traits(name: str, context: tuple[str, ...], ties: str | None, bounds:
         raise ValueError(f"metric '{name}': bounds must be (lowest, highest) with lowest < highest, got {bounds!r}")
 
 
+def _check_not_aliased(name: str) -> None:
+    """A metric name is never an alias in another case unless the alias is declared in
+    :data:`ALIAS_CASES` (so an alias never shadows a registered name silently)."""
+    taken = [a for a in ALIASES if a.lower() == name.lower() and a not in ALIAS_CASES]
+    taken += [f"{a}_<k>" for a in TREC_EVAL_CUTS if name.lower().startswith(a.lower() + "_")]
+    if taken:
+        raise ValueError(f"metric '{name}' is the alias {taken[0]} in another case: rename it, or declare the "
+                         "alias in ALIAS_CASES with what each spelling means")
+
+
 def register(
     name: str,
     *,
@@ -243,6 +253,7 @@ def register(
     """
     ctx = tuple(CONTEXT_AXES) if context is None else context
     _check_traits(name, ctx, ties, bounds)
+    _check_not_aliased(name)
     topk_set = ties == "topk_set"
 
     def deco(fn: _Fn) -> _Fn:
@@ -291,3 +302,140 @@ def _documents_only(fn: Callable[..., Any]) -> bool:
 def registered() -> dict[str, Metric]:
     """The registered metrics by name (:mod:`receval.metrics` registers them on import)."""
     return _REGISTRY
+
+
+# ---- names of the IR ecosystem ---------------------------------------------------------------
+#
+# ir_measures' and trec_eval's measure names, read as aliases: each resolves to one receval
+# metric under the options of the trec_eval dialect (ir_measures' names mean trec_eval's
+# definitions), so a value computed under an alias is signed by the resolved spec. The table is
+# data; :func:`receval.spec.parse_spec` resolves it (the dialect lives in a higher layer).
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A measure name of another tool, as written (the case matters), and what it resolves to.
+
+    ``cut``: "needs" (``P@10``), "optional" (``AP`` / ``AP@10``: without a cut-off the whole
+    ranking), "whole" (``recip_rank``: always the whole ranking) or "none" (``Rprec``: the
+    metric takes no cut-off). ``params``: the tool's parameter names that translate to a
+    receval option (``RBP(p=0.8)``: ``p`` is ``persistence``). ``dialect``: the dialect whose
+    options the alias takes (None: receval's standard definition).
+    """
+
+    name: str
+    metric: str
+    tool: str
+    means: str
+    cut: str = "needs"
+    dialect: str | None = "trec_eval@0.5.11"
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+#: ir_measures' ``rel`` parameter (minimum grade counted relevant) is receval's ``rel``
+_REL = {"rel": "rel"}
+
+#: the aliases by name, as written; lookup is case-sensitive (``AP`` is an alias, ``ap`` is not)
+ALIASES: dict[str, Alias] = {a.name: a for a in [
+    Alias("P", "precision", "ir_measures", "trec_eval's P_k: hits in the top k ÷ k", params=_REL),
+    Alias("R", "recall", "ir_measures", "trec_eval's recall_k: hits in the top k ÷ |R|", params=_REL),
+    Alias("AP", "map", "ir_measures", "trec_eval's map (map_cut_k with a cut-off): Σ P@i·rel_i ÷ |R|",
+          cut="optional", params=_REL),
+    Alias("RR", "mrr", "ir_measures", "trec_eval's recip_rank: 1 / rank of the first relevant item (0 past the cut-off)",
+          cut="optional", params=_REL),
+    Alias("nDCG", "ndcg", "ir_measures",
+          "trec_eval's ndcg_cut_k (ndcg without a cut-off): gain = the graded rating, log2 discount, ideal from every judged grade",
+          cut="optional"),
+    Alias("Success", "hitrate", "ir_measures", "trec_eval's success_k: 1 if a relevant item is in the top k", params=_REL),
+    Alias("HR", "hitrate", "recommender papers", "hit rate, trec_eval's success_k: 1 if a relevant item is in the top k",
+          params=_REL),
+    Alias("Rprec", "rprecision", "ir_measures and trec_eval", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
+    Alias("RPrec", "rprecision", "ir_measures", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
+    Alias("R-Prec", "rprecision", "papers", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
+    Alias("recip_rank", "mrr", "trec_eval", "trec_eval's recip_rank: 1 / rank of the first relevant item, whole ranking",
+          cut="whole"),
+]}
+
+#: trec_eval's measures with the cut-off in the name (``P_10``, ``ndcg_cut_10``): name -> alias
+TREC_EVAL_CUTS: dict[str, Alias] = {a.name: a for a in [
+    Alias("P", "precision", "trec_eval", "trec_eval's P_k: hits in the top k ÷ k"),
+    Alias("recall", "recall", "trec_eval", "trec_eval's recall_k: hits in the top k ÷ |R|"),
+    Alias("map_cut", "map", "trec_eval", "trec_eval's map_cut_k: Σ_{i≤k} P@i·rel_i ÷ |R|"),
+    Alias("ndcg_cut", "ndcg", "trec_eval", "trec_eval's ndcg_cut_k: gain = the graded rating, log2 discount, ideal cut at k"),
+    Alias("success", "hitrate", "trec_eval", "trec_eval's success_k: 1 if a relevant item is in the top k"),
+]}
+
+#: names of other tools that are a receval metric's name in another case: receval's names are
+#: read in any case, so these stay receval's (never shadowed); ``receval explain`` says what the
+#: other tool means and how to write it
+CASE_COLLISIONS: dict[str, str] = {
+    "NDCG": "ir_measures' NDCG is trec_eval's ndcg_cut (graded gain): write nDCG@k for it",
+    "MAP": "ir_measures' MAP is trec_eval's map (÷|R|): write AP@k for it, or map(denominator=r)@k",
+    "MRR": "ir_measures' MRR is trec_eval's recip_rank: write RR@k for it",
+    "Precision": "ir_measures' Precision is trec_eval's P_k: write P@k for it",
+    "Recall": "ir_measures' Recall is trec_eval's recall_k: write R@k for it",
+    "ERR": "ir_measures computes ERR@k with gdeval (graded), which receval has no dialect of; receval's graded "
+           "ERR is err(grade=rating,gmax=<top grade>)@k",
+    "RBP": "ir_measures' parameter p is receval's persistence (RBP(p=0.9) is rbp(persistence=0.9)); ir_measures' RBP "
+           "without rel= uses graded relevance, receval's rbp binary gain unless rbp(gain=rating)",
+    "Bpref": "ir_measures' Bpref is trec_eval's bpref: write bpref with --dialect trec_eval",
+    "BPref": "ir_measures' BPref is trec_eval's bpref: write bpref with --dialect trec_eval",
+}
+
+#: aliases that are a receval name in another case, each declared with what it means (the
+#: alias is exact-case; every other case is receval's metric)
+ALIAS_CASES: dict[str, str] = {
+    "nDCG": "receval's ndcg (in any other case: ndcg, NDCG) is the standard binary-gain nDCG",
+}
+
+#: measure names of other tools that receval does not offer, with what to write instead
+NOT_OFFERED: dict[str, str] = {
+    "judged": "receval has no Judged@k (ir_measures: the share of the top k that has a judgment in the qrels): "
+              "it measures the qrels' coverage, not the ranking; count it from the inputs",
+}
+
+#: ir_measures' parameters of a receval name written in their case (``RBP(p=0.8)``)
+COLLISION_PARAMS: dict[str, Mapping[str, str]] = {"RBP": {"p": "persistence"}}
+
+_TREC_CUT_SUFFIX = "_"
+
+
+def alias_named(name: str) -> tuple[Alias, int | None] | None:
+    """The alias ``name`` is (exact case), with the cut-off its name carries (``P_10``: 10).
+
+    >>> alias_named("AP")[0].metric, alias_named("ndcg_cut_10")[0].metric, alias_named("ndcg_cut_10")[1]
+    ('map', 'ndcg', 10)
+    >>> alias_named("ap") is None, alias_named("map") is None
+    (True, True)
+    """
+    if name in ALIASES:
+        return ALIASES[name], None
+    base, sep, k = name.rpartition(_TREC_CUT_SUFFIX)
+    if sep and base in TREC_EVAL_CUTS and k.isdigit() and not k.startswith("0"):
+        return TREC_EVAL_CUTS[base], int(k)
+    return None
+
+
+def possessive(tool: str) -> str:
+    """``ir_measures'``, ``trec_eval's``."""
+    return tool + ("'" if tool.endswith("s") else "'s")
+
+
+def alias_hint(word: str) -> str | None:
+    """What to suggest for an unknown metric name that is an alias in another case
+    (``ap``: ``AP``, or receval's ``map``), or None.
+
+    >>> alias_hint("ap")
+    "did you mean 'AP' (ir_measures' name: trec_eval's map (map_cut_k with a cut-off): Σ P@i·rel_i ÷ |R|) or receval's 'map'?"
+    """
+    low = word.strip().lower()
+    if low in NOT_OFFERED:
+        return NOT_OFFERED[low]
+    for a in ALIASES.values():
+        if a.name.lower() == low:
+            return f"did you mean '{a.name}' ({possessive(a.tool)} name: {a.means}) or receval's '{a.metric}'?"
+    base, sep, k = low.rpartition(_TREC_CUT_SUFFIX)
+    for a in TREC_EVAL_CUTS.values():
+        if sep and a.name.lower() == base and k.isdigit():
+            return f"did you mean '{a.name}_{k}' (trec_eval's name: {a.means}) or receval's '{a.metric}@{k}'?"
+    return None

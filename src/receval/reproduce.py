@@ -19,7 +19,7 @@ from typing import Any
 
 from . import __version__
 from .report import fmt_value, render
-from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS
+from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS, STUDY_VERSIONS
 
 #: beyond-accuracy columns added with --beyond (MovieLens genres as categories)
 BEYOND = ["alpha_ndcg@20", "ab_ndcg@20", "entropy@20", "coverage@20"]
@@ -105,7 +105,8 @@ def run(
     t0 = time.perf_counter()
     with step("computing every metric under every dialect"):
         res = compare_results(
-            recs, study.test, columns, dialects=["standard", *STUDY_DIALECTS], rel=threshold, **extra
+            recs, study.test, columns, dialects=["standard", *(STUDY_VERSIONS[d] for d in STUDY_DIALECTS)],
+            rel=threshold, **extra
         )
     signatures: dict[str, dict[str, str]] = {}
     for (dialect, metric), sig in res.signatures.items():
@@ -127,6 +128,91 @@ def run(
         data="bundled ml-latest-small" if data is None else str(data),
     )
     return Reproduction(table, signatures, protocol, columns, timings, errors)
+
+
+#: what a dialect is, in one line (printed with the headline)
+DIALECT_LINE = ("A dialect is how one library, at one version, computes a metric, written as receval options: "
+                "the same recommendations under each dialect give that library's number, and its signature says so.")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How far one metric's values spread across the dialects that offer it."""
+
+    metric: str
+    low: tuple[str, float]  # (dialect, value) of the smallest value
+    high: tuple[str, float]  # (dialect, value) of the largest value
+    outlier: str  # the dialect farthest from the standard's value (by ratio)
+    n: int  # how many dialects have a value
+
+    @property
+    def ratio(self) -> float:
+        """max / min (inf when the smallest value is 0 and the largest is not; 1 when all agree)."""
+        lo, hi = self.low[1], self.high[1]
+        if hi == lo:
+            return 1.0
+        return math.inf if lo <= 0 else hi / lo
+
+    def agrees(self) -> bool:
+        return self.ratio < 1 + 1e-9
+
+    def text(self) -> str:
+        """``map@20 varies 30x across the dialects (0.00100 neurec@f8d3ab7 .. 0.0299 elliot@0.3.1)``"""
+        r = self.ratio
+        how = "from 0 up" if math.isinf(r) else (f"{r:.0f}x" if r >= 10 else f"{r:.2g}x")
+        return (f"{self.metric} varies {how} across {self.n} dialects "
+                f"({fmt_value(self.low[1])} {self.low[0]} .. {fmt_value(self.high[1])} {self.high[0]})")
+
+
+def spreads(rep: Reproduction) -> list[Spread]:
+    """Each metric's spread across the dialects with a value (the standard included), the
+    widest first; metrics with fewer than two values are left out."""
+    out = []
+    for c in rep.columns:
+        vals = [(d, float(v)) for d in rep.table if (v := rep.table[d].get(c)) is not None and math.isfinite(float(v))]
+        if len(vals) < 2:
+            continue
+        low, high = min(vals, key=lambda x: x[1]), max(vals, key=lambda x: x[1])
+        ref = dict(vals).get("standard", sorted(v for _, v in vals)[len(vals) // 2])
+
+        def far(x: tuple[str, float], ref: float = ref) -> float:
+            if x[1] == ref:
+                return 0.0
+            return math.inf if x[1] <= 0 or ref <= 0 else abs(math.log(x[1] / ref))
+
+        outlier = max((x for x in vals if x[0] != "standard"), key=far, default=high)[0]
+        out.append(Spread(c, low, high, outlier, len(vals)))
+    return sorted(out, key=lambda s: (-s.ratio, s.metric))
+
+
+def headline(rep: Reproduction, outliers: int = 3, width: int = 100) -> list[str]:
+    """The study's headline on this data: each metric's spread across the dialects (max/min,
+    the widest first), what a dialect is, and ``receval explain`` for the largest outliers;
+    lines wrapped at ``width`` columns."""
+    import textwrap
+
+    out: list[str] = []
+    for line in _headline(rep, outliers):
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+    return out
+
+
+def _headline(rep: Reproduction, outliers: int) -> list[str]:
+    sp = spreads(rep)
+    n = len(rep.table)
+    lines = [f"Headline: the same recommendations scored as {n - ('standard' in rep.table)} libraries "
+             "(and receval's standard) score them:"]
+    lines += ["  " + s.text() for s in sp if not s.agrees()]
+    same = [s.metric for s in sp if s.agrees()]
+    if same:
+        lines.append(f"  {', '.join(same)}: every dialect that offers {'it' if len(same) == 1 else 'them'} agrees")
+    lines.append(DIALECT_LINE)
+    worst = [s for s in sp if not s.agrees()][:outliers]
+    if worst:
+        lines.append("Why the largest outliers differ (each prints the formula and what the library changes):")
+        lines += [f"  receval explain {s.metric} --dialect {s.outlier}" for s in worst]
+    return lines
 
 
 #: what the placeholder cells mean, printed under every table and written beside every file
@@ -195,6 +281,7 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
         path = out / name
         text = render(headers, rep.cells("not offered" if fmt == "csv" else None), fmt)
         if fmt == "markdown":
+            text = "".join(f"{line}  \n" for line in headline(rep)) + "\n" + text
             text += "\n" + LEGEND + "\n" + "".join(f"\n- error: {d} {c}: {why}" for d, e in rep.errors.items() for c, why in e.items())
         elif fmt == "latex":
             text += "% " + LEGEND + "\n"
@@ -205,6 +292,9 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
         "signatures": rep.signatures,
         "errors": rep.errors,
         "not_offered": rep.not_offered(),
+        "headline": headline(rep),
+        "spread": {sp.metric: {"ratio": None if math.isinf(sp.ratio) else sp.ratio, "low": list(sp.low),
+                               "high": list(sp.high), "outlier": sp.outlier} for sp in spreads(rep)},
         "legend": {"null with an entry in errors": "the library offers the metric but refused this data",
                    "null with an entry in not_offered": "the library does not offer the metric"},
         "protocol": rep.protocol,
@@ -291,6 +381,9 @@ def build_command(p: argparse.ArgumentParser):
         files = write_report(rep, Path(a.out), overwrite=a.force)
         total = time.perf_counter() - t0
         st = rep.protocol
+        for line in headline(rep):  # the finding first: how far each metric spreads across the dialects
+            print(line)
+        print()
         print(render(["dialect", *rep.columns], rep.cells(), "table",
                      title=f"This data: {rep.protocol['data']} — {st.get('n_test_users')} test users, k = {a.k}"), end="")
         print(LEGEND)
@@ -336,4 +429,4 @@ def cli_message(message: str, data: str | None) -> str:
     return message
 
 
-__all__ = ["run", "write_report", "check_report_dir", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]
+__all__ = ["run", "headline", "spreads", "Spread", "DIALECT_LINE", "write_report", "check_report_dir", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]

@@ -21,7 +21,8 @@ class Resolved:
     dialect: str = "standard"
     key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
     #: where ``order`` came from: "spec", "call", "dialect" or "default" (a dialect's order=score
-    #: accepts a rank column when the input has no score: a rank is an order)
+    #: accepts a rank column when the input has no score: a rank is an order; a dialect's
+    #: order=rank_value accepts scores when the input has no rank: ranks from scores descending)
     order_source: str = "default"
     #: ``ties=average`` on a metric (or variant) with no tie-averaged value: computed only where
     #: no tie group reaches into the top k (the order there is settled by the scores), refused
@@ -39,7 +40,7 @@ class Resolved:
         from .options import BUILD_AXES
 
         key = tuple((a, self.options.get(a)) for a in BUILD_AXES)
-        if self.order_source == "dialect" and self.options.get("order") == "score":
+        if self.order_source == "dialect" and self.options.get("order") in ("score", "rank_value"):
             key += (("order_from_dialect", True),)
         return key
 

@@ -6,6 +6,9 @@ Grammar (one small hand-written parser)::
     option  := key "=" value
 
 ``ndcg@10``, ``map(denominator=k)@20``, ``ndcg(gain=exp2, ideal=uncut)@20``, ``auc``.
+Measure names of ir_measures and trec_eval (``P@10``, ``AP``, ``nDCG@10``, ``P_10``,
+``ndcg_cut_10``, ...; :data:`receval.registry.ALIASES`, case-sensitive) resolve to the receval
+metric with the trec_eval dialect's options written into the spec (:func:`alias_spec`).
 The canonical form is lower case, options sorted by name, options equal to the metric's
 standard default dropped: it is the key of a result and the head of its signature.
 
@@ -160,8 +163,117 @@ def parse_spec(text: str | Spec) -> Spec:
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {text!r}")
     if "|" in text:  # a signature: its fully explicit spec (every option it records)
         return signature_spec(text)[0]
+    aliased = alias_spec(text)
+    if aliased is not None:
+        return aliased
     name, options, k = split_spec(text)
     return _build(name, options, k, text)
+
+
+# ---- names of the IR ecosystem (:data:`receval.registry.ALIASES`) ----------------------------
+
+_ALIAS_RE = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
+)
+
+#: the cut-off of an alias written without one (``AP``, ``RR``, ``nDCG``: trec_eval's map,
+#: recip_rank and ndcg over the whole ranking): beyond any list, so the value is that of the
+#: whole ranking, and the cost that of the lists (a cut-off past the longest list costs nothing)
+WHOLE_RANKING = 10**9
+
+
+def _alias_options(text: str, raw: str | None, params: Any) -> list[tuple[str, str, str]]:
+    """The options written in an alias's parentheses, the tool's parameter names translated
+    (``p`` -> ``persistence``); other keys are receval's options of the metric."""
+    options: list[tuple[str, str, str]] = []
+    if raw and raw.strip():
+        for part in raw.split(","):
+            if "=" not in part:
+                raise SpecError(f"option '{part.strip()}' in '{text.strip()}' must be written as key=value")
+            key, value = (x.strip() for x in part.split("=", 1))
+            options.append((params.get(key, key.lower()), key, value))
+    return options
+
+
+def alias_spec(text: str) -> Spec | None:
+    """The spec an ir_measures / trec_eval measure name resolves to, or None when ``text`` is
+    not written with one (:data:`receval.registry.ALIASES`; the case of the name matters).
+
+    The spec carries every option of the trec_eval dialect explicitly (ir_measures' names mean
+    trec_eval's definitions), so the value and its signature are trec_eval's whatever dialect
+    the call names; options written in the parentheses win (``P(rel=2)@10``).
+
+    >>> str(alias_spec("P@10"))
+    'precision(empty=zero,norecs=skip,order=score,rel=1,ties=text_desc)@10'
+    >>> str(alias_spec("ndcg_cut_10")), alias_spec("ndcg@10")
+    ('ndcg(empty=zero,gain=linear,norecs=skip,order=score,rel=1,ties=text_desc)@10', None)
+    """
+    from .registry import COLLISION_PARAMS, alias_named
+
+    match = _ALIAS_RE.match(text)
+    if not match:
+        return None
+    name, k_raw = match["name"], match["k"]
+    if name in COLLISION_PARAMS:  # a receval name written in another tool's case: its parameters translate
+        return _build(name.lower(), _alias_options(text, match["opts"], COLLISION_PARAMS[name]), k_raw, text)
+    found = alias_named(name)
+    if found is None:
+        return None
+    alias, name_k = found
+    shown = text.strip()
+    if name_k is not None and k_raw is not None:
+        raise SpecError(f"'{shown}': {name} carries its cut-off ({name_k}); drop the '@{k_raw}'")
+    if alias.cut in ("none", "whole") and k_raw is not None:
+        raise SpecError(f"'{shown}': {name} takes no cut-off: write '{name}'")
+    if alias.cut == "needs" and k_raw is None and name_k is None:
+        raise SpecError(f"'{shown}': {name} needs a cut-off: write '{name}@10'")
+    k: int | None = name_k if name_k is not None else (parse_k(k_raw) if k_raw is not None else None)
+    if k is None and alias.cut in ("optional", "whole"):
+        k = WHOLE_RANKING
+    written = _alias_options(text, match["opts"], alias.params)
+    base: dict[str, Any] = {}
+    if alias.dialect is not None:
+        from .dialects import load_dialect
+
+        base = load_dialect(alias.dialect).options_for(alias.metric, k)
+    ours = {key for key, _, _ in written}
+    given: list[tuple[str, str, Any]] = [(key, key, value) for key, value in sorted(base.items()) if key not in ours]
+    return _build(alias.metric, given + written, k, text)
+
+
+def alias_note(text: str) -> str | None:
+    """One or two lines saying what an alias means (``receval explain P@10``), or what another
+    tool means by a receval name written in its case (``NDCG``), or None."""
+    from .registry import ALIAS_CASES, CASE_COLLISIONS, alias_named, possessive
+
+    if not isinstance(text, str) or "|" in text:
+        return None
+    match = _ALIAS_RE.match(text)
+    if not match:
+        return None
+    name = match["name"]
+    found = alias_named(name)
+    if found is not None:
+        alias, _ = found
+        tools = "ir_measures/trec_eval" if alias.tool.startswith("ir_measures") else alias.tool
+        line = f"{text.strip()} is {possessive(tools)} name; it means {alias.means}"
+        if alias.dialect is not None:
+            from .dialects import load_dialect
+
+            base = load_dialect(alias.dialect).options_for(alias.metric, WHOLE_RANKING)
+            from .metrics import get_metric
+
+            axis = get_metric(alias.metric).axis
+            shown = ", ".join(f"{key}={axis(key).render(value)}" for key, value in sorted(base.items()))
+            line += f", with the options of the {alias.dialect} dialect ({shown})"
+        if alias.cut == "optional" and match["k"] is None:
+            line += f"; without a cut-off it is the whole ranking (written @{WHOLE_RANKING}, past any list)"
+        if name in ALIAS_CASES:
+            line += f". {ALIAS_CASES[name]}"
+        return line + "."
+    if name in CASE_COLLISIONS:
+        return f"{name} is receval's {name.lower()} (metric names are read in any case); {CASE_COLLISIONS[name]}."
+    return None
 
 
 def split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:

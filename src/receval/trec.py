@@ -127,26 +127,63 @@ def sniff_trec(path: str | os.PathLike[str], what: str = "input") -> str | None:
     >>> sniff_trec(d / "results.test"), sniff_trec(d / "judged.test"), sniff_trec(d / "u.data")
     ('run', 'qrels', None)
     """
+    shapes = _first_shapes(path, what)
+    return next(iter(shapes)) if len(shapes) == 1 else None
+
+
+def _first_shapes(path: str | os.PathLike[str], what: str) -> dict[str | None, tuple[int, str]]:
+    """The TREC layouts (:func:`_shape`) of the first non-blank lines of ``path`` (up to
+    :data:`_SNIFF_LINES`, stopping at the second layout), each with its first line (number,
+    text); empty for a missing, empty or binary file."""
     p = Path(path)
     if not p.is_file():
-        return None
+        return {}
     head = _read(p, what, limit=1 << 16)
     if b"\x00" in head:
-        return None
+        return {}
     lines = head.split(b"\n")
     if len(head) >= 1 << 16:
         lines = lines[:-1]  # the last line may be cut by the limit
-    shapes = set()
+    shapes: dict[str | None, tuple[int, str]] = {}
     seen = 0
-    for raw in lines:
+    for number, raw in enumerate(lines, start=1):
         text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").strip()
         if not text:
             continue
-        shapes.add(_shape(text.split()))
+        shapes.setdefault(_shape(text.split()), (number, text))
         seen += 1
         if seen >= _SNIFF_LINES or len(shapes) > 1:
             break
-    return shapes.pop() if len(shapes) == 1 else None
+    return shapes
+
+
+def unknown_format(path: str | os.PathLike[str], what: str) -> str:
+    """The one-line error for a file whose name does not say its format and whose content is
+    not recognisably TREC (:func:`sniff_trec`): why, and the option that sets the format.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "mixed.test").write_text("q1 Q0 d1 1 2.0 s\\nq1 0 d1 1\\n")
+    >>> unknown_format(d / "mixed.test", "recommendations").split(": ", 1)[1]  # doctest: +ELLIPSIS
+    'its name does not say its format (.test) and its first lines mix a TREC run line (line 1) and a qrels line (line 2); pass --input-format trec (Python: receval.trec.read_run / read_qrels) to read it as TREC, or name it .csv, .tsv or .parquet'
+    """
+    p = Path(path)
+    shapes = _first_shapes(p, what)
+    kinds = {"run": "a TREC run line", "qrels": "a qrels line"}
+    trec = [(kinds[k], n) for k, (n, _) in shapes.items() if k is not None]
+    other = shapes.get(None)
+    shown = (other[1][:40] + ("…" if len(other[1]) > 40 else "")) if other else ""
+    if len(trec) == 2:
+        why = f"its first lines mix {trec[0][0]} (line {trec[0][1]}) and {trec[1][0]} (line {trec[1][1]})"
+    elif trec and other:
+        why = f"its first lines start as {trec[0][0]} (line {trec[0][1]}) but line {other[0]} is not one ({shown!r})"
+    else:
+        why = ("its first lines are neither a TREC run (qid Q0 docno rank score tag) nor a qrels file (qid 0 docno rel)"
+               + (f" (line {other[0]}: {shown!r})" if other else ""))
+    suffix = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
+    return (f"cannot tell the format of the {what} file {p}: its name does not say its format ({suffix or 'no extension'}) "
+            f"and {why}; pass --input-format trec (Python: receval.trec.read_run / read_qrels) to read it as TREC, "
+            "or name it .csv, .tsv or .parquet")
 
 
 def _read(path: Path, what: str, limit: int = -1) -> bytes:

@@ -6,7 +6,8 @@ A dialect is one TOML file per library and version in this folder, named
     name = "recbole"              # the dialect name users type
     library = "RecBole"
     version = "0.2.1"
-    default = true                # the version `recbole` means (the one the RecSys'21 study used)
+    default = true                # the version `recbole` means: the newest verified one
+    study = true                  # the version the RecSys'21 study ran (`receval reproduce` pins it)
     source = "RUCAIBox/RecBole: recbole/evaluator/metrics.py"
     note = "one line"
 
@@ -51,7 +52,10 @@ class Dialect:
     note: str
     context: dict[str, Any]
     metrics: dict[str, MetricEntry] = field(default_factory=dict)
+    #: the version the unversioned name means (the newest verified version of the library)
     default: bool = False
+    #: the version the RecSys'21 study ran (``receval reproduce`` names it explicitly)
+    study: bool = False
 
     @property
     def label(self) -> str:
@@ -125,6 +129,7 @@ def _parse(data: dict[str, Any]) -> Dialect:
         context=dict(data.get("context", {})),
         metrics=metrics,
         default=bool(data.get("default", False)),
+        study=bool(data.get("study", False)),
     )
 
 
@@ -143,8 +148,8 @@ def dialect_names() -> list[str]:
 
 
 def load_dialect(name: str) -> Dialect:
-    """``"recbole"`` (its default version), ``"recbole@1.2.1"`` (a version), ``"daisyrec@2.3"``
-    (the leading dotted components of exactly one shipped version).
+    """``"recbole"`` (its default version: the newest verified one), ``"recbole@0.2.1"`` (a
+    version), ``"daisyrec@2.3"`` (the leading dotted components of exactly one shipped version).
 
     Versions are compared component by component, never as text: ``replay@0.2`` is not
     ``0.22.0`` and ``ms_recommenders@2`` is not ``2021.2.9``. A version equal to a shipped one
@@ -152,14 +157,14 @@ def load_dialect(name: str) -> Dialect:
     shipped version of the library (``daisyrec@2.3`` is 2.3.0, ``recbole@1.2`` is 1.2.1, the
     only 1.2.x shipped); a version that several shipped ones start with is refused, naming them.
 
-    >>> load_dialect("standard").label
-    'standard'
+    >>> load_dialect("standard").label, load_dialect("recbole").label, load_dialect("replay").label
+    ('standard', 'recbole@1.2.1', 'replay@0.22.0')
     >>> load_dialect("daisyrec@2.3").label
     'daisyrec@2.3.0'
     >>> load_dialect("replay@0.2")
     Traceback (most recent call last):
     ...
-    receval.errors.SpecError: dialect 'replay' has no version '0.2'; versions: 0.22.0, 0.4.0 (write one of them, e.g. replay@0.4.0)
+    receval.errors.SpecError: dialect 'replay' has no version '0.2'; versions: 0.22.0, 0.4.0 (write one of them, e.g. replay@0.22.0)
     """
     if not isinstance(name, str):
         raise SpecError(f"a dialect must be a name like 'recbole' or 'recbole@1.2.1', got {name!r}")

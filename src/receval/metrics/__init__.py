@@ -1,8 +1,8 @@
 """Metric families; importing this package registers every metric. Lookup by name:
 :func:`get_metric`, :func:`all_metrics`."""
 
-from ..errors import unknown
-from ..registry import Metric, registered
+from ..errors import SpecError, unknown
+from ..registry import Metric, alias_hint, registered
 from . import (
     auc,  # noqa: F401
     beyond,  # noqa: F401
@@ -21,6 +21,9 @@ def get_metric(name: str) -> Metric:
     key = name.strip().lower()
     reg = registered()
     if key not in reg:
+        hint = alias_hint(name)  # 'ap': the alias AP, or receval's map (not 'pap')
+        if hint is not None:
+            raise SpecError(f"unknown metric '{name.strip()}'; {hint}")
         raise unknown("metric", key, reg)
     return reg[key]
 
