@@ -165,7 +165,7 @@ def unknown_format(path: str | os.PathLike[str], what: str) -> str:
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "mixed.test").write_text("q1 Q0 d1 1 2.0 s\\nq1 0 d1 1\\n")
     >>> unknown_format(d / "mixed.test", "recommendations").split(": ", 1)[1]  # doctest: +ELLIPSIS
-    'its name does not say its format (.test) and its first lines mix a TREC run line (line 1) and a qrels line (line 2); pass --input-format trec (Python: receval.trec.read_run / read_qrels) to read it as TREC, or name it .csv, .tsv or .parquet'
+    'its name does not say its format (.test) and its first lines mix a TREC run line (line 1) and a qrels line (line 2); use a .csv, .tsv or .parquet file, or pass --input-format trec (Python: receval.trec.read_run / read_qrels) to read it as TREC'
     """
     p = Path(path)
     shapes = _first_shapes(p, what)
@@ -182,8 +182,8 @@ def unknown_format(path: str | os.PathLike[str], what: str) -> str:
                + (f" (line {other[0]}: {shown!r})" if other else ""))
     suffix = "".join(p.suffixes[-2:]) if p.suffix.lower() == ".gz" else p.suffix
     return (f"cannot tell the format of the {what} file {p}: its name does not say its format ({suffix or 'no extension'}) "
-            f"and {why}; pass --input-format trec (Python: receval.trec.read_run / read_qrels) to read it as TREC, "
-            "or name it .csv, .tsv or .parquet")
+            f"and {why}; use a .csv, .tsv or .parquet file, or pass --input-format trec (Python: "
+            "receval.trec.read_run / read_qrels) to read it as TREC")
 
 
 def _read(path: Path, what: str, limit: int = -1) -> bytes:
