@@ -67,12 +67,13 @@ def test_greedy_by_cohorts_is_bit_identical_to_the_dense_kernel(monkeypatch, see
         alpha = float(rng.choice([0.5, 0.1, 0.9, 0.0, 1.0]))
         thr = float(rng.choice([0, 3, 4]))
         rel = np.nan_to_num(rating, nan=-9) >= thr
-        new, old = _both(monkeypatch, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, thr, alpha=alpha, k=k,
-                                                           return_parts=True))
+        args = (items, rel, asp, off, ti, tr, thr)
+        new, old = _both(monkeypatch, lambda args=args, alpha=alpha, k=k: A.alpha_ndcg(*args, alpha=alpha, k=k, return_parts=True))
         assert all(np.array_equal(a, b) for a, b in zip(new, old))
         kw = dict(alpha=float(rng.choice([0.02, 0.2])), beta=float(rng.choice([0.2, 0.5, 1.0])), k=k,
                   r_max=[None, 5.0][int(rng.integers(2))], zero_below=[None, 3.0][int(rng.integers(2))])
-        new, old = _both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, return_parts=True, **kw))
+        args = (items, rating, asp, off, ti, tr)
+        new, old = _both(monkeypatch, lambda args=args, kw=kw: A.alpha_beta_ndcg(*args, return_parts=True, **kw))
         assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(new, old))
 
 
