@@ -829,6 +829,7 @@ def alpha_ndcg(
             slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
                 [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
             w = slots.ones(dummy=0.0)
+            tabU = tab * U if slots.keys is None else None
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
@@ -837,9 +838,13 @@ def alpha_ndcg(
                 u, itj = u_of[a:b], it[a:b]
                 g = None
                 for t in range(D):
-                    kk = slots.code(u, tab[t].take(itj))
+                    if tabU is None:
+                        kk = slots.code(u, tab[t].take(itj))
+                    else:  # slots.code of the dense aspect-major layout: aspect * U + user
+                        kk = tabU[t].take(itj)
+                        kk += u
                     c = w.take(kk)
-                    w[kk] *= one_minus_alpha
+                    w.put(kk, c * one_minus_alpha)
                     g = c if g is None else g + c
                 dcg[u] += g * disc[j]
 
@@ -1072,6 +1077,7 @@ def alpha_beta_ndcg(
         PT = np.ascontiguousarray(P.T)
         vT = np.ascontiguousarray(valid.T)
         all_u = np.arange(U, dtype=np.int64)
+        tabU = tab * U if slots.keys is None else None
         for j in range(k):
             if vT[j].all():
                 u, itj, Pj = all_u, itT[j], PT[j]
@@ -1083,14 +1089,18 @@ def alpha_beta_ndcg(
             om = 1.0 - Pj
             prod = None
             for t in range(D):
-                kk = slots.code(u, tab[t].take(itj))
+                if tabU is None:
+                    kk = slots.code(u, tab[t].take(itj))
+                else:  # slots.code of the dense aspect-major layout: aspect * U + user
+                    kk = tabU[t].take(itj)
+                    kk += u
                 st = state.take(kk)
                 f = gext.take(kk)
                 f *= Pj
                 f *= st
                 np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
                 st *= om
-                state[kk] = st
+                state.put(kk, st)
                 if prod is None:
                     prod = f
                 else:
