@@ -217,10 +217,15 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3, help="timed calls per metric per process")
     ap.add_argument("--rounds", type=int, default=2, help="fresh processes per tree (interleaved)")
     ap.add_argument("--write", action="store_true", help="rewrite the corners section of RESULTS.md")
+    ap.add_argument("--render", action="store_true", help="print (and with --write, write) the last run's benchmarks/out/corners.json")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(args)
+        return
+    if args.render:
+        saved = json.loads((HERE / "out" / "corners.json").read_text())
+        _report(saved["results"], saved["values"], saved["meta"], args.write)
         return
     trees = {"work tree": ROOT / "src"}
     tmp = None
@@ -241,31 +246,37 @@ def main(argv=None) -> None:
         if tmp:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", tmp], check=False)
     res = {label: _merge(r) for label, r in rounds.items()}
-    rows = [row for label in res for row in _rows(res[label], label)]
-    notes = []
     labels = list(res)
-    if len(labels) == 2:
-        notes = _compare(res[labels[0]], res[labels[1]])
-    load = os.getloadavg()
+    notes = _compare(res[labels[0]], res[labels[1]]) if len(labels) == 2 else []
     meta = {"head": head + (" + uncommitted changes" if dirty else ""), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "load_avg_after": [round(x, 2) for x in load], "rounds": args.rounds, "repeat": args.repeat, "users": args.users}
+            "load_avg_after": [round(x, 2) for x in os.getloadavg()], "rounds": args.rounds, "repeat": args.repeat,
+            "users": args.users, "python": platform.python_version()}
     out = HERE / "out" / "corners.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"meta": meta, "results": res, "values": notes}, indent=2))
+    print(f"wrote {out}")
+    _report(res, notes, meta, args.write)
+
+
+def _report(res: dict, notes: list[str], meta: dict, write: bool) -> None:
+    rows = [row for label in res for row in _rows(res[label], label)]
+    labels = list(res)
     table = _table(rows)
     print(table)
     for n in notes:
         print("  " + n)
-    print(f"work tree = {meta['head']}; load average after the run {load[0]:.1f}; wrote {out}")
-    if args.write:
+    load = meta["load_avg_after"][0]
+    print(f"work tree = {meta['head']}; load average after the run {load:.1f}")
+    if write:
         text = ["## Slow corners (`benchmarks/bench_corners.py`)", "",
                 f"Work tree at {meta['head']}" + (f", against {labels[1]}" if len(labels) == 2 else "")
-                + f", each tree in {args.rounds} fresh processes, interleaved; αβ-nDCG rows: best of "
-                f"{args.repeat} calls per process (wall: median of the medians, and the minimum); CPU = the process's CPU "
-                "time (less sensitive to the other work on this shared 2-core VM). Sampled rows: the best process.", "",
-                table, "", "Values:", ""] + [f"* {n}" for n in notes] + [
-                "", f"Machine: {meta['machine']} (shared; 1-minute load average after the run: {load[0]:.1f}). "
-                f"Python {platform.python_version()}."]
+                + f", each tree in {meta['rounds']} fresh processes, interleaved; αβ-nDCG rows: "
+                f"{meta['repeat']} calls per metric per process (wall: median of the per-process medians, and the minimum); "
+                "CPU = the process's CPU time, the minimum (less sensitive to the other work on this shared 2-core VM). "
+                "Sampled rows: the best process.", "",
+                table, "", "Values (work tree vs the other revision):", ""] + [f"* {n}" for n in notes] + [
+                "", f"Machine: {meta['machine']} (shared; 1-minute load average after the run: {load:.1f}). "
+                f"Python {meta.get('python', platform.python_version())}."]
         _write_results("\n".join(text))
         print("rewrote the corners section of RESULTS.md")
 

@@ -278,10 +278,10 @@ def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n
         G += P.T @ P
         col += P[0]
         B += P.T @ np.stack([metric(np.array([half + 1.0])) for metric in metrics], axis=1)
-    d = 1.0 / N
-    A = ((1 - gamma) * d) * G
-    A[np.diag_indices(n + 1)] += (gamma * d) * col
-    B *= d
+    pR = 1.0 / N  # p(R), uniform
+    A = ((1 - gamma) * pR) * G
+    A[np.diag_indices(n + 1)] += (gamma * pR) * col
+    B *= pR
     X = np.linalg.solve(A, B)
     return [X[:, j].copy() for j in range(len(metrics))]
 
@@ -673,8 +673,12 @@ def sampled_evaluate(
         # the first log-binomial of every cell, shared by the sizes (when it fits in memory)
         big = max(todo, default=0)
         table = _log_table(n, big) if len(todo) > 1 and big * (n + 1) <= _TABLE_CELLS else None
-        # one correction per candidate-set size, shared by the metrics (and by later calls)
-        with _Progress(len(sizes), "corrected estimator (BV)", progress, weight=sum(todo) * (n + 1) ** 2) as bar:
+        # one correction per candidate-set size, shared by the metrics (and by later calls); the
+        # BLAS calls are small (an (n + 1)-wide block each), so they run on one thread: several
+        # threads would wait for each other at every call (50-120 s instead of 3-5 s on a busy
+        # 2-core machine for the MovieLens case); the values are the same
+        with _one_blas_thread(bool(todo)), \
+                _Progress(len(sizes), "corrected estimator (BV)", progress, weight=sum(todo) * (n + 1) ** 2) as bar:
             for size in sizes:
                 corr = _bv_cached(int(size), n, gamma, keys, table)
                 at = (r_s[N == size] - 1).astype(np.int64)
@@ -699,6 +703,21 @@ def sampled_evaluate(
             extra = [("gamma", format(gamma, "g"))] if est == "bv" else []
             sigs[(spec, est)] = signature_text(spec, base, ("estimator", est), *extra, ("v", __version__))
     return SampledResults(values, sigs, len(r_s), {"sampled_rank": r_s, "full_rank": r_f})
+
+
+def _one_blas_thread(on: bool) -> Any:
+    """A context that runs the BLAS libraries on one thread (``threadpoolctl``, when it is
+    installed; otherwise nothing changes)."""
+    import contextlib
+
+    if on:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - an optional package
+            pass
+        else:
+            return threadpool_limits(limits=1, user_api="blas")
+    return contextlib.nullcontext()
 
 
 #: work (cells of the tables summed, ~N (n + 1)^2 per candidate-set size) from which a
