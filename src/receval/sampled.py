@@ -145,11 +145,52 @@ def _rank_rows(N: int, n: int, lo: int, hi: int, lg: np.ndarray | None = None) -
     """Rows ``R = lo+1..hi`` of :func:`rank_distribution`. ``lg[j]`` is ``gammaln(j + 1)``
     (``j = 0..N``, computed here unless given): every log-binomial reads the log-gammas of its
     integer arguments from it, the very values ``gammaln`` gives them cell by cell, so the rows
-    are bit-identical to those of the whole table, however the rows are split."""
+    are bit-identical to those of the whole table, however the rows are split.
+
+    Each cell is ``exp(((lg[R-1] - lg[r-1]) - lg[R-r]) + ((lg[N-R] - lg[n-r+1]) - lg[N-R-n+r-1])
+    - lncomb(N-1, n))``, 0 where a binomial is empty (``r > R`` or ``R - r > N - n - 1``). The
+    terms that read ``R - r`` come from one vector seen through a strided (Toeplitz) view, the
+    others by broadcasting: the same operations in the same order on the same values as one
+    log-binomial per cell with fancy indexing, with no index array and a few passes."""
     if lg is None:
         from scipy.special import gammaln
 
         lg = gammaln(np.arange(1, N + 2, dtype=np.float64))
+    if not 0 <= n <= N - 1:  # lncomb(N - 1, n) is empty: every cell as the formula gives it
+        return _rank_rows_cells(N, n, lo, hi, lg)
+    from numpy.lib.stride_tricks import as_strided
+
+    rows = hi - lo
+    R = np.arange(lo + 1, hi + 1, dtype=np.int64)
+    r = np.arange(1, n + 2, dtype=np.int64)
+    # d = R - r over the block runs from lo - n to hi - 1; cell (i, j) reads d = lo + i - j, i.e.
+    # position n + i - j of a vector over that range (outside a binomial's range: a finite
+    # stand-in, overwritten by 0 below)
+    d = np.arange(lo - n, hi, dtype=np.int64)
+    t1 = lg[np.clip(d, 0, N)]  # lg[R - r]
+    t2 = lg[np.clip(N - n - 1 - d, 0, N)]  # lg[N - R - n + r - 1]
+    step = t1.strides[0]
+    v1 = as_strided(t1[n:], shape=(rows, n + 1), strides=(step, -step), writeable=False)
+    v2 = as_strided(t2[n:], shape=(rows, n + 1), strides=(step, -step), writeable=False)
+    x = np.subtract(lg[R - 1][:, None], lg[r - 1][None, :])
+    x -= v1
+    y = np.subtract(lg[N - R][:, None], lg[n - r + 1][None, :])
+    y -= v2
+    x += y
+    x -= (lg[N - 1] - lg[n]) - lg[N - 1 - n]
+    np.exp(x, out=x)
+    # empty binomials: r > R (the first n rows of the table) and R - r > N - n - 1 (the last n)
+    if lo < n:
+        i = np.arange(min(rows, n - lo))
+        x[:len(i)][r[None, :] > R[i][:, None]] = 0.0
+    if hi > N - n:
+        i = np.arange(max(0, N - n - lo), rows)
+        x[i[0]:][(R[i][:, None] - r[None, :]) > N - n - 1] = 0.0
+    return x
+
+
+def _rank_rows_cells(N: int, n: int, lo: int, hi: int, lg: np.ndarray) -> np.ndarray:
+    """:func:`_rank_rows` one log-binomial per cell (fancy indexing): any ``N`` and ``n``."""
 
     def lncomb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         aa, bb = np.broadcast_arrays(a, b)
@@ -170,19 +211,108 @@ def bv_correction(metric: Callable[[np.ndarray], np.ndarray], N: int, n: int, ga
     return _bv_corrections([metric], N, n, gamma)[0]
 
 
-def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n: int, gamma: float) -> list[np.ndarray]:
+def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n: int, gamma: float,
+                    table: np.ndarray | None = None) -> list[np.ndarray]:
     r""":func:`bv_correction` of several metrics for one (N, n, γ), in O(_BLOCK + N) memory
     (a few blocks of rows and one N-long log-gamma table) instead of several N × (n + 1) tables.
 
     :math:`P^\top D P`, :math:`P^\top D \mathbf{1}` and :math:`P^\top D M` are sums over the
     rows *R* of *P*: they are accumulated over blocks of at most ``_BLOCK`` cells of *P* instead
     of from the dense N × (n + 1) table (and shared by the metrics). When the table fits in one
-    block the result is bit-identical to the dense formula; otherwise only the summation order
-    differs (relative differences of the corrected values ≈ cond(A) · 1e-16, cond(A) ≈ 1/γ)."""
+    block the result is bit-identical to the dense formula. Otherwise only the rows
+    ``R <= N/2`` are computed: row ``N + 1 - R`` is row *R* reversed, bit for bit (the two
+    log-binomials of a cell swap places and their sum commutes), so the mirrored half adds the
+    reversed sums; only the summation order differs from the dense formula (relative
+    differences of the corrected values ≈ cond(A) · 1e-16, cond(A) ≈ 1/γ), and the system is
+    solved by LU (γ > 0: positive definite). γ = 0 keeps the blocks of every row and ``lstsq``
+    (the system may be singular, and its least-squares answer follows every rounding).
+
+    ``table``: :func:`_log_table` of ``n`` with at least N rows, shared by several N (each
+    cell then costs one addition, one subtraction and one ``exp``; the cells are the same)."""
     from scipy.special import gammaln
 
     lg = gammaln(np.arange(1, N + 2, dtype=np.float64))  # gammaln(j + 1), j = 0..N: one table for every block
     rows = max(1, _BLOCK // (n + 1))
+    if gamma == 0 and N > rows:
+        return _bv_blocks(metrics, N, n, lg, rows)
+    if N <= rows:  # one block: the dense formula's very operations
+        P = _rank_rows(N, n, 0, N, lg)
+        d = np.full(N, 1.0 / N)
+        Pd = P.T * d
+        A = np.zeros((n + 1, n + 1))
+        A += (1 - gamma) * Pd @ P
+        A += gamma * np.diag(np.zeros(n + 1) + P.T @ d)
+        R = np.arange(1, N + 1, dtype=np.float64)
+        return [np.linalg.lstsq(A, np.zeros(n + 1) + Pd @ metric(R), rcond=None)[0] for metric in metrics]
+    from scipy.linalg.blas import dsyrk
+
+    if table is not None and (table.shape[0] < N or table.shape[1] != n + 1):
+        table = None
+    lnc = (lg[N - 1] - lg[n]) - lg[N - 1 - n]  # lncomb(N - 1, n): N - 1 >= n here
+    half = N // 2
+    G = np.zeros((n + 1, n + 1))  # upper triangle of the sum of p p^T over the rows R <= half
+    col = np.zeros(n + 1)
+    B = np.zeros((n + 1, len(metrics)))  # sum of p M(R) over R <= half
+    B2 = np.zeros((n + 1, len(metrics)))  # sum of p M(N + 1 - R): the mirrored rows, reversed below
+
+    def block(lo: int, hi: int) -> np.ndarray:
+        if table is None:
+            return _rank_rows(N, n, lo, hi, lg)
+        # cell (R, r): lncomb(R - 1, r - 1) + lncomb(N - R, n - r + 1) - lncomb(N - 1, n), whose
+        # second term is the first one of cell (N + 1 - R, n + 2 - r): one table, read twice
+        x = np.add(table[lo:hi], table[N - hi:N - lo][::-1, ::-1])
+        x -= lnc
+        return np.exp(x, out=x)
+
+    for lo in range(0, half, rows):
+        hi = min(half, lo + rows)
+        P = block(lo, hi)
+        G = dsyrk(1.0, P.T, c=G, beta=1.0, overwrite_c=True)  # P^T P, upper triangle
+        col += P.sum(axis=0)
+        R = np.arange(lo + 1, hi + 1, dtype=np.float64)
+        B += P.T @ np.stack([metric(R) for metric in metrics], axis=1)
+        B2 += P.T @ np.stack([metric(N + 1.0 - R) for metric in metrics], axis=1)
+    G = np.triu(G) + np.triu(G, 1).T
+    G += G[::-1, ::-1].copy()
+    col += col[::-1].copy()
+    B += B2[::-1]
+    if N % 2:  # the middle row is its own mirror
+        P = block(half, half + 1)
+        G += P.T @ P
+        col += P[0]
+        B += P.T @ np.stack([metric(np.array([half + 1.0])) for metric in metrics], axis=1)
+    pR = 1.0 / N  # p(R), uniform
+    A = ((1 - gamma) * pR) * G
+    A[np.diag_indices(n + 1)] += (gamma * pR) * col
+    B *= pR
+    X = np.linalg.solve(A, B)
+    return [X[:, j].copy() for j in range(len(metrics))]
+
+
+def _log_table(n: int, rows: int) -> np.ndarray:
+    """``T[R - 1, r - 1] = lncomb(R - 1, r - 1)`` for ``R = 1..rows``, ``r = 1..n + 1`` (-inf
+    where empty), computed as :func:`_rank_rows` computes the first log-binomial of a cell."""
+    from numpy.lib.stride_tricks import as_strided
+    from scipy.special import gammaln
+
+    lg = gammaln(np.arange(1, rows + 1, dtype=np.float64))
+    i = np.arange(rows, dtype=np.int64)
+    j = np.arange(n + 1, dtype=np.int64)
+    t = lg[np.clip(np.arange(-n, rows, dtype=np.int64), 0, rows - 1)]  # lg[i - j] at position n + i - j
+    step = t.strides[0]
+    x = np.subtract(lg[i][:, None], lg[np.minimum(j, rows - 1)][None, :])
+    x -= as_strided(t[n:], shape=(rows, n + 1), strides=(step, -step), writeable=False)
+    x[j[None, :] > i[:, None]] = -np.inf
+    return x
+
+
+#: cells of the largest :func:`_log_table` an evaluation builds (16 MB): above, every
+#: candidate-set size computes its cells from the log-gammas (:func:`_rank_rows`)
+_TABLE_CELLS = 1 << 21
+
+
+def _bv_blocks(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n: int, lg: np.ndarray, rows: int) -> list[np.ndarray]:
+    """:func:`_bv_corrections` with γ = 0 over blocks of ``rows`` rows, every row computed."""
     A = np.zeros((n + 1, n + 1))
     col = np.zeros(n + 1)
     b = [np.zeros(n + 1) for _ in metrics]
@@ -191,13 +321,36 @@ def _bv_corrections(metrics: list[Callable[[np.ndarray], np.ndarray]], N: int, n
         P = _rank_rows(N, n, lo, hi, lg)
         d = np.full(hi - lo, 1.0 / N)
         Pd = P.T * d
-        A += (1 - gamma) * Pd @ P
+        A += 1 * Pd @ P
         col += P.T @ d
         R = np.arange(lo + 1, hi + 1, dtype=np.float64)
         for j, metric in enumerate(metrics):
             b[j] += Pd @ metric(R)
-    A += gamma * np.diag(col)
+    A += 0.0 * np.diag(col)
     return [np.linalg.lstsq(A, bj, rcond=None)[0] for bj in b]
+
+
+#: corrected values already computed in this process, by (N, n, γ, _BLOCK, metrics): they
+#: depend on nothing else, and an evaluation needs one per candidate-set size (oldest dropped
+#: past _BV_CACHE_SIZE entries; an entry is a few (n + 1)-long arrays)
+_BV_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, ...]] = {}
+_BV_CACHE_SIZE = 4096
+
+
+def _bv_cached(N: int, n: int, gamma: float, metrics: tuple[tuple[str, int | None], ...],
+               table: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """:func:`_bv_corrections` of the metrics ``(name, k)``, computed once per key (read-only arrays)."""
+    key = (N, n, gamma, _BLOCK, metrics)
+    hit = _BV_CACHE.get(key)
+    if hit is not None:
+        return hit
+    out = tuple(_bv_corrections([_metric_of(name, k) for name, k in metrics], N, n, gamma, table))
+    for c in out:
+        c.flags.writeable = False
+    while len(_BV_CACHE) >= _BV_CACHE_SIZE:
+        del _BV_CACHE[next(iter(_BV_CACHE))]
+    _BV_CACHE[key] = out
+    return out
 
 
 def _codes(values: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -444,6 +597,7 @@ def sampled_evaluate(
     ties: str = "pessimistic",
     exclude: Frame | None = None,
     rel: float | None = None,
+    progress: bool | None = None,
 ) -> SampledResults:
     """Sampled-negative evaluation of a full score source (see the module docs for the exact protocol).
 
@@ -457,6 +611,11 @@ def sampled_evaluate(
     Every bad argument raises a one-line :class:`~receval.errors.SpecError` (an option: a
     metric, ``n``, ``seed``, ``estimators``, ``gamma``, ``ties``, ``rel``) or
     :class:`~receval.errors.DataError` (an input) that names the fix.
+
+    ``progress``: a rich progress bar on stderr while the corrected estimator is computed
+    (one system per candidate-set size); by default shown when stderr is a terminal and the
+    work is long (thousands of candidates per user and more than a few sizes), never
+    otherwise. It does not change any value.
 
     >>> import numpy as np
     >>> catalog = [1, 2, 3, 4, 5]
@@ -511,11 +670,24 @@ def sampled_evaluate(
     corrected: list[float] = []
     if "bv" in a.estimators:
         tot = [0.0] * len(fns)
-        for size in np.unique(N):  # one correction per candidate-set size, shared by the metrics
-            corr = _bv_corrections(fns, int(size), n, gamma)
-            at = (r_s[N == size] - 1).astype(np.int64)
-            for j, c in enumerate(corr):
-                tot[j] += float(c[at].sum())
+        keys = tuple((name, k) for _, name, k in a.metrics)
+        sizes = np.unique(N)
+        todo = [int(x) for x in sizes if (int(x), n, gamma, _BLOCK, keys) not in _BV_CACHE]
+        # the first log-binomial of every cell, shared by the sizes (when it fits in memory)
+        big = max(todo, default=0)
+        table = _log_table(n, big) if len(todo) > 1 and big * (n + 1) <= _TABLE_CELLS else None
+        # one correction per candidate-set size, shared by the metrics (and by later calls); the
+        # BLAS calls are small (an (n + 1)-wide block each), so they run on one thread: several
+        # threads would wait for each other at every call (50-120 s instead of 3-5 s on a busy
+        # 2-core machine for the MovieLens case); the values are the same
+        with _one_blas_thread(bool(todo)), \
+                _Progress(len(sizes), "corrected estimator (BV)", progress, weight=sum(todo) * (n + 1) ** 2) as bar:
+            for size in sizes:
+                corr = _bv_cached(int(size), n, gamma, keys, table)
+                at = (r_s[N == size] - 1).astype(np.int64)
+                for j, c in enumerate(corr):
+                    tot[j] += float(c[at].sum())
+                bar.advance()
         corrected = [x / len(r_s) for x in tot]
     values: dict[tuple[str, str], float] = {}
     sigs: dict[tuple[str, str], str] = {}
@@ -534,6 +706,58 @@ def sampled_evaluate(
             extra = [("gamma", format(gamma, "g"))] if est == "bv" else []
             sigs[(spec, est)] = signature_text(spec, base, ("estimator", est), *extra, ("v", __version__))
     return SampledResults(values, sigs, len(r_s), {"sampled_rank": r_s, "full_rank": r_f})
+
+
+def _one_blas_thread(on: bool) -> Any:
+    """A context that runs the BLAS libraries on one thread (``threadpoolctl``, when it is
+    installed; otherwise nothing changes)."""
+    import contextlib
+
+    if on:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - an optional package
+            pass
+        else:
+            return threadpool_limits(limits=1, user_api="blas")
+    return contextlib.nullcontext()
+
+
+#: work (cells of the tables summed, ~N (n + 1)^2 per candidate-set size) from which a
+#: corrected estimator shows a progress bar by default (about a second on one core)
+_PROGRESS_WORK = 1 << 31
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when asked (``show``) or, by default, when stderr
+    is a terminal and the work is long; nothing otherwise (not even a rich import)."""
+
+    def __init__(self, total: int, text: str, show: bool | None, *, weight: int = 0) -> None:
+        import sys
+
+        if show is None:
+            show = weight >= _PROGRESS_WORK and total > 1 and sys.stderr.isatty()
+        self.bar: Any = None
+        if show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.task = self.bar.add_task(text, total=total)
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 __all__ = ["sampled_evaluate", "SampledResults", "bv_correction", "rank_distribution"]

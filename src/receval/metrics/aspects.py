@@ -443,13 +443,21 @@ def _greedy_ideal(
     # factor is exactly 1)
     C1 = C + 1
     itab = _aspect_table(indptr, indices, D, C)
+    ab = cand_p is not None
+    PGc = None
+    if ab:  # P(a|u,i) * gamma_a of every (candidate, aspect) (0 on the dummy): constant over the steps
+        PGc = np.empty((D, n), dtype=np.float64)
+        for t in range(D):
+            PGc[t] = gamma.at(cand_user, itab[t].take(cand_item))
+            PGc[t] *= cand_p
+    if _finite_gains(alpha, cand_p, PGc):  # the cohort kernel: same gains, same picks, fewer passes
+        return _greedy_cohorts(cand_user, cand_item, itab, PGc, cand_p, nu, cstart, C1, D, k, disc, 1.0 - alpha, idcg)
     base = cand_user * C1
     Kc = np.empty((D, n), dtype=np.int64)
     for t in range(D):
         np.add(base, itab[t].take(cand_item), out=Kc[t])
     slots = _Pairs(U, C1, Kc.size, lambda: Kc)
     Kc = slots.of_keys(Kc)
-    ab = cand_p is not None
     if ab:
         state = slots.ones()
         gext = slots.gamma(gamma)  # gamma, 0 on the dummy slot
@@ -466,6 +474,132 @@ def _greedy_ideal(
         _dense_chunk(users, nu, cstart, Kc, cand_p, gext if ab else None,
                      state, idcg, disc, k, D, 1.0 - alpha)
     return idcg
+
+
+#: cells of one cohort block of the cohort kernel (users x candidates per array)
+_COL_CELLS = 1 << 16
+
+
+def _finite_gains(alpha: float, cand_p: np.ndarray | None, PGc: np.ndarray | None) -> bool:
+    """Whether every gain of the greedy stays finite whatever the picks: every state then lies
+    in [0, 1] (α in [0, 1]; αβ: every P in (0, 1]) and, for αβ, every factor
+    ``1 - state (P γ)`` is bounded (``|P γ| <= 2^64``, at most _DCAP factors)."""
+    if cand_p is None:
+        return bool(0.0 <= alpha <= 1.0)
+    if PGc is None or not (cand_p.shape[0] == 0 or float(cand_p.max()) <= 1.0):
+        return False
+    return bool(np.isfinite(PGc).all() and (PGc.size == 0 or float(np.abs(PGc).max()) <= 2.0 ** 64))
+
+
+def _greedy_cohorts(cand_user, cand_item, itab, PGc, Pc, nu, cstart, C1, D, k, disc, oma, idcg):
+    """The greedy of :func:`_greedy_ideal` by cohorts, for gains that are always finite
+    (:func:`_finite_gains`): the same gains, by the same floating point operations in the same
+    order (``(P γ) state`` is ``state (P γ)``), so the same picks and the same sums; only the
+    bookkeeping differs from :func:`_dense_chunk`.
+
+    A cohort is the users with the same number of candidates *m*: each is one column of
+    ``[m, users]`` arrays laid out once, and the cohort runs its ``min(m, k)`` steps alone (a
+    user's state is its own), so at every step every column holds the same number *w* of
+    candidates in rows ``0..w-1``: the working arrays are contiguous prefixes, and the
+    temporaries reuse buffers. A pick is removed by moving its column's last row into its
+    place; the rows then no longer follow the item order, so each row carries its candidate's
+    rank in the user's item order (``key``; ``pos`` maps it back to a row) and ties go to the
+    largest rank: the largest item code, ndeval's rule. The users' state slots are numbered
+    cohort by cohort (users by count, largest first), so a cohort reads a contiguous range."""
+    ab = Pc is not None
+    users = np.flatnonzero(nu)
+    users = users[np.argsort(-nu[users], kind="stable")]
+    urank = np.zeros(nu.shape[0], dtype=np.int64)
+    urank[users] = np.arange(users.shape[0], dtype=np.int64)
+    n = cand_user.shape[0]
+    Kc = np.empty((D, n), dtype=np.int64)
+    base = urank[cand_user] * C1
+    for t in range(D):
+        np.add(base, itab[t].take(cand_item), out=Kc[t])
+    slots = _Pairs(users.shape[0], C1, Kc.size, lambda: Kc)
+    Kc = slots.of_keys(Kc)
+    state = slots.ones() if ab else slots.ones(dummy=0.0)
+    counts = nu[users]
+    starts = np.flatnonzero(np.r_[True, counts[1:] != counts[:-1]])
+    ends = np.r_[starts[1:], users.shape[0]]
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        m = int(counts[a])
+        step = max(1, _COL_CELLS // m)
+        for c0 in range(a, b, step):
+            _cohort(users[c0:min(b, c0 + step)], m, cstart, Kc, PGc, Pc, state, idcg, disc, k, D, oma)
+    return idcg
+
+
+def _cohort(us, m, cstart, Kc, PGc, Pc, state, idcg, disc, k, D, oma):
+    """The ``min(m, k)`` greedy steps of users ``us``, each with ``m`` candidates (see
+    :func:`_greedy_cohorts`; updates ``state``, ``idcg``)."""
+    ab = Pc is not None
+    R = us.shape[0]
+    idx = cstart[us][None, :] + np.arange(m, dtype=np.int64)[:, None]  # [m, R]
+    Ks = [Kc[t].take(idx) for t in range(D)]
+    moved = list(Ks)
+    if ab:
+        PGs = [PGc[t].take(idx) for t in range(D)]
+        Ps = Pc.take(idx)
+        moved += PGs + [Ps]
+    key = np.repeat(np.arange(1, m + 1, dtype=np.int64)[:, None], R, axis=1)  # rank in the item order, + 1
+    cols = np.arange(R, dtype=np.int64)
+    posf = (np.arange(m, dtype=np.int64)[:, None] * R + cols).ravel()  # posf[rank * R + column]: its cell
+    # flat views of the [m, R] arrays (cell = row * R + column): 1-D take/put are the fast gathers
+    keyf = key.reshape(-1)
+    Ksf = [A.reshape(-1) for A in Ks]
+    moved = [A.reshape(-1) for A in moved]
+    Psf = Ps.reshape(-1) if ab else None
+    gbuf = np.empty((m, R), dtype=np.float64)
+    fbuf = np.empty((m, R), dtype=np.float64) if D > 1 else gbuf
+    eq = np.empty((m, R), dtype=bool)
+    kb = np.empty((m, R), dtype=np.int64)
+    for j in range(min(m, k)):
+        w = m - j
+        g = gbuf[:w]
+        state.take(Ks[0][:w], out=g, mode="clip")
+        if ab:  # 1 - prod_t (1 - state_t (P gamma_t))
+            g *= PGs[0][:w]
+            np.subtract(1.0, g, out=g)
+            for t in range(1, D):
+                f = fbuf[:w]
+                state.take(Ks[t][:w], out=f, mode="clip")
+                f *= PGs[t][:w]
+                np.subtract(1.0, f, out=f)
+                g *= f
+            np.subtract(1.0, g, out=g)
+        else:  # sum_t state_t, in aspect order
+            for t in range(1, D):
+                f = fbuf[:w]
+                state.take(Ks[t][:w], out=f, mode="clip")
+                g += f
+        if w == 1:
+            idcg[us] += g[0] * disc[j]
+            break
+        gmax = g.max(axis=0)
+        np.equal(g, gmax, out=eq[:w])
+        np.multiply(eq[:w], key[:w], out=kb[:w])
+        best = kb[:w].max(axis=0)  # the largest rank (+ 1) attaining the max
+        best -= 1
+        best *= R
+        best += cols
+        at = posf.take(best)  # flat index of the pick: row * R + column
+        idcg[us] += gmax * disc[j]
+        if j == k - 1:
+            break
+        mult = 1.0 - Psf.take(at) if ab else oma  # picked: state *= 1 - P
+        for t in range(D):
+            kk = Ksf[t].take(at)
+            state.put(kk, state.take(kk) * mult)
+        lastf = cols + (w - 1) * R  # the column's last row moves into the pick's place
+        for A in moved:
+            A.put(at, A.take(lastf))
+        km = keyf.take(lastf)
+        keyf.put(at, km)
+        km -= 1
+        km *= R
+        km += cols
+        posf.put(km, at)
 
 
 def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
@@ -695,6 +829,7 @@ def alpha_ndcg(
             slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
                 [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
             w = slots.ones(dummy=0.0)
+            tabU = tab * U if slots.keys is None else None
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
@@ -703,9 +838,13 @@ def alpha_ndcg(
                 u, itj = u_of[a:b], it[a:b]
                 g = None
                 for t in range(D):
-                    kk = slots.code(u, tab[t].take(itj))
+                    if tabU is None:
+                        kk = slots.code(u, tab[t].take(itj))
+                    else:  # slots.code of the dense aspect-major layout: aspect * U + user
+                        kk = tabU[t].take(itj)
+                        kk += u
                     c = w.take(kk)
-                    w[kk] *= one_minus_alpha
+                    w.put(kk, c * one_minus_alpha)
                     g = c if g is None else g + c
                 dcg[u] += g * disc[j]
 
@@ -938,6 +1077,7 @@ def alpha_beta_ndcg(
         PT = np.ascontiguousarray(P.T)
         vT = np.ascontiguousarray(valid.T)
         all_u = np.arange(U, dtype=np.int64)
+        tabU = tab * U if slots.keys is None else None
         for j in range(k):
             if vT[j].all():
                 u, itj, Pj = all_u, itT[j], PT[j]
@@ -949,14 +1089,18 @@ def alpha_beta_ndcg(
             om = 1.0 - Pj
             prod = None
             for t in range(D):
-                kk = slots.code(u, tab[t].take(itj))
+                if tabU is None:
+                    kk = slots.code(u, tab[t].take(itj))
+                else:  # slots.code of the dense aspect-major layout: aspect * U + user
+                    kk = tabU[t].take(itj)
+                    kk += u
                 st = state.take(kk)
                 f = gext.take(kk)
                 f *= Pj
                 f *= st
                 np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
                 st *= om
-                state[kk] = st
+                state.put(kk, st)
                 if prod is None:
                     prod = f
                 else:
