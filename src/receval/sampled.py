@@ -709,17 +709,15 @@ def sampled_evaluate(
 
 
 def _one_blas_thread(on: bool) -> Any:
-    """A context that runs the BLAS libraries on one thread (``threadpoolctl``, when it is
-    installed; otherwise nothing changes)."""
+    """A context that runs the BLAS libraries on one thread (``threadpoolctl``): the many small
+    calls of the correction do not wait on each other, and the last bits of a value do not
+    depend on the machine's thread count."""
     import contextlib
 
     if on:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover - an optional package
-            pass
-        else:
-            return threadpool_limits(limits=1, user_api="blas")
+        from threadpoolctl import threadpool_limits
+
+        return threadpool_limits(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
 
