@@ -111,7 +111,7 @@ def write_data(d: Path, n_users: int, seed: int = 0) -> tuple[Path, Path]:
     d.mkdir(parents=True, exist_ok=True)
     recs, truth = d / "recs.parquet", d / "truth.parquet"
     uw = max(8, len(str(n_users - 1)))
-    table = None
+    utab = None
     for path, per, kind in ((truth, TRUTH_PER_USER, "truth"), (recs, K, "recs")):
         if path.exists():
             continue
@@ -125,9 +125,9 @@ def write_data(d: Path, n_users: int, seed: int = 0) -> tuple[Path, Path]:
             p = (j * (A % n) + b) % n
             u, pos = p // per, p % per
             if kind == "recs":
-                if table is None:
-                    table = user_table(n_users, seed)
-                item, score = lists(u, pos, table)
+                if utab is None:
+                    utab = user_table(n_users, seed)
+                item, score = lists(u, pos, utab)
                 table = pa.table({"user_id": _strings("u", u, uw), "item_id": _strings("i", item, 6), "score": score})
             else:
                 item = truth_rows(u, pos, seed)
