@@ -157,18 +157,18 @@ def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
     name = str(recs).lower()
     if not os.path.isfile(recs) or not name.endswith((".parquet", ".pq", ".csv", ".tsv", ".txt")):
         return 1
-    from .backends.polars import batches_for, memory_budget
+    from .backends.polars import FILE_BUDGET, batches_for, memory_budget
 
     if name.endswith((".parquet", ".pq")):
         import polars as pl
 
         try:
-            rows = int(pl.scan_parquet(recs).select(pl.len()).collect().item())
+            rows = int(pl.scan_parquet(str(recs)).select(pl.len()).collect().item())
         except Exception:
             return 1  # read whole: the reader names the problem
     else:
         rows = os.path.getsize(recs) // 16  # a text row is rarely shorter
-    return batches_for(rows, memory_budget(0))
+    return batches_for(rows, memory_budget(FILE_BUDGET))
 
 
 def _frame_batches(recs: Any, truth: Any, resolved: list) -> int:

@@ -12,9 +12,10 @@ Where the batches come from:
 
 * an eager frame (pandas, polars, arrow, a dict): each row's batch is computed once and each
   batch is a filter of the frame (the frame is not copied);
-* a Parquet or CSV file: scanned lazily and, when there is more than one batch, written once in
+* a Parquet or CSV file: scanned lazily; in :data:`SPILL_FROM` batches or more, written once in
   user batches to a temporary directory (one streaming pass; ``RECEVAL_TMPDIR`` or the system's
-  temporary directory), then read back one batch at a time;
+  temporary directory), then read back one batch at a time and removed; in fewer, each batch is
+  a filtered scan of the file;
 * any other LazyFrame: each batch is a filtered collect of it.
 
 The number of batches follows a memory budget (:func:`memory_budget`), not the input: see
@@ -57,6 +58,11 @@ BATCH_ROWS = 20_000_000
 ROW_BYTES = 120
 #: the smallest budget: below it a batch's fixed costs outweigh the memory saved
 MIN_BUDGET = 512 << 20
+#: the budget of an input read from files (nothing of it held in memory before the batches)
+FILE_BUDGET = 1 << 30
+#: files read in this many batches or more are written once in user batches to a temporary
+#: directory; fewer batches each scan the file (a scan costs less than writing it once)
+SPILL_FROM = 6
 #: the environment variable that sets the budget (bytes, or "1.5GB", "800MB")
 BUDGET_ENV = "RECEVAL_MEMORY_BUDGET"
 #: an evaluation shows a progress bar (on a terminal) once it has run this long
@@ -92,8 +98,8 @@ def memory_budget(input_bytes: int = 0) -> int:
     """The working memory (bytes) one batch of users may take, beside the inputs.
 
     ``RECEVAL_MEMORY_BUDGET`` when set; else the size of the input frames held in memory (so
-    that the peak stays near twice the inputs at any size), at least :data:`MIN_BUDGET` and at
-    most a quarter of the memory available now. The budget changes how many batches the users
+    that the peak stays near twice the inputs at any size; :data:`FILE_BUDGET` for inputs read
+    from files), at least :data:`MIN_BUDGET` and at most a quarter of the memory available now. The budget changes how many batches the users
     are split into, never a value (every value is bit-identical for any number of batches), so
     no signature records it.
     """
@@ -182,7 +188,7 @@ def evaluate_polars(
     if whole or (n_batches is None and one_batch_only(resolved)):
         n_batches = 1
     if n_batches is None:
-        eager = sum(f.estimated_size() for f in (frecs, ftruth) if isinstance(f, pl.DataFrame))
+        eager = int(sum(f.estimated_size() for f in (frecs, ftruth) if isinstance(f, pl.DataFrame)))
         n_batches = batches_for(_height(frecs), budget if budget is not None else memory_budget(eager))
     batches = []
     with _Progress(n_batches) as progress, _Batches(frecs, ftruth, cols.user, n_batches, files, progress) as source:
@@ -262,7 +268,7 @@ class _Batches:
             dtype = np.uint8 if self.n <= 256 else np.uint16 if self.n <= 65536 else np.uint32
             idx = idx.astype(dtype)
             return lambda b: frame.filter(pl.Series(idx == b))
-        if is_file and hasattr(pl, "PartitionBy"):  # one streaming pass writes the batches to disk
+        if is_file and self.n >= SPILL_FROM and hasattr(pl, "PartitionBy"):  # one streaming pass writes the batches
             if self.tmp is None:
                 self.tmp = tempfile.mkdtemp(prefix="receval-batches-", dir=os.environ.get("RECEVAL_TMPDIR"))
             where = Path(self.tmp) / name
@@ -357,5 +363,5 @@ def _text_ids(frecs: pl.DataFrame | pl.LazyFrame, ftruth: pl.DataFrame | pl.Lazy
     return frecs, ftruth
 
 
-__all__ = ["evaluate_polars", "BATCH_ROWS", "ROW_BYTES", "MIN_BUDGET", "BUDGET_ENV", "memory_budget", "batches_for", "parse_bytes",
+__all__ = ["evaluate_polars", "BATCH_ROWS", "ROW_BYTES", "MIN_BUDGET", "BUDGET_ENV", "FILE_BUDGET", "SPILL_FROM", "memory_budget", "batches_for", "parse_bytes",
            "one_batch_only", "INEXACT_COMBINE"]
