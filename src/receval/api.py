@@ -117,17 +117,70 @@ def evaluate(
 
         raise SpecError(f"unknown engine {engine!r}; use 'memory' (default), 'polars' or 'spark'")
     resolved = plan(metrics, dialect, overrides)
+    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
+    from .results import LazyFingerprints
+
+    kw: dict[str, Any] = dict(dialect=dialect, columns=cols, overrides=overrides, categories=categories, train=train,
+                              catalog=catalog, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
+    n_files = _file_batches(recs, cols, resolved)
+    if n_files > 1:  # a large file: read lazily, in user batches (backends.polars)
+        from .backends.polars import evaluate_polars
+        from .fingerprint import input_fingerprints
+
+        res = evaluate_polars(recs, truth, metrics, n_batches=n_files, **kw)
+        res.fingerprints = LazyFingerprints(lambda: input_fingerprints(recs, truth, cols, side))
+        res.inputs = paths
+        return res
     from .fingerprint import read_inputs
 
     inputs = read_inputs(recs, truth, cols)  # read once: encoded here, fingerprinted below
-    enc = inputs.encode(exact=exact_items(resolved))
-    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
-    from .results import LazyFingerprints
+    n = _frame_batches(inputs.recs, inputs.truth.frame, resolved)
+    if n > 1:  # large frames: the same engine over user batches, so memory follows the budget
+        from .backends.polars import evaluate_polars
 
+        res = evaluate_polars(inputs.recs, inputs.truth, metrics, n_batches=n, text=inputs.text, **kw)
+    else:
+        enc = inputs.encode(exact=exact_items(resolved))
+        res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
     res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
     res.inputs = paths
     return res
+
+
+def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
+    """How many user batches a recommendations file (Parquet, CSV) is read in: 1 (read it whole)
+    unless its rows outgrow the memory budget (:func:`receval.backends.polars.memory_budget`)."""
+    import os
+
+    from .backends.polars import one_batch_only
+
+    if not isinstance(recs, (str, os.PathLike)) or one_batch_only(resolved):
+        return 1
+    name = str(recs).lower()
+    if not os.path.isfile(recs) or not name.endswith((".parquet", ".pq", ".csv", ".tsv", ".txt")):
+        return 1
+    from .backends.polars import FILE_BUDGET, batches_for, memory_budget
+
+    if name.endswith((".parquet", ".pq")):
+        import polars as pl
+
+        try:
+            rows = int(pl.scan_parquet(str(recs)).select(pl.len()).collect().item())
+        except Exception:
+            return 1  # read whole: the reader names the problem
+    else:
+        rows = os.path.getsize(recs) // 16  # a text row is rarely shorter
+    return batches_for(rows, memory_budget(FILE_BUDGET))
+
+
+def _frame_batches(recs: Any, truth: Any, resolved: list) -> int:
+    """How many user batches frames held in memory are evaluated in (1 below the budget)."""
+    from .backends.polars import batches_for, memory_budget, one_batch_only
+
+    if one_batch_only(resolved):
+        return 1
+    size = recs.estimated_size() + truth.estimated_size()
+    return batches_for(recs.height, memory_budget(size))
 
 
 __all__ = ["evaluate"]

@@ -219,6 +219,36 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
     return frame
 
 
+def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.LazyFrame | None:
+    """A Parquet file (or a directory of .parquet part files) or a CSV / TSV file as a LazyFrame,
+    read only when collected (the batched engine reads it in user batches); None for any other
+    input (read it with :func:`read_frame`). A text file gets the checks of :func:`read_frame`
+    first (separator, header) and its id columns ``ids`` are read as text."""
+    if not isinstance(obj, (str, os.PathLike)):
+        return None
+    path = Path(obj)
+    if not path.exists():
+        raise DataError(f"{what} file not found: {path}")
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet"))
+        return pl.scan_parquet(parts) if parts else None
+    suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return pl.scan_parquet(path)
+    if suffix in (".csv", ".tsv", ".txt"):  # gzip is not scanned (read whole)
+        from .trec import trec_kind
+
+        if trec_kind(path, what) or path.stat().st_size == 0:
+            return None
+        default = "\t" if suffix == ".tsv" else ","
+        sep = parse_sep(sep)
+        if sep is None or sep not in _header(path):
+            sep = default
+        check_header(path, sep, what)
+        return pl.scan_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
+    return None
+
+
 def _read_csv(path: Path, sep: str, ids: tuple[str, ...]) -> pl.DataFrame:
     """A text file with its id columns as text and the other columns typed from their first
     10,000 rows, or, when a later value does not fit that type (a '0.5', 'NaN' or 'five' below

@@ -1,12 +1,25 @@
-"""The Polars backend: LazyFrames in, users in batches, the in-memory numpy code per batch.
+"""The Polars backend: frames or files in, users in batches, the in-memory numpy code per batch.
 
-Users are split into ``n_batches`` by a hash of the user id (modulo ``n_batches``); each batch
-is filtered and stably sorted by user in Polars (the order of a user's rows is kept, so
-``ties=input`` / ``order=input`` mean what they mean in memory), handed as numpy columns to
-the same :func:`receval.hits.build` and metric functions, and the per-user values of all
-batches are merged exactly (:func:`receval.backends._batch.merge`): the results equal the
-in-memory engine's bit for bit. Memory is bounded by one batch plus one float per user and
-metric.
+Users are split into ``n_batches`` by a hash of the user id (modulo ``n_batches``), so each
+user's rows, on both sides, are in one batch; each batch is handed as numpy columns to the same
+:func:`receval.engine.run_batch` the in-memory engine runs (the order of a user's rows is kept,
+so ``ties=input`` / ``order=input`` mean what they mean in memory), and the per-user values of
+all batches are merged exactly (:func:`receval.engine.merge`): the results equal the in-memory
+engine's bit for bit, whatever the number of batches. Memory is bounded by one batch plus one
+float per user and metric.
+
+Where the batches come from:
+
+* an eager frame (pandas, polars, arrow, a dict): each row's batch is computed once and each
+  batch is a filter of the frame (the frame is not copied);
+* a Parquet or CSV file: scanned lazily; in :data:`SPILL_FROM` batches or more, written once in
+  user batches to a temporary directory (one streaming pass; ``RECEVAL_TMPDIR`` or the system's
+  temporary directory), then read back one batch at a time and removed; in fewer, each batch is
+  a filtered scan of the file;
+* any other LazyFrame: each batch is a filtered collect of it.
+
+The number of batches follows a memory budget (:func:`memory_budget`), not the input: see
+:func:`batches_for`.
 
 >>> import polars as pl
 >>> from receval.backends.polars import evaluate_polars
@@ -18,27 +31,115 @@ metric.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ..encode import check_lazy_overlap, harmonize, user_batches
-from ..engine import SideInputs, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
-from ..io import Columns, read_frame
+from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
+from ..errors import DataError
+from ..io import Columns, read_frame, scan_frame
+from ..resolve import Resolved
 from ..signature import note_side
 
-#: rows of recommendations per batch when ``n_batches`` is not given
+#: rows of recommendations per batch when neither ``n_batches`` nor a budget is given (old default)
 BATCH_ROWS = 20_000_000
+#: working memory (bytes) one recommendation row of a batch takes at its peak (encode, sort,
+#: the form and the formulas; the truth rows counted in), measured on the realistic shape
+#: (string ids, rows shuffled) at 10M-100M rows
+ROW_BYTES = 120
+#: the smallest budget: below it a batch's fixed costs outweigh the memory saved
+MIN_BUDGET = 512 << 20
+#: the budget of an input read from files (nothing of it held in memory before the batches)
+FILE_BUDGET = 1 << 30
+#: files read in this many batches or more are written once in user batches to a temporary
+#: directory; fewer batches each scan the file (a scan costs less than writing it once)
+SPILL_FROM = 6
+#: the environment variable that sets the budget (bytes, or "1.5GB", "800MB")
+BUDGET_ENV = "RECEVAL_MEMORY_BUDGET"
+#: an evaluation shows a progress bar (on a terminal) once it has run this long
+PROGRESS_AFTER = 2.0
 _SEED = 0x5EC
+#: global metrics whose ``combine`` adds float sums (equal to the one-batch value to ~1e-15, not
+#: bit for bit): an evaluation whose batches the budget chooses computes them in one batch
+INEXACT_COMBINE = frozenset({"mad"})
 
 
-def _lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.LazyFrame:
-    if isinstance(obj, pl.LazyFrame):
+def one_batch_only(resolved: Sequence[Resolved]) -> bool:
+    """Whether an evaluation must run in one batch to give the one-batch values bit for bit: a
+    global metric without ``partial``/``combine``, or one whose combine is not exact."""
+    return bool(globals_without_partial(resolved)) or any(
+        not r.per_user and r.metric.name in INEXACT_COMBINE for r in resolved)
+
+
+def parse_bytes(text: str | int | float) -> int:
+    """``"1.5GB"``, ``"800MB"``, ``"2G"`` or a number of bytes.
+
+    >>> parse_bytes("1.5GB"), parse_bytes("800m"), parse_bytes(4096)
+    (1610612736, 838860800, 4096)
+    """
+    if isinstance(text, (int, float)):
+        return int(text)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)i?b?\s*", str(text).lower())
+    if not m:
+        raise DataError(f"{BUDGET_ENV} must be a size such as 2GB, 800MB or a number of bytes, got {text!r}")
+    return int(float(m.group(1)) * (1 << (10 * " kmgt".index(m.group(2) or " "))))
+
+
+def memory_budget(input_bytes: int = 0) -> int:
+    """The working memory (bytes) one batch of users may take, beside the inputs.
+
+    ``RECEVAL_MEMORY_BUDGET`` when set; else the size of the input frames held in memory (so
+    that the peak stays near twice the inputs at any size; :data:`FILE_BUDGET` for inputs read
+    from files), at least :data:`MIN_BUDGET` and at most a quarter of the memory available now. The budget changes how many batches the users
+    are split into, never a value (every value is bit-identical for any number of batches), so
+    no signature records it.
+    """
+    env = os.environ.get(BUDGET_ENV)
+    if env:
+        return max(1, parse_bytes(env))
+    budget = max(MIN_BUDGET, int(input_bytes))
+    avail = _available()
+    return max(MIN_BUDGET, min(budget, avail // 4)) if avail else budget
+
+
+def _available() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def batches_for(rows: int, budget: int) -> int:
+    """How many user batches keep one batch of ``rows`` recommendation rows within ``budget``."""
+    return max(1, math.ceil(rows * ROW_BYTES / max(1, budget)))
+
+
+def _source(obj: Any, what: str, cols: Columns) -> pl.DataFrame | pl.LazyFrame:
+    """An input as a frame: a LazyFrame as given, a Parquet or CSV file scanned lazily
+    (:func:`receval.io.scan_frame`), anything else read (:func:`receval.io.read_frame`)."""
+    if isinstance(obj, Truth):
+        return obj.frame
+    if isinstance(obj, (pl.LazyFrame, pl.DataFrame)):
         return obj
-    if isinstance(obj, (str,)) and obj.lower().endswith((".parquet", ".pq")):
-        return pl.scan_parquet(obj)
-    return read_frame(obj, what, ids=ids, sep=sep).lazy()
+    ids = (cols.user, cols.item)
+    if isinstance(obj, (str, os.PathLike)):
+        lazy = scan_frame(obj, what, ids=ids, sep=cols.sep)
+        if lazy is not None:
+            return lazy
+    return read_frame(obj, what, ids=ids, sep=cols.sep)
 
 
 def evaluate_polars(
@@ -56,54 +157,186 @@ def evaluate_polars(
     baseline: Any = None,
     item_groups: Any = None,
     user_groups: Any = None,
+    budget: int | None = None,
+    text: tuple[bool, bool] | None = None,
 ):
-    """Evaluate on Polars (Lazy)Frames in user batches; same arguments and Results as
-    :func:`receval.evaluate` (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
+    """Evaluate in user batches; same arguments and Results as :func:`receval.evaluate`
+    (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
 
-    ``n_batches``: number of user batches (default: one per ``BATCH_ROWS`` recommendation rows).
-    Global metrics without a ``partial``/``combine`` pair are computed in a single batch.
-    Every side input is whole in every batch (the metrics read the batch's users from it).
+    ``recs`` / ``truth``: LazyFrames, eager frames, or paths (Parquet and CSV files are read
+    lazily). ``n_batches``: the number of user batches; default: as many as keep one batch
+    within ``budget`` bytes of working memory (:func:`batches_for`; default budget
+    :func:`memory_budget`), or one when a metric needs it (:func:`one_batch_only`). ``text``: whether each eager frame was read from a text file
+    (canonical-integer id columns are integers; default: from the paths). Global metrics
+    without a ``partial``/``combine`` pair are computed in a single batch. Every side input is
+    read once, whole, and served to every batch (the metrics read the batch's users from it).
     """
     cols = columns or Columns()
     side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
     resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read
-    ids = (cols.user, cols.item)
-    lrecs, ltruth = _lazy(recs, "recommendations", ids, cols.sep), _lazy(truth, "ground truth", ids, cols.sep)
+    if text is None:
+        text = (is_text_path(recs) or (isinstance(recs, Truth) and recs.text),
+                is_text_path(truth) or (isinstance(truth, Truth) and truth.text))
+    files = (_is_file(recs), _is_file(truth))
+    frecs, ftruth = _source(recs, "recommendations", cols), _source(truth, "ground truth", cols)
     if needs_truth_max(resolved):  # over the whole truth, not one batch's users
-        side.truth_max = _truth_max(ltruth, cols)
-    text = (is_text_path(recs), is_text_path(truth))
+        side.truth_max = _truth_max(ftruth.lazy(), cols)
     if any(text):  # decide the id types of text files once, for every batch
-        lrecs, ltruth = _text_ids(lrecs, ltruth, cols, text)
+        frecs, ftruth = _text_ids(frecs, ftruth, cols, text)
         text = (False, False)
     whole = bool(globals_without_partial(resolved))
-    if whole:
+    if whole or (n_batches is None and one_batch_only(resolved)):
         n_batches = 1
     if n_batches is None:
-        rows = lrecs.select(pl.len()).collect().item()
-        n_batches = max(1, math.ceil(rows / BATCH_ROWS))
+        eager = int(sum(f.estimated_size() for f in (frecs, ftruth) if isinstance(f, pl.DataFrame)))
+        n_batches = batches_for(_height(frecs), budget if budget is not None else memory_budget(eager))
     batches = []
-    with user_batches():  # each batch is counted; the whole inputs are judged below
-        for b in range(n_batches):
-            if n_batches == 1:
-                rb, tb = lrecs, ltruth
-            else:
-                rb = lrecs.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
-                tb = ltruth.filter(pl.col(cols.user).hash(_SEED) % n_batches == b)
-            r_frame, t_frame = rb.collect(), tb.collect()
-            if t_frame.height == 0:
-                ignored = {}
-                if r_frame.height:
-                    n_users = r_frame.get_column(cols.user).n_unique()
-                    ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                               "ignored_rec_users": n_users, "users_only_in_recs": n_users}
-                batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
-                continue
-            enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
-            del r_frame, t_frame
-            batches.append(run_batch(enc, resolved, side, whole_globals=whole))
-            del enc
-    check_lazy_overlap(merge_info([b.info for b in batches]), lrecs, ltruth, cols.user, cols.item)
-    return merge(batches, resolved)
+    with _Progress(n_batches) as progress, _Batches(frecs, ftruth, cols.user, n_batches, files, progress) as source:
+        with user_batches():  # each batch is counted; the whole inputs are judged below
+            for r_frame, t_frame in source:
+                if t_frame.height == 0:
+                    ignored = {}
+                    if r_frame.height:
+                        n_users = r_frame.get_column(cols.user).n_unique()
+                        ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
+                                   "ignored_rec_users": n_users, "users_only_in_recs": n_users}
+                    batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
+                else:
+                    enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
+                    del r_frame, t_frame
+                    batches.append(run_batch(enc, resolved, side, whole_globals=whole))
+                    del enc
+                progress.advance()
+        progress.status("merging the batches")
+        check_lazy_overlap(merge_info([b.info for b in batches]), frecs.lazy(), ftruth.lazy(), cols.user, cols.item)
+        return merge(batches, resolved)
+
+
+def _is_file(obj: Any) -> bool:
+    return isinstance(obj, (str, os.PathLike)) and os.path.isfile(obj)
+
+
+def _height(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    if isinstance(frame, pl.DataFrame):
+        return frame.height
+    return int(frame.select(pl.len()).collect().item())
+
+
+def _key(frame: pl.DataFrame | pl.LazyFrame, user: str, n: int) -> pl.Expr:
+    """A row's batch: a hash of its user id, of one type on both sides (Int64 for any integer
+    width, String for categorical ids), so that a user's rows meet in one batch."""
+    dtype = frame.collect_schema()[user]
+    col = pl.col(user)
+    if dtype.is_integer() and dtype != pl.UInt64:
+        col = col.cast(pl.Int64)
+    elif dtype == pl.UInt64:
+        col = col.cast(pl.Int64, strict=False)  # ids >= 2^63 share a batch (null)
+    elif dtype != pl.String:
+        col = col.cast(pl.String)
+    return (col.hash(_SEED) % n).cast(pl.UInt32)
+
+
+class _Batches:
+    """The (recommendations, truth) frames of each user batch (see the module docstring)."""
+
+    def __init__(self, recs: pl.DataFrame | pl.LazyFrame, truth: pl.DataFrame | pl.LazyFrame, user: str, n: int,
+                 files: tuple[bool, bool], progress: _Progress):
+        self.frames, self.user, self.n, self.files, self.progress = (recs, truth), user, n, files, progress
+        self.tmp: str | None = None
+
+    def __enter__(self) -> _Batches:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __iter__(self) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+        if self.n == 1:
+            yield self.frames[0].lazy().collect(), self.frames[1].lazy().collect()
+            return
+        sides = [self._side(f, is_file, name) for f, is_file, name in zip(self.frames, self.files, ("recs", "truth"))]
+        for b in range(self.n):
+            yield sides[0](b), sides[1](b)
+
+    def _side(self, frame: pl.DataFrame | pl.LazyFrame, is_file: bool, name: str):
+        key = _key(frame, self.user, self.n)
+        if isinstance(frame, pl.DataFrame):  # each row's batch computed once; a batch is a filter
+            import numpy as np
+
+            idx = frame.select(key).to_series().to_numpy()
+            dtype = np.uint8 if self.n <= 256 else np.uint16 if self.n <= 65536 else np.uint32
+            idx = idx.astype(dtype)
+            return lambda b: frame.filter(pl.Series(idx == b))
+        if is_file and self.n >= SPILL_FROM and hasattr(pl, "PartitionBy"):  # one streaming pass writes the batches
+            if self.tmp is None:
+                self.tmp = tempfile.mkdtemp(prefix="receval-batches-", dir=os.environ.get("RECEVAL_TMPDIR"))
+            where = Path(self.tmp) / name
+            self.progress.status(f"reading the {'recommendations' if name == 'recs' else 'ground truth'} in {self.n} user batches")
+            frame.with_columns(_receval_batch=key).sink_parquet(
+                pl.PartitionBy(where, key="_receval_batch", include_key=False), compression="lz4", maintain_order=True)
+            schema = frame.collect_schema()
+
+            def read(b: int) -> pl.DataFrame:
+                part = where / f"_receval_batch={b}"
+                if not part.exists():
+                    return pl.DataFrame(schema=schema)
+                got = pl.read_parquet(sorted(part.glob("*.parquet")))
+                shutil.rmtree(part, ignore_errors=True)  # read once: the disk is given back batch by batch
+                return got
+
+            return read
+        return lambda b: frame.filter(key == b).collect()
+
+
+class _Progress:
+    """A progress bar over the batches (rich, on stderr), shown only when stderr is a terminal
+    and the evaluation has run for :data:`PROGRESS_AFTER` seconds; removed when done."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.start = total, 0, time.monotonic()
+        self.text = "evaluating"
+        self.bar: Any = None
+        self.task: Any = None
+        self.enabled = _is_terminal()
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def status(self, text: str) -> None:
+        self.text = text
+        self._show()
+
+    def advance(self) -> None:
+        self.done += 1
+        self.text = f"evaluating user batches ({self.done}/{self.total})"
+        self._show()
+
+    def _show(self) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < PROGRESS_AFTER:
+                return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=Console(file=sys.stderr), transient=True)
+            self.task = self.bar.add_task(self.text, total=self.total, completed=self.done)
+            self.bar.start()
+        self.bar.update(self.task, description=self.text, completed=self.done)
+
+
+def _is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _truth_max(ltruth: pl.LazyFrame, cols: Columns) -> float:
@@ -114,19 +347,21 @@ def _truth_max(ltruth: pl.LazyFrame, cols: Columns) -> float:
     return 1.0 if got is None else float(got)
 
 
-def _text_ids(lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, cols: Columns, text: tuple[bool, bool]):
+def _text_ids(frecs: pl.DataFrame | pl.LazyFrame, ftruth: pl.DataFrame | pl.LazyFrame, cols: Columns, text: tuple[bool, bool]):
     """Id columns of text files: integers when every value on both sides is a canonical
     integer, else text (the in-memory rule, :func:`receval.encode.harmonize`), decided on
-    the whole inputs so that every batch has the same id type."""
+    the whole inputs so that every batch has the same id type. The rule reads the distinct ids
+    in their first-seen order (what it reads of the rows), so only those are collected."""
     for col in (cols.user, cols.item):
-        a = lrecs.select(pl.col(col)).collect().get_column(col)
-        b = ltruth.select(pl.col(col)).collect().get_column(col)
+        a = frecs.lazy().select(pl.col(col).unique(maintain_order=True)).collect().get_column(col)
+        b = ftruth.lazy().select(pl.col(col).unique(maintain_order=True)).collect().get_column(col)
         a2, b2 = harmonize(a, b, "user" if col == cols.user else "item", text)
         if a2.dtype != a.dtype:
-            lrecs = lrecs.with_columns(pl.col(col).cast(a2.dtype))
+            frecs = frecs.with_columns(pl.col(col).cast(a2.dtype))
         if b2.dtype != b.dtype:
-            ltruth = ltruth.with_columns(pl.col(col).cast(b2.dtype))
-    return lrecs, ltruth
+            ftruth = ftruth.with_columns(pl.col(col).cast(b2.dtype))
+    return frecs, ftruth
 
 
-__all__ = ["evaluate_polars", "BATCH_ROWS"]
+__all__ = ["evaluate_polars", "BATCH_ROWS", "ROW_BYTES", "MIN_BUDGET", "BUDGET_ENV", "FILE_BUDGET", "SPILL_FROM", "memory_budget", "batches_for", "parse_bytes",
+           "one_batch_only", "INEXACT_COMBINE"]

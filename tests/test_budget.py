@@ -1,0 +1,213 @@
+"""Memory that follows a budget: the in-memory engine and the CLI evaluate large inputs in user
+batches (the Polars backend's path), and the number of batches never changes a value.
+
+Every registered metric (every option value, the side inputs given), evaluated in one batch and
+in many (``RECEVAL_MEMORY_BUDGET`` set small), gives the same values bit for bit, the same
+per-user values, signatures and info: the budget is recorded nowhere because it changes nothing.
+Files (Parquet, CSV) given to :func:`receval.evaluate` or the CLI are read lazily in user
+batches, written once to a temporary directory and removed. A progress bar is shown only on a
+terminal.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+
+import numpy as np
+import polars as pl
+import pytest
+
+import receval.backends.polars as bp
+from receval import evaluate
+from receval.backends.polars import batches_for, memory_budget, parse_bytes
+from receval.errors import DataError, SpecError
+from receval.metrics import all_metrics
+
+from test_backends import _specs_for, make_data
+
+
+def _side(recs: pl.DataFrame, truth: pl.DataFrame, cats, train, catalog) -> dict:
+    rng = np.random.default_rng(3)
+    base = recs.with_columns(pl.Series("score", rng.permutation(recs.height).astype(float)))
+    users = np.unique(np.r_[recs["user_id"].to_numpy(), truth["user_id"].to_numpy()])
+    return dict(categories=cats, train=train, catalog=catalog, baseline=base,
+                item_groups=pl.DataFrame({"item_id": np.arange(45), "group": [f"g{i % 3}" for i in range(45)]}),
+                user_groups=pl.DataFrame({"user_id": users, "group": [f"u{i % 2}" for i in range(len(users))]}))
+
+
+def _working(recs, truth, side, ctx) -> list[str]:
+    ok = []
+    for m in all_metrics():
+        for spec in _specs_for(m):
+            try:
+                evaluate(recs, truth, [spec], **side, **ctx)
+            except (SpecError, DataError):
+                continue
+            ok.append(spec)
+    return ok
+
+
+def _check_exact(a, b) -> None:
+    assert a.keys() == b.keys()
+    for e, f in zip(a.entries, b.entries):
+        assert e.value == f.value or (math.isnan(e.value) and math.isnan(f.value)), (e.metric, e.value, f.value)
+        assert e.signature == f.signature, e.metric
+        assert e.users == f.users and e.skipped == f.skipped, e.metric
+    assert a.per_user().equals(b.per_user())
+    assert dict(a.fingerprints) == dict(b.fingerprints)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The number of user batches the batched path ran (0: the single-batch engine)."""
+    calls = {"n": 0}
+    real = bp.run_batch
+
+    def run_batch(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bp, "run_batch", run_batch)
+    return calls
+
+
+@pytest.mark.parametrize("ctx", [{}, {"ties": "input", "rel": 3.0}, {"order": "input", "empty": "zero", "norecs": "zero"}],
+                         ids=["defaults", "ties=input", "order=input"])
+def test_batched_in_memory_equals_one_batch_every_metric(ctx, monkeypatch, counted):
+    recs, truth, cats, train, catalog = make_data()
+    side = _side(recs, truth, cats, train, catalog)
+    specs = _working(recs, truth, side, ctx)
+    assert len(specs) > 150
+    assert {"auc", "gini@5", "coverage@5", "reo@5", "rsp@5", "mad@5", "unexpectedness@5"} & set(specs)
+    specs = [s for s in specs if not s.startswith("mad")]  # mad: one batch (INEXACT_COMBINE), below
+    monkeypatch.delenv(bp.BUDGET_ENV, raising=False)
+    a = evaluate(recs, truth, specs, **side, **ctx)
+    assert counted["n"] == 0  # small frames: one batch, the in-memory engine
+    for budget in ("60KB", "20KB"):  # 2 and 6 batches
+        monkeypatch.setenv(bp.BUDGET_ENV, budget)
+        counted["n"] = 0
+        b = evaluate(recs, truth, specs, **side, **ctx)
+        assert counted["n"] == batches_for(recs.height, parse_bytes(budget)) > 1
+        _check_exact(a, b)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known: hits._assemble takes the plain (untied) formulas when a batch has no tied scores, the tie-averaged "
+    "ones otherwise, and the two differ in the last bit for some metrics (efd, epc): a user's value then depends "
+    "on the other users of its batch (perf-core's form; the Polars backend had it too)"))
+def test_tie_shortcut_per_batch_changes_the_last_bit(monkeypatch):
+    recs, truth, cats, train, catalog = make_data()
+    specs = ["efd@5", "epc@5"]
+    a = evaluate(recs, truth, specs, train=train)
+    monkeypatch.setenv(bp.BUDGET_ENV, "2000")  # ~60 batches: some hold no tie
+    _check_exact(a, evaluate(recs, truth, specs, train=train))
+
+
+def test_inexact_combine_runs_in_one_batch(monkeypatch, counted):
+    recs, truth, cats, train, catalog = make_data()
+    side = _side(recs, truth, cats, train, catalog)
+    specs = ["mad(of=score)@20", "mad@5", "ndcg@5"]
+    a = evaluate(recs, truth, specs, **side, ties="input")
+    monkeypatch.setenv(bp.BUDGET_ENV, "2000")
+    b = evaluate(recs, truth, specs, **side, ties="input")
+    assert counted["n"] == 0  # the budget does not split a metric whose combine is not exact
+    _check_exact(a, b)
+
+
+def test_every_global_metric_batched_bit_for_bit(monkeypatch, counted):
+    """Each global metric alone (partial / combine over the batches), every option value."""
+    recs, truth, cats, train, catalog = make_data()
+    side = _side(recs, truth, cats, train, catalog)
+    specs = [s for m in all_metrics() if m.kind == "global" and m.name not in bp.INEXACT_COMBINE for s in _specs_for(m)]
+    specs = _working(recs, truth, side, {"rel": 3.0, "ties": "input"}) and [
+        s for s in specs if s in set(_working(recs, truth, side, {"rel": 3.0, "ties": "input"}))]
+    assert len(specs) > 20
+    a = evaluate(recs, truth, specs, **side, rel=3.0, ties="input")
+    monkeypatch.setenv(bp.BUDGET_ENV, "3000")
+    b = evaluate(recs, truth, specs, **side, rel=3.0, ties="input")
+    assert counted["n"] > 10
+    _check_exact(a, b)
+
+
+def _files(tmp_path, kind: str):
+    recs, truth, *_ = make_data()
+    # string ids, rows shuffled (each user's rows keep their order: ties=input reads it)
+    recs = recs.with_columns(pl.format("u{}", "user_id").alias("user_id"), pl.format("i{}", "item_id").alias("item_id"))
+    truth = truth.with_columns(pl.format("u{}", "user_id").alias("user_id"), pl.format("i{}", "item_id").alias("item_id"))
+    r, t = tmp_path / f"recs.{kind}", tmp_path / f"truth.{kind}"
+    for frame, path in ((recs, r), (truth, t)):
+        frame.write_parquet(path) if kind == "parquet" else frame.write_csv(path)
+    return recs, truth, r, t
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+@pytest.mark.parametrize("ctx", [{"ties": "input"}, {"ties": "item", "rel": 3.0}], ids=["ties=input", "ties=item"])
+@pytest.mark.parametrize("budget", ["2000", "40KB"], ids=["spilled", "scanned"])  # ~60 batches (on disk), 3 (scans)
+def test_files_read_lazily_in_user_batches(tmp_path, kind, ctx, budget, monkeypatch, counted):
+    recs, truth, r, t = _files(tmp_path, kind)
+    specs = ["ndcg@5", "precision@3", "recall@10", "map@5", "mrr@10", "auc", "gini@5", "coverage@5", "f1@5"]
+    a = evaluate(str(r), str(t), specs, **ctx)
+    assert counted["n"] == 0
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("RECEVAL_TMPDIR", str(spill))
+    monkeypatch.setenv(bp.BUDGET_ENV, budget)
+    calls = []
+    real = bp.scan_frame
+    monkeypatch.setattr(bp, "scan_frame", lambda *x, **k: calls.append(x[0]) or real(*x, **k))
+    b = evaluate(str(r), str(t), specs, **ctx)
+    assert calls and counted["n"] > 1  # scanned (not read whole), in batches
+    if kind == "parquet":  # the row count from the metadata (a text file's: estimated from its size)
+        assert counted["n"] == batches_for(recs.height, parse_bytes(budget))
+    assert os.listdir(spill) == []  # the batches written to disk are removed
+    _check_exact(a, b)
+    _check_exact(a, evaluate(recs, truth, specs, **ctx))  # ids read from text are the frames' ids
+
+
+def test_cli_reads_a_large_file_in_batches(tmp_path, monkeypatch, capsys, counted):
+    from receval.cli import main
+
+    _, _, r, t = _files(tmp_path, "parquet")
+    args = ["evaluate", str(r), str(t), "-m", "ndcg@5", "-m", "recall@10", "--format", "json"]
+    assert main(args) == 0
+    one = capsys.readouterr().out
+    monkeypatch.setenv(bp.BUDGET_ENV, "5000")
+    assert main(args) == 0
+    many = capsys.readouterr()
+    assert counted["n"] > 1
+    assert many.out == one
+    assert many.err == ""
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(monkeypatch, capsys):
+    recs, truth, *_ = make_data()
+    monkeypatch.setattr(bp, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setenv(bp.BUDGET_ENV, "2000")
+    evaluate(recs, truth, ["ndcg@5", "gini@5"], ties="input")
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_bar_on_a_terminal(monkeypatch):
+    recs, truth, *_ = make_data()
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setattr(bp, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setenv(bp.BUDGET_ENV, "2000")
+    evaluate(recs, truth, ["ndcg@5"])
+    assert "user batches" in err.getvalue()
+
+
+def test_budget_and_batches():
+    assert parse_bytes("2GB") == 2 << 30 and parse_bytes("512 MB") == 512 << 20 and parse_bytes("1000") == 1000
+    with pytest.raises(DataError, match="RECEVAL_MEMORY_BUDGET"):
+        parse_bytes("lots")
+    assert batches_for(10, 1 << 30) == 1
+    assert batches_for(1_000_000_000, 1 << 30) == math.ceil(1e9 * bp.ROW_BYTES / (1 << 30))
+    assert memory_budget(0) >= bp.MIN_BUDGET or os.environ.get(bp.BUDGET_ENV)
