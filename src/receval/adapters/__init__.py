@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
+    from receval.adapters.mllib import MllibAdapter
     from receval.conformance.case import BatchImplementation, Case, Outcome
 
 __all__ = ["RUNNERS_DIR", "Adapter", "PeerMetric", "env_root", "get", "names"]
@@ -187,7 +188,7 @@ def names() -> list[str]:
     return [*_CATALOGUE, "mllib"]
 
 
-def get(name: str) -> Adapter:
+def get(name: str) -> Adapter | MllibAdapter:
     """The adapter called ``name`` (see :func:`names`)."""
     if name == "mllib":
         from receval.adapters.mllib import MllibAdapter
