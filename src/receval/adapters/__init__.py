@@ -150,9 +150,9 @@ _TORCHMETRICS = [
 ]
 _SKLEARN = [
     _m("ndcg_score", "ndcg", "ndcg(ties=average,order=score)@{k}"),
-    _m("ndcg_score(ignore_ties=True)", "ndcg", None), _m("ndcg_score(graded)", "ndcg", None),
+    _m("ndcg_score(ignore_ties=True)", "ndcg"), _m("ndcg_score(graded)", "ndcg", None),
     _w("roc_auc_score", "auc", "auc", means_only=True, note="one ROC over every recommendation row"),
-    _w("roc_auc_score(per_user_mean)", "gauc", "gauc"),
+    _w("roc_auc_score(per_user_mean)", "auc", "auc(form=users,nopos=skip,noneg=skip)"),
 ]
 _LENSKIT = [
     PeerMetric(n, s, f"{sp}@{{k}}", whole=True) for n, s, sp in [
