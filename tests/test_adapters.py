@@ -71,7 +71,7 @@ def _require(adapter) -> None:
 
 
 def _ours(case: Case, spec: str, dialect: str | None) -> tuple[float, dict[str, float]]:
-    res = evaluate(case.recs, case.truth, [spec], dialect=dialect)
+    res = evaluate(case.recs, case.truth, [spec], dialect=dialect, user_col="user", item_col="item")
     ent = res._entry(spec)
     per = {str(u): float(v) for u, v in zip(res.user_ids.to_list() if hasattr(res.user_ids, "to_list") else res.user_ids.tolist(),
                                             ent.per_user.tolist())} if ent.per_user is not None else {}

@@ -273,6 +273,8 @@ class Adapter:
     metrics: tuple[PeerMetric, ...]
     env: str
     _version: str | None = field(default=None, repr=False)
+    #: finished runs by the content of their cases (the metrics of one library share a run)
+    _runs: dict[str, dict[str, dict | str]] = field(default_factory=dict, repr=False)
 
     # ---- the environment ----
 
@@ -332,7 +334,11 @@ class Adapter:
     def run(self, cases: Sequence[Case], ks: Sequence[int], *, separately: bool = False) -> dict[str, dict | str]:
         """Run the runner on ``cases`` at the cut-offs ``ks``: case id -> {emitted name: {"mean",
         "per_user" (the case's user ids)}} or the one-line error text. ``separately``: one input
-        folder per case (for the metrics the library gives only as means)."""
+        folder per case (for the metrics the library gives only as means). A run is remembered by
+        the content of its cases: the other metrics of the library on the same cases reuse it."""
+        key = _fingerprint(cases, ks, separately)
+        if key in self._runs:
+            return self._runs[key]
         out: dict[str, dict | str] = {}
         with tempfile.TemporaryDirectory(prefix=f"receval-{self.name}-") as tmp:
             root = Path(tmp)
@@ -370,7 +376,19 @@ class Adapter:
                         out[c.id][name] = {"mean": mean, "per_user": split[c.id]}  # type: ignore[index]
         if retry:
             out.update(self.run(retry, ks, separately=True))
+        self._runs[key] = out
         return out
+
+
+def _fingerprint(cases: Sequence[Case], ks: Sequence[int], separately: bool) -> str:
+    import hashlib
+
+    h = hashlib.sha256(json.dumps([sorted(set(ks)), separately]).encode())
+    for c in cases:
+        h.update(json.dumps([c.id, c.k]).encode())
+        for frame in (c.recs, c.truth):
+            h.update(frame.write_csv().encode())
+    return h.hexdigest()
 
 
 def _cut_name(pm: PeerMetric, k: int | None) -> str | None:
