@@ -155,6 +155,7 @@ def _parity_specs() -> dict[str, dict[str, set[str]]]:
         import test_parity as tp
         import test_parity_ir as tpi
         import test_parity_lenskit as tpl
+        import test_parity_mllib as tpm
     finally:
         sys.path.remove(str(PARITY))
     out: dict[str, dict[str, set[str]]] = {}
@@ -164,6 +165,8 @@ def _parity_specs() -> dict[str, dict[str, set[str]]]:
                 out.setdefault(runner, {}).setdefault(m.peer.replace("@{k}", ""), set()).add(m.spec)
     for peer, spec in tpl.METRICS.items():
         out.setdefault("lenskit", {}).setdefault(peer, set()).add(f"{spec}@{{k}}")
+    for peer, spec in tpm.METRICS.items():
+        out.setdefault("mllib", {}).setdefault(peer, set()).add(spec)
     return out
 
 
@@ -172,16 +175,31 @@ def test_catalogue_specs_are_the_parity_specs():
     every metric the parity tests compare has its spec in the catalogue."""
     parity = _parity_specs()
     for name in adapters.names():
-        if name == "mllib":
-            continue
         a = adapters.get(name)
-        assert a.dialect == (None if name == "sklearn" else a.dialect)
         theirs = parity.get(name, {})
         for pm in a.metrics:
             if pm.spec is not None:
                 assert pm.spec in theirs.get(pm.name, set()), (name, pm.name, pm.spec, theirs.get(pm.name))
         for peer in theirs:
             assert a.metric(peer).spec is not None, (name, peer)
+
+
+def test_the_audit_table_page_is_current():
+    from receval.adapters.table import markdown
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "audit-table.md"
+    assert page.read_text(encoding="utf-8") == markdown(), \
+        "docs/audit-table.md is stale: run `python -m receval.adapters.table docs/audit-table.md`"
+
+
+def test_the_audit_table_falls_back_to_the_parity_specs(monkeypatch, capsys):
+    from receval.adapters import table
+
+    monkeypatch.setitem(sys.modules, "receval.audit", None)  # the audit engine absent: ImportError
+    assert table.main(["--audit"]) == 0
+    out = capsys.readouterr()
+    assert "the table is filled from the parity specs" in out.err
+    assert "| `MAP@k` | map | `map@k` | denominator=r, indicator=distinct, order=rank_value, ties=input | parity |" in out.out
 
 
 # ---- the peers, for real ---------------------------------------------------------------------------

@@ -108,7 +108,10 @@ _RECTOOLS = [
     _m("PAP(exclude)", "pap", "pap(insufficient=exclude)@{k}"),
 ]
 _REPLAY = [
-    _m(f"{p}{n}", s) for p in ("", "dict:") for n, s in [
+    _m(f"{p}{n}", s, note="dict input keeps the given list order (re-sorted by score, stably, only when the scores "
+                          "increase somewhere): the parity data's row order breaks ties by the larger item id, "
+                          "as the dialect's ties=item_desc" if p else "")
+    for p in ("", "dict:") for n, s in [
         ("HitRate", "hitrate"), ("Precision", "precision"), ("Recall", "recall"), ("MRR", "mrr"),
         ("MAP", "map"), ("NDCG", "ndcg"), ("RocAuc", "gauc")]
 ]
@@ -168,18 +171,19 @@ _RS_METRICS = [
     _m("mapr", "map"), _m("ndcg", "ndcg"),
 ]
 
-#: name -> (library, distribution (for the version), dialect, metrics); name = the runner's name
-_CATALOGUE: dict[str, tuple[str, str, str | None, list[PeerMetric]]] = {
-    "rectools": ("RecTools", "rectools", "rectools@0.19.0", _RECTOOLS),
-    "replay": ("RePlay", "replay-rec", "replay@0.22.0", _REPLAY),
-    "ranx": ("ranx", "ranx", "ranx@0.3.21", _RANX),
-    "pytrec_eval": ("pytrec_eval (trec_eval)", "pytrec-eval-terrier", "trec_eval@0.5.11", _PYTREC_EVAL),
-    "recbole": ("RecBole", "recbole", "recbole@1.2.1", _RECBOLE),
-    "recommenders": ("MS Recommenders", "recommenders", "ms_recommenders@1.2.1", _RECOMMENDERS),
-    "torchmetrics": ("torchmetrics", "torchmetrics", "torchmetrics@1.9.0", _TORCHMETRICS),
-    "sklearn": ("scikit-learn", "scikit-learn", None, _SKLEARN),
-    "lenskit": ("LensKit", "lenskit", "lenskit@2026.4.0", _LENSKIT),
-    "rs_metrics": ("rs_metrics", "rs-metrics", "rs_metrics@0.6.0", _RS_METRICS),
+#: name -> (library, distribution (for the version), the version the peer env pins, dialect, metrics);
+#: name = the runner's name
+_CATALOGUE: dict[str, tuple[str, str, str, str | None, list[PeerMetric]]] = {
+    "rectools": ("RecTools", "rectools", "0.19.0", "rectools@0.19.0", _RECTOOLS),
+    "replay": ("RePlay", "replay-rec", "0.22.0", "replay@0.22.0", _REPLAY),
+    "ranx": ("ranx", "ranx", "0.3.21", "ranx@0.3.21", _RANX),
+    "pytrec_eval": ("pytrec_eval (trec_eval)", "pytrec-eval-terrier", "0.5.11", "trec_eval@0.5.11", _PYTREC_EVAL),
+    "recbole": ("RecBole", "recbole", "1.2.1", "recbole@1.2.1", _RECBOLE),
+    "recommenders": ("MS Recommenders", "recommenders", "1.2.1", "ms_recommenders@1.2.1", _RECOMMENDERS),
+    "torchmetrics": ("torchmetrics", "torchmetrics", "1.9.0", "torchmetrics@1.9.0", _TORCHMETRICS),
+    "sklearn": ("scikit-learn", "scikit-learn", "1.8.0", None, _SKLEARN),
+    "lenskit": ("LensKit", "lenskit", "2026.4.0", "lenskit@2026.4.0", _LENSKIT),
+    "rs_metrics": ("rs_metrics", "rs-metrics", "0.6.0", "rs_metrics@0.6.0", _RS_METRICS),
 }
 
 
@@ -196,9 +200,9 @@ def get(name: str) -> Adapter | MllibAdapter:
         return MllibAdapter()
     if name not in _CATALOGUE:
         raise RecevalError(f"no adapter '{name}': the adapters are {', '.join(names())}")
-    library, dist, dialect, metrics = _CATALOGUE[name]
+    library, dist, pinned, dialect, metrics = _CATALOGUE[name]
     return Adapter(name=name, library=library, dist=dist, dialect=dialect, metrics=tuple(metrics),
-                   env=runner_envs()[name])
+                   env=runner_envs()[name], pinned=pinned)
 
 
 # ---- id encoding: many cases in one input folder ------------------------------------------------------
@@ -263,7 +267,8 @@ class Adapter:
 
     ``library`` is the library's display name, ``env`` its peer env, ``dialect`` the receval
     dialect that reproduces it (None: receval's standard definitions), ``version`` the installed
-    version (read from the env when it runs, or asked of the env on first use).
+    version (read from the env when it runs, or asked of the env on first use), ``pinned`` the
+    version the peer env's requirements pin (the one the parity tests and the dialect describe).
     """
 
     name: str
@@ -272,6 +277,7 @@ class Adapter:
     dialect: str | None
     metrics: tuple[PeerMetric, ...]
     env: str
+    pinned: str = ""
     _version: str | None = field(default=None, repr=False)
     #: finished runs by the content of their cases (the metrics of one library share a run)
     _runs: dict[str, dict[str, dict | str]] = field(default_factory=dict, repr=False)

@@ -148,6 +148,7 @@ class MllibAdapter:
     library = "Spark MLlib"
     dist = "pyspark"
     env = "local"  # this Python (pyspark, local mode), not a peer env
+    pinned = "4.3.0"  # the pyspark the dialect was verified with (tests/parity/test_parity_mllib.py)
     dialect = DIALECT
     metrics = METRICS
 
