@@ -118,6 +118,9 @@ def test_names_and_get():
     impls = a.implementations()
     assert impls["MAP"][0] == "map" and impls["NDCG"][0] == "ndcg"
     assert isinstance(impls["MAP"][1], BatchImplementation)
+    # read as {receval metric: implementation} (receval audit's --metric): the plain metric of each
+    assert a["map"] is not None and set(a) >= {"map", "ndcg", "precision"} and len(a) == len(set(a))
+    assert isinstance(adapters.get("mllib")["ndcg"], BatchImplementation)
     with pytest.raises(RecevalError, match="no adapter 'nope'"):
         adapters.get("nope")
 

@@ -31,7 +31,7 @@ import math
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -261,8 +261,33 @@ def _num(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
-@dataclass
-class Adapter:
+class ByMetric(Mapping[str, "BatchImplementation"]):
+    """An adapter read as ``{receval metric name: implementation}`` (what ``receval audit`` picks
+    from by ``--metric``): each receval metric maps to the library's first metric of that name in
+    :meth:`implementations` (its plain one, e.g. RecTools ``MAP`` for ``map``, not
+    ``MAP(divide_by_k=True)``)."""
+
+    def implementations(self) -> dict[str, tuple[str, BatchImplementation]]:
+        raise NotImplementedError
+
+    def by_metric(self) -> dict[str, BatchImplementation]:
+        out: dict[str, BatchImplementation] = {}
+        for _peer, (metric, impl) in self.implementations().items():
+            out.setdefault(metric, impl)
+        return out
+
+    def __getitem__(self, metric: str) -> BatchImplementation:
+        return self.by_metric()[metric]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_metric())
+
+    def __len__(self) -> int:
+        return len(self.by_metric())
+
+
+@dataclass(eq=False)
+class Adapter(ByMetric):
     """A library run in its peer env through its runner script.
 
     ``library`` is the library's display name, ``env`` its peer env, ``dialect`` the receval

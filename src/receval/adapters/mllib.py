@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from receval.adapters import PeerMetric
+from receval.adapters import ByMetric, PeerMetric
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class MllibImplementation:
         return out
 
 
-class MllibAdapter:
+class MllibAdapter(ByMetric):
     """Spark MLlib ``RankingMetrics`` (pyspark), in this process."""
 
     name = "mllib"
