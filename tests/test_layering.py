@@ -25,7 +25,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("engine", ["engine"]),
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
     ("applications", ["compare", "report", "tables", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
-                      "docs", "examples", "sampled", "cli", "arguments", "receval", "verification"]),
+                      "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
+                      "conformance", "conformance.*", "audit", "adapters", "adapters.*"]),
 ]
 
 #: public metric modules that register no metric: pure numpy kernels (a documented API) that the

@@ -31,11 +31,12 @@ import math
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from receval.adapters._base import ByMetric, PeerMetric
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
@@ -60,26 +61,6 @@ def runner_envs() -> dict[str, str]:
     """runner name -> peer env name (``runners/runners.json``)."""
     doc = json.loads((RUNNERS_DIR / "runners.json").read_text())
     return {k: v for k, v in doc.items() if not k.startswith("_")}
-
-
-@dataclass(frozen=True)
-class PeerMetric:
-    """One metric of a library, as its runner emits it.
-
-    ``name`` is the runner's name without ``@k``; ``metric`` the receval metric it is audited
-    against; ``cut`` says the runner emits ``name@k`` (the metric takes a cut-off), ``whole``
-    that it emits ``name`` (no cut-off: the whole list); ``spec`` is the receval spec (``{k}``:
-    the cut-off) that the parity tests found equal to it under the adapter's ``dialect`` (None:
-    not compared); ``means_only``: the library gives only the mean.
-    """
-
-    name: str
-    metric: str
-    spec: str | None = None
-    cut: bool = True
-    whole: bool = False
-    means_only: bool = False
-    note: str = ""
 
 
 def _m(name: str, metric: str, spec: str | None = "", **kw: Any) -> PeerMetric:
@@ -259,31 +240,6 @@ def _write_folder(folder: Path, cases: Sequence[Case], ks: Sequence[int]) -> dic
 
 def _num(v: Any) -> float:
     return math.nan if v is None else float(v)
-
-
-class ByMetric(Mapping[str, "BatchImplementation"]):
-    """An adapter read as ``{receval metric name: implementation}`` (what ``receval audit`` picks
-    from by ``--metric``): each receval metric maps to the library's first metric of that name in
-    :meth:`implementations` (its plain one, e.g. RecTools ``MAP`` for ``map``, not
-    ``MAP(divide_by_k=True)``)."""
-
-    def implementations(self) -> dict[str, tuple[str, BatchImplementation]]:
-        raise NotImplementedError
-
-    def by_metric(self) -> dict[str, BatchImplementation]:
-        out: dict[str, BatchImplementation] = {}
-        for _peer, (metric, impl) in self.implementations().items():
-            out.setdefault(metric, impl)
-        return out
-
-    def __getitem__(self, metric: str) -> BatchImplementation:
-        return self.by_metric()[metric]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.by_metric())
-
-    def __len__(self) -> int:
-        return len(self.by_metric())
 
 
 @dataclass(eq=False)

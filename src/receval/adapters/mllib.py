@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from receval.adapters import ByMetric, PeerMetric
+from receval.adapters._base import ByMetric, PeerMetric
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
