@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
     ("applications", ["compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
-                      "conformance", "conformance.*", "audit", "segments", "page"]),
+                      "conformance", "conformance.*", "audit", "segments", "page", "adapters", "adapters.*"]),
 ]
 
 #: public metric modules that register no metric: pure numpy kernels (a documented API) that the

@@ -7,7 +7,7 @@ users of the recommendations, so a truth user without recommendations is not in 
 (receval: ``norecs=skip``), where the dialect used to count it as 0.
 
 The goldens are computed by hand below; the parity test runs RePlay itself (the peer env
-``np2``, tests/parity/envs/) through the parity runner tests/parity/peers/replay_more.py.
+``np2``, tests/parity/envs/) through the parity runner src/receval/adapters/runners/replay_more.py.
 Scores carry no ties.
 """
 
@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 
 import receval
+from receval.adapters import RUNNERS_DIR
 
 D = "replay@0.22.0"
 # truth users 1, 2, 3; user 3 has no recommendations
@@ -81,12 +82,11 @@ def test_the_dialect_records_the_user_set_of_each_metric():
 
 # ---- parity: RePlay itself ---------------------------------------------------------------------
 
-PARITY = Path(__file__).resolve().parent / "parity"
 KS = [1, 3, 5, 10]
 
 
 def _peer_python() -> Path:
-    runners = json.loads((PARITY / "envs" / "runners.json").read_text())
+    runners = json.loads((RUNNERS_DIR / "runners.json").read_text())
     root = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
     return root / runners["replay_more"] / "bin" / "python"
 
@@ -130,7 +130,7 @@ def test_parity_means_with_replay(peer, spec, tmp_path_factory):
     if not out.exists():
         folder.mkdir(exist_ok=True)
         _parity_data(folder)
-        proc = subprocess.run([str(py), str(PARITY / "peers" / "replay_more.py"), str(folder), str(out)],
+        proc = subprocess.run([str(py), str(RUNNERS_DIR / "replay_more.py"), str(folder), str(out)],
                               capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads(out.read_text())

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import receval
+from receval.adapters import RUNNERS_DIR
 from receval.cli import main
 from receval.errors import DataError
 from receval.trec import read_run, sniff_trec, trec_kind
@@ -120,7 +121,6 @@ def test_an_explicit_level_still_wins(judged):
 # --------------------------------------------------------------------------------------------
 # against the real pytrec_eval (the parity peer env np2), when it is built
 
-PARITY_ROOT = Path(__file__).resolve().parent / "parity"
 PEER = """
 import json, sys, pytrec_eval
 run = pytrec_eval.parse_run(open(sys.argv[1]))
@@ -138,7 +138,7 @@ PAIRS = {
 def _pytrec_eval_python() -> Path:
     """The pytrec_eval peer env's python, found as tests/parity/conftest.py finds it."""
     root = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
-    env = json.loads((PARITY_ROOT / "envs" / "runners.json").read_text())["pytrec_eval"]
+    env = json.loads((RUNNERS_DIR / "runners.json").read_text())["pytrec_eval"]
     return root / env / "bin" / "python"
 
 

@@ -1,7 +1,8 @@
 """Parity fixtures: generated datasets and cached runs of the real peer libraries.
 
-Each peer runner (tests/parity/peers/<lib>.py) runs once per dataset kind, as a subprocess in
-its virtual environment (tests/parity/envs/runners.json names the env; .ci/peer-envs builds
+Each peer runner (src/receval/adapters/runners/<lib>.py, shipped with the package) runs once
+per dataset kind, as a subprocess in its virtual environment (runners.json beside the runners
+names the env, see :mod:`receval.adapters`; .ci/peer-envs builds
 the envs under ${RECEVAL_PEER_ENVS:-$HOME/.cache/receval-peers}). A peer whose env is absent
 is skipped, never failed.
 """
@@ -21,8 +22,10 @@ sys.path.insert(0, str(HERE))
 
 from generate import write  # noqa: E402
 
+from receval.adapters import RUNNERS_DIR  # noqa: E402  (the peer runner scripts, inside the package)
+
 ENV_ROOT = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
-RUNNERS = {k: v for k, v in json.loads((HERE / "envs" / "runners.json").read_text()).items() if not k.startswith("_")}
+RUNNERS = {k: v for k, v in json.loads((RUNNERS_DIR / "runners.json").read_text()).items() if not k.startswith("_")}
 SEED = int(os.environ.get("RECEVAL_PARITY_SEED", "20210927"))
 
 
@@ -63,7 +66,7 @@ def peer_run(dataset, parity_dir):
         if key not in _RUNS:
             out = parity_dir / kind / f"{runner}.json"
             proc = subprocess.run(
-                [str(py), str(HERE / "peers" / f"{runner}.py"), str(dataset(kind)), str(out)],
+                [str(py), str(RUNNERS_DIR / f"{runner}.py"), str(dataset(kind)), str(out)],
                 capture_output=True, text=True, timeout=900,
             )
             if proc.returncode != 0:
@@ -76,6 +79,3 @@ def peer_run(dataset, parity_dir):
         return doc
 
     return get
-
-# the runners import the peer libraries, which live only in the peer envs: never collect them
-collect_ignore_glob = ["peers/*.py"]

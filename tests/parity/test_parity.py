@@ -1,6 +1,6 @@
 """Parity with the real libraries: every metric each peer offers, to 1e-9, mean and per user.
 
-For every peer runner and dataset kind, the runner's output (tests/parity/peers/<lib>.py, run
+For every peer runner and dataset kind, the runner's output (src/receval/adapters/runners/<lib>.py, run
 in its env) is compared with ``receval.evaluate(..., dialect="<name>@<version>")`` on the same
 files. ``MAP`` below maps the peer's metric name to a receval spec (``{k}`` is the cut-off);
 ``kinds`` says on which datasets a metric is compared: peers without a defined tie rule are

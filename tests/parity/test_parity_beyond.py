@@ -3,7 +3,7 @@
 The parity datasets (tests/parity/generate.py) carry no side inputs: ``side_dataset(kind)``
 adds a seeded train.parquet (every item 1..40 interacted with at least once, repeated rows
 included, so rows ≠ distinct users), baseline.parquet (a second run) and categories.parquet
-(one category per item), read by the runners peers/{rectools_more,replay_more,recbole_more}.py.
+(one category per item), read by the runners src/receval/adapters/runners/{rectools_more,replay_more,recbole_more}.py.
 The peers measure the users of their recommendations where receval averages truth users, so
 those metrics are compared per user (to 1e-9); CoveredUsers and the RecBole runner average
 truth users and are compared on the mean too.

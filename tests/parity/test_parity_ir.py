@@ -1,8 +1,8 @@
 """Parity of the IR measures (rprecision, bpref, rbp) with trec_eval (pytrec_eval) and ranx.
 
-Runners: tests/parity/peers/pytrec_eval_ir.py and ranx_ir.py (graded qrels, so a relevance
+Runners: src/receval/adapters/runners/pytrec_eval_ir.py and ranx_ir.py (graded qrels, so a relevance
 level of 4 leaves ratings 1..3 as judged non-relevant), plus the Rprec that
-tests/parity/peers/pytrec_eval.py already emits. Compared exactly as tests/parity/test_parity.py
+src/receval/adapters/runners/pytrec_eval.py already emits. Compared exactly as tests/parity/test_parity.py
 does (mean and per user, to 1e-9) with the same fixtures.
 """
 
@@ -30,7 +30,7 @@ PEERS: dict[str, tuple[str, list[M]]] = {
         M("r-precision-l4", "rprecision", DISTINCT, overrides=REL4),
         # ranx divides by min(|R|, N) also when N = 0: those users are NaN (None), left out of
         # the per-user comparison, and the mean is NaN. Its multi-query run returned 0 for some
-        # queries (see peers/ranx_ir.py), so the runner also evaluates one query at a time.
+        # queries (see src/receval/adapters/runners/ranx_ir.py), so the runner also evaluates one query at a time.
         M("bpref-l4(per-query)", "bpref", DISTINCT, mean=False, overrides=REL4),
         *(M(f"rbp.{p}", f"rbp(persistence=0.{p})", DISTINCT) for p in ("5", "8", "95")),
         *(M(f"rbp.{p}-l1", f"rbp(persistence=0.{p},gain=rating)", DISTINCT) for p in ("5", "8", "95")),

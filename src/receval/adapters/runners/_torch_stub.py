@@ -3,7 +3,7 @@
 LensKit 2026.x needs Python >= 3.12.5, and the only CPU torch on this machine is a wheel for
 Python 3.11 (PyPI's Linux torch is a CUDA build of several GB). ``lenskit.data`` imports torch at
 module level, for type annotations and tensor conversions; the list metrics receval is compared
-with (tests/parity/peers/lenskit.py) work on numpy arrays and never call into torch.
+with (src/receval/adapters/runners/lenskit.py) work on numpy arrays and never call into torch.
 
 Every attribute of this module is an inert class: it can be named in annotations and unions,
 used as a decorator or called (returning itself), and ``isinstance(x, torch.Tensor)`` is False,
@@ -44,7 +44,7 @@ def _inert(name: str) -> type:
 
 def install() -> None:
     """Register the stand-in as ``torch`` in ``sys.modules``."""
-    mod = types.ModuleType("torch", "stand-in: see tests/parity/peers/_torch_stub.py")
+    mod = types.ModuleType("torch", "stand-in: see src/receval/adapters/runners/_torch_stub.py")
     mod.__version__ = "0+stub"  # type: ignore[attr-defined]
     mod.is_tensor = lambda x: False  # type: ignore[attr-defined]
 

@@ -1,9 +1,9 @@
 """Verification driver for docs/dialect-verification.md (not a runner, not a test).
 
-    <np2 python> tests/parity/peers/_verify_dialects.py OUT_DIR
+    <np2 python> src/receval/adapters/runners/_verify_dialects.py OUT_DIR
 
 Builds tiny hand-made cases under OUT_DIR/<case>/, runs every peer runner on each (with the
-env python given by tests/parity/envs/runners.json), and writes OUT_DIR/<case>/<runner>.json
+env python given by src/receval/adapters/runners/runners.json), and writes OUT_DIR/<case>/<runner>.json
 plus a combined OUT_DIR/summary.json.
 """
 import json
@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
-ENVS = HERE.parent / "envs"
 ROOT = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
 
 
@@ -65,7 +64,7 @@ CASES = {
 
 def main() -> None:
     out = Path(sys.argv[1])
-    runners = json.loads((ENVS / "runners.json").read_text())
+    runners = json.loads((HERE / "runners.json").read_text())
     runners = {k: v for k, v in runners.items() if not k.startswith("_")}
     jobs = []
     for name, (recs, truth, params) in CASES.items():

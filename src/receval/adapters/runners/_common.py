@@ -1,8 +1,8 @@
-"""Shared I/O for the peer runners (tests/parity/peers/<lib>.py).
+"""Shared I/O for the peer runners (src/receval/adapters/runners/<lib>.py).
 
 Every runner is a standalone script, run inside a peer env (see tests/parity/envs/) as
 
-    <env python> tests/parity/peers/<lib>.py IN_DIR OUT_JSON
+    <env python> src/receval/adapters/runners/<lib>.py IN_DIR OUT_JSON
 
 IN_DIR holds
   recs.parquet   user_id:int64, item_id:int64, score:float64, rank:int64 (1-based).
