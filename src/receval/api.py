@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .engine import SideInputs, evaluate_encoded, exact_items, plan
 from .io import Columns
