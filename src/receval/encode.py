@@ -66,6 +66,10 @@ class Encoded:
     items_exact: bool = True
     #: duplicate (user, item) recommendation rows were looked for and none was found
     dups_checked: bool = False
+    #: when the recommendation rows are grouped by user code in ascending order (the sorted
+    #: shape): the first row of each user's group (else None); the sort and the build then skip
+    #: finding the groups again
+    heads: np.ndarray | None = None
 
     def decode_item(self, codes: np.ndarray) -> np.ndarray:
         return self.item_ids(codes)
@@ -268,7 +272,35 @@ def _shifted(s: pl.Series, lo: int) -> np.ndarray:
     a = s.to_numpy()
     if a.dtype == np.uint64:
         return (a - np.uint64(lo)).astype(np.int64)
+    if lo == 0:  # the ids are the codes: no copy beyond Polars' own (a chunked column)
+        return a.astype(np.int64, copy=False)
     return a.astype(np.int64, copy=False) - lo
+
+
+def _grouped_codes(ru: pl.Series, lo: int, span: int, table: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """User codes of recommendation rows grouped by user id in ascending order (the sorted
+    shape), and the first row of each group; None when the rows are not so grouped.
+
+    One comparison pass finds the groups; only their first ids are looked up in ``table``
+    (code of each id - ``lo``, -1 for ids outside the truth), and the row codes are a cumulative
+    sum of the code steps at the group starts, written into the ids' own buffer when Polars
+    copied the column (a chunked column), so the codes cost no memory beyond that copy."""
+    a = ru.to_numpy()
+    if a.dtype != np.int64 or len(a) < 2:
+        return None
+    heads = np.flatnonzero(a[1:] != a[:-1])
+    heads += 1
+    heads = np.r_[0, heads]
+    first = a[heads]
+    if not np.all(first[1:] > first[:-1]):
+        return None
+    inside = (first >= lo) & (first - lo < span)
+    codes = np.where(inside, table[np.where(inside, first - lo, 0)], -1)
+    out = a if a.flags.writeable else np.empty(len(a), dtype=np.int64)
+    out.fill(0)
+    out[heads] = np.diff(codes, prepend=0)
+    np.cumsum(out, out=out)
+    return out, heads
 
 
 def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
@@ -319,6 +351,7 @@ def encode(
                                     "drop or fill them first, or name another column with --rating-col / rating_col="))
 
     info: dict[str, Any] = {"rec_rows": int(len(ru))}
+    heads: np.ndarray | None = None  # first row of each user when the rows are grouped by user
     # users: sorted universe of the truth users
     uspan = _span(tu)
     if uspan is not None:
@@ -332,7 +365,10 @@ def encode(
         else:
             user_ids = np.flatnonzero(present).astype(np.int64) + lo
         t_user = table[t_local]
-        if len(ru) and lo <= int(ru.min()) and int(ru.max()) < lo + span:  # type: ignore[arg-type]
+        grouped = _grouped_codes(ru, lo, span, table) if tu.dtype == pl.Int64 else None
+        if grouped is not None:
+            r_user, heads = grouped
+        elif len(ru) and lo <= int(ru.min()) and int(ru.max()) < lo + span:  # type: ignore[arg-type]
             r_user = table[_shifted(ru, lo)]  # every id inside the table: one gather
         elif len(ru):
             r_local = ru.to_numpy()
@@ -358,6 +394,8 @@ def encode(
     ispan = _span(ti, ri)
     if ispan is not None:
         lo, span = ispan
+        if lo >= 0 and lo + span <= _SPAN_LIMIT and ti.dtype == pl.Int64:  # the ids are the codes (no copy, no pass)
+            lo, span = 0, lo + span
         t_item, r_item = _shifted(ti, lo), _shifted(ri, lo)
         n_codes = span
         dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
@@ -397,11 +435,19 @@ def encode(
     if t_order is not None:  # the truth grouped by user code (the order inside a user is kept)
         t_user, t_item = t_user[t_order], t_item[t_order]
         out_t = {k: v[t_order] for k, v in out_t.items()}
-    keep = r_user >= 0
-    seen = np.zeros(len(user_ids), dtype=bool)
-    seen[r_user[keep]] = True
-    in_both = int(np.count_nonzero(seen))
-    only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+    if heads is not None:  # one code per group: the counts from the groups' codes
+        g_user = r_user[heads]
+        in_both = int(np.count_nonzero(g_user >= 0))
+        only_recs = len(g_user) - in_both
+        keep = None if only_recs == 0 else r_user >= 0
+    else:
+        keep = r_user >= 0
+        seen = np.zeros(len(user_ids), dtype=bool)
+        seen[r_user[keep]] = True
+        in_both = int(np.count_nonzero(seen))
+        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+        if only_recs == 0:
+            keep = None
     info.update(users_in_both=in_both, users_only_in_recs=only_recs, users_only_in_truth=len(user_ids) - in_both)
     if not _PER_BATCH.get():  # the whole inputs: judged here (a batch of users: by the batched backend)
         check_overlap(info, lambda: {"user": (ru.unique().sort(), tu.unique().sort()),
@@ -409,9 +455,10 @@ def encode(
         if len(ri):
             in_truth = np.zeros(n_codes, dtype=bool)
             in_truth[t_item] = True
-            if not in_truth[r_item].any():
+            if not in_truth[r_item[:4096]].any() and not in_truth[r_item].any():  # (a look at the first rows first)
                 no_item_in_truth(ri.unique().sort(), ti.unique().sort())
-    if not keep.all():
+    if keep is not None:
+        heads = None
         info["ignored_rec_rows"] = int((~keep).sum())
         info["ignored_rec_users"] = only_recs
         sel = np.flatnonzero(keep)
@@ -419,7 +466,7 @@ def encode(
         out_r = {k: v[sel] for k, v in out_r.items()}
     out_r["user"], out_r["item"] = r_user.astype(np.int64, copy=False), r_item.astype(np.int64, copy=False)
     out_t["user"], out_t["item"] = t_user.astype(np.int64, copy=False), t_item.astype(np.int64, copy=False)
-    return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked)
+    return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked, heads=heads)
 
 
 # ---- do the two sides meet? --------------------------------------------------------------------
@@ -659,6 +706,7 @@ def rank_order(
     ties: str,
     item: np.ndarray | None = None,
     sorted_user: list[np.ndarray] | None = None,
+    heads: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The permutation that groups rows by user code and ranks them (best first), or None
     when the rows already are in that order. When the sorted keys are at hand and
@@ -671,11 +719,20 @@ def rank_order(
     (score descending, tie key): the row index for ``ties=input`` (and ``optimistic`` /
     ``average``, where the order inside a tie group does not change any value), the item id
     order for ``ties=item`` / ``item_desc`` (``item``: item codes, whose order is the order
-    of the ids).
+    of the ids). ``heads``: the first row of each user when the rows are known to be grouped by
+    user code in ascending order (:attr:`Encoded.heads`): only the order inside the groups is
+    checked.
     """
     n = len(user)
     if n < 2:
         return None
+    if heads is not None and order_rule == "score" and score is not None:
+        ok = score[1:] <= score[:-1]
+        ok[heads[1:] - 1] = True  # a user's first row follows another user's last
+        ranked = bool(ok.all())
+        del ok
+        if ranked and ties in ("input", "optimistic", "average"):
+            return None
     same = user[1:] == user[:-1]
     if order_rule == "input":
         if np.all(user[1:] >= user[:-1]):
