@@ -312,6 +312,98 @@ def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
     return j.get_column("c").fill_null(-1).to_numpy()
 
 
+def hash64(s: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each value of an id column (uint64). The codes never depend on it: every
+    match of two hashes is checked on the ids themselves (:func:`_hash_codes`); a test swaps in
+    a deliberately weak hash (a module attribute, looked up at each call) to show it."""
+    return s.hash(seed=0x5EC0DE).to_numpy()
+
+
+#: rows per slice of :func:`_hash_codes` (bounds its temporaries)
+_HASH_SLICE = 1 << 22
+
+
+def _slot_tables(h: np.ndarray) -> list[tuple[np.uint64, np.uint64, np.ndarray]]:
+    """Slot tables of the distinct hashes ``h`` (table order): for a few windows of bits, a
+    table of ``2^b`` slots (about 8 per hash) holding the position of the one hash of a slot,
+    -2 where several hashes share it (the next window separates those), -1 where none."""
+    out = []
+    pos = np.arange(len(h), dtype=np.int64)
+    shifts = (np.uint64(0), np.uint64(29), np.uint64(13))
+    for level, rot in enumerate(shifts):
+        if not len(pos):
+            break
+        b = min(26, max(8, (8 * len(pos)).bit_length()))
+        mask = np.uint64((1 << b) - 1)
+        slot = ((h[pos] >> rot) & mask).astype(np.intp) if level else (h[pos] >> np.uint64(64 - b)).astype(np.intp)
+        counts = np.bincount(slot, minlength=1 << b)
+        table = np.full(1 << b, -1, dtype=np.int64)
+        table[slot] = pos
+        table[counts > 1] = -2
+        out.append((np.uint64(64 - b) if not level else rot, mask, table))
+        pos = pos[counts[slot] > 1]
+    return out
+
+
+def _hash_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
+    """Position of each key in ``table`` (distinct values), -1 where absent: what
+    :func:`_table_codes` gives, from 64-bit hashes (:func:`hash64`) instead of a join.
+
+    The table's hashes are indexed by windows of their bits (:func:`_slot_tables`: one gather
+    per row, a second or third only for the rows whose slot several hashes share, a binary
+    search for what remains). A row whose hash matches is compared with the table value as an
+    id (one vectorised comparison per row), so no code depends on a hash collision: a key that
+    only shares its hash with a table value is absent, and keys whose hash several table values
+    share are coded by an exact join (:func:`_table_codes`)."""
+    n, n_t = len(keys), len(table)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or n_t == 0:
+        return out
+    ht = np.asarray(hash64(table), dtype=np.uint64)
+    order = np.argsort(ht, kind="stable")
+    hs = ht[order]
+    shared = hs[1:] == hs[:-1]
+    amb = np.zeros(n_t, dtype=bool)  # table values whose hash another table value shares
+    amb[order[1:][shared]] = True
+    amb[order[:-1][shared]] = True
+    levels = _slot_tables(ht)
+    exact: list[np.ndarray] = []
+    for a in range(0, n, _HASH_SLICE):
+        part = keys.slice(a, _HASH_SLICE)
+        h = np.asarray(hash64(part), dtype=np.uint64)
+        shift, _, first = levels[0]
+        c = first[(h >> shift).astype(np.intp)]
+        rest = np.flatnonzero(c == -2)
+        for rot, mask, tab in levels[1:]:
+            if not len(rest):
+                break
+            c[rest] = tab[((h[rest] >> rot) & mask).astype(np.intp)]
+            rest = rest[c[rest] == -2]
+        if len(rest):
+            c[rest] = order[np.minimum(np.searchsorted(hs, h[rest]), n_t - 1)]
+        hit = c >= 0
+        np.maximum(c, 0, out=c)
+        hit &= ht[c] == h
+        if amb.any():
+            doubt = hit & amb[c]
+            exact.append(np.flatnonzero(doubt) + a)
+            hit &= ~doubt
+        if hit.all():
+            same = (table.gather(pl.Series(c, dtype=pl.Int64)) == part).to_numpy()
+            out[a:a + len(c)] = np.where(same, c, -1)
+            continue
+        idx = np.flatnonzero(hit)
+        if not len(idx):
+            continue
+        code = c[idx]
+        same = (table.gather(pl.Series(code, dtype=pl.Int64)) == part.gather(pl.Series(idx, dtype=pl.Int64))).to_numpy()
+        out[idx[same] + a] = code[same]  # a key that only shares the hash of a table value is absent
+    rows = np.concatenate(exact) if exact else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        out[rows] = _table_codes(keys.gather(pl.Series(rows, dtype=pl.Int64)), table)
+    return out
+
+
 def encode(
     recs: pl.DataFrame,
     truth: pl.DataFrame,
@@ -387,8 +479,8 @@ def encode(
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        t_user = _table_codes(tu, uni)
-        r_user = _table_codes(ru, uni)
+        t_user = _hash_codes(tu, uni)
+        r_user = _hash_codes(ru, uni)
     # items: shifted integers, or codes of the union by a join
     items_exact, dups_checked = True, False
     ispan = _span(ti, ri)
@@ -406,8 +498,8 @@ def encode(
             return np.asarray(codes).astype(np.uint64) + np.uint64(lo)
     elif not exact_items and _no_duplicates(r_user, ru, ri):
         uni_t = ti.unique().sort()
-        t_item = _table_codes(ti, uni_t)
-        r_item = _table_codes(ri, uni_t)
+        t_item = _hash_codes(ti, uni_t)
+        r_item = _hash_codes(ri, uni_t)
         r_item = np.where(r_item < 0, len(uni_t), r_item)  # every other item: one code no truth row has
         items_exact, dups_checked = False, True
         n_codes = len(uni_t) + 1
@@ -421,8 +513,8 @@ def encode(
             return t_values[np.asarray(codes)]
     else:
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
-        t_item = _table_codes(ti, uni_items)
-        r_item = _table_codes(ri, uni_items)
+        t_item = _hash_codes(ti, uni_items)
+        r_item = _hash_codes(ri, uni_items)
         n_codes = len(uni_items)
         values = uni_items.to_numpy()
         if values.dtype.kind not in "iu":
@@ -658,7 +750,7 @@ def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
     64-bit hash of the pair; pairs whose hashes collide are compared exactly."""
     if len(ri) < 2:
         return True
-    h = ri.hash(seed=0x5EC).to_numpy() ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    h = np.asarray(hash64(ri), dtype=np.uint64) ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
     srt = pl.Series(h, dtype=pl.UInt64).sort().to_numpy()
     same = srt[1:] == srt[:-1]
     if not same.any():
