@@ -434,7 +434,8 @@ def _git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: int, floor: bool = True) -> dict:
+def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: int, floor: bool = True,
+            rev_shapes: list[str] | None = None) -> dict:
     """Time this work tree and revision ``rev`` in the same run, on the same data.
 
     ``rev`` is checked out with ``git worktree add --detach`` into a temporary directory (removed
@@ -444,7 +445,9 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     shared machine falls on both alike. The same benchmark code (this file) times both. Per
     (size, shape): the median time, the peak RSS over the input frames (the largest of the
     repetitions), and whether the 18 values are equal bit for bit. ``floor``: the native building
-    blocks on the same rows once per round (:func:`_child_floor`)."""
+    blocks on the same rows once per round (:func:`_child_floor`). ``rev_shapes``: the shapes
+    ``rev`` is timed on (default: all; e.g. leave out a shape whose peak memory at ``rev`` would
+    not fit beside other work)."""
     import shutil
     import tempfile
 
@@ -462,6 +465,8 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
                 got: dict[str, list[dict]] = {name: [] for name in [*sides, "floor"]}
                 for i in range(repeat):
                     names = list(sides) if i % 2 == 0 else list(sides)[::-1]
+                    if rev_shapes is not None and shape not in rev_shapes:
+                        names = ["current"]
                     for name in names:
                         r = run_child(size, "polars", 1, seed, shape, src=sides[name], small_warmup=True)
                         got[name].append(r)
@@ -535,6 +540,8 @@ def main(argv=None) -> None:
     ap.add_argument("--profile", metavar="SIZE")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--against", metavar="REV", help="time git revision REV beside the work tree, in the same run")
+    ap.add_argument("--against-shapes", help="with --against: the shapes REV is timed on (default: --shapes)")
+    ap.add_argument("--no-floor", action="store_true", help="with --against: no native floor")
     ap.add_argument("--src", help=argparse.SUPPRESS)
     ap.add_argument("--small-warmup", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -543,11 +550,12 @@ def main(argv=None) -> None:
         return
     if a.against:
         sizes = {"quick": ["100kx100"], "all": ["100kx100", "1Mx100"]}.get(a.sizes, a.sizes.split(","))
-        res = against(a.against, sizes, a.shapes.split(","), a.repeat, a.seed)
+        res = against(a.against, sizes, a.shapes.split(","), a.repeat, a.seed, not a.no_floor,
+                      a.against_shapes.split(",") if a.against_shapes else None)
         print(against_table(res))
         if not a.no_write:
             OUT.mkdir(parents=True, exist_ok=True)
-            name = OUT / f"against-{res['against']}-{'-'.join(sizes)}.json"
+            name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}.json"
             name.write_text(json.dumps(res, indent=1, default=str))
             (name.with_suffix(".md")).write_text(against_table(res) + "\n")
             print(f"wrote {name}")
