@@ -14,6 +14,8 @@ data from Parquet; its peak memory is the process's VmHWM, reset just before the
     python benchmarks/bench_core.py --sizes all     # + 1M × 10 and 1M × 100
     python benchmarks/bench_core.py --sizes 1Mx100 --repeat 3
     python benchmarks/bench_core.py --profile 1Mx100   # cProfile of one evaluate call
+    python benchmarks/bench_core.py --against 27a0521 --sizes 100kx100 --repeat 5
+        # the work tree beside another git revision in the same run (see ``against``)
 
 Writes ``benchmarks/out/core.json`` and the core section of ``benchmarks/RESULTS.md``.
 """
@@ -146,7 +148,10 @@ def _reset_peak() -> bool:
         return False
 
 
-def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int") -> dict:
+def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", small_warmup: bool = False) -> dict:
+    """One configuration in this process. ``small_warmup``: the warm-up run evaluates the first
+    users' rows only (imports and first calls, not the full-size run), so that a child can time
+    a single full-size run (``--against`` runs one child per timed repetition)."""
     import polars as pl
 
     import receval
@@ -163,6 +168,8 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
         recs, truth = recs.to_pandas(), truth.to_pandas()
         input_bytes = int(recs.memory_usage(deep=True).sum() + truth.memory_usage(deep=True).sum())
         out["input_bytes"] = input_bytes
+    if frame == "floor":
+        return _child_floor(recs, truth, repeat, out)
     if frame == "sort":
         if shape != "sorted-int":
             raise SystemExit("the np.sort floor is measured on the sorted-int shape")
@@ -178,12 +185,15 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
     base_rss = _vm("VmRSS")
     times = []
     res = None
+    if small_warmup:
+        n = min(recs.height, 20_000)
+        receval.evaluate(recs.head(n), truth.filter(pl.col("user_id").is_in(recs["user_id"].head(n).unique().implode())), METRICS)
     peak_ok = _reset_peak()
-    for i in range(repeat + 1):  # first run is a warm-up (imports, page faults)
+    for i in range(repeat + (0 if small_warmup else 1)):  # first run is a warm-up (imports, page faults)
         t0 = time.perf_counter()
         res = receval.evaluate(recs, truth, METRICS)
         dt = time.perf_counter() - t0
-        if i:
+        if i or small_warmup:
             times.append(dt)
     out["times"] = times
     out["median_s"] = float(np.median(times))
@@ -191,6 +201,35 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
     out["base_rss_bytes"] = base_rss
     out["peak_over_input"] = (out["peak_rss_bytes"] / input_bytes) if peak_ok else None
     out["values"] = res.values if res is not None else {}
+    return out
+
+
+def _child_floor(recs, truth, repeat: int, out: dict) -> dict:
+    """The native building blocks on the same rows: polars' left join of the recommendations on
+    (user, item) against the truth; hashing both id columns of the recommendations
+    (``Series.hash``); one ``np.sort`` of the rows' float scores. Each timed ``repeat`` times (median)."""
+    import polars as pl
+
+    score = recs["score"].to_numpy()
+
+    def join():
+        recs.join(truth, on=["user_id", "item_id"], how="left")
+
+    def hashing():
+        recs["user_id"].hash(seed=1), recs["item_id"].hash(seed=1)
+
+    def sort():
+        np.sort(score)
+
+    for name, f in (("join", join), ("hash", hashing), ("sort", sort)):
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t0)
+        out[f"{name}_s"] = float(np.median(times))
+    out["median_s"] = out["join_s"]
+    out["polars"] = pl.__version__
     return out
 
 
@@ -229,9 +268,16 @@ def _child_backend(size: str, frame: str, repeat: int, d: Path, out: dict) -> di
     return out
 
 
-def run_child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", timeout: float = 1800) -> dict:
-    cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed), "--shape", shape]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+def run_child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", timeout: float = 1800,
+              src: Path | None = None, small_warmup: bool = False) -> dict:
+    """One configuration in a fresh process; ``src``: the ``src`` directory of the receval to time
+    (default: this work tree's)."""
+    cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed), "--shape", shape,
+           "--src", str(src or HERE.parent / "src")]
+    if small_warmup:
+        cmd.append("--small-warmup")
+    env = dict(os.environ, PYTHONPATH=str(src or HERE.parent / "src"))
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         return {"size": size, "frame": frame, "shape": shape, "error": p.stderr.strip().splitlines()[-1:] or ["failed"]}
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -380,6 +426,108 @@ def profile(size: str, seed: int) -> None:
     pstats.Stats(pr).sort_stats("tottime").print_stats(25)
 
 
+# ------------------------------------------------------------------------------------------
+# the work tree beside another revision
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: int, floor: bool = True,
+            rev_shapes: list[str] | None = None) -> dict:
+    """Time this work tree and revision ``rev`` in the same run, on the same data.
+
+    ``rev`` is checked out with ``git worktree add --detach`` into a temporary directory (removed
+    afterwards); every timed repetition is a fresh subprocess (one warm-up on a small slice, then
+    one full-size ``evaluate``) whose ``PYTHONPATH`` is that revision's ``src``, and the
+    repetitions of the two alternate (the first side swaps each round) so that the load of a
+    shared machine falls on both alike. The same benchmark code (this file) times both. Per
+    (size, shape): the median time, the peak RSS over the input frames (the largest of the
+    repetitions), and whether the 18 values are equal bit for bit. ``floor``: the native building
+    blocks on the same rows once per round (:func:`_child_floor`). ``rev_shapes``: the shapes
+    ``rev`` is timed on (default: all; e.g. leave out a shape whose peak memory at ``rev`` would
+    not fit beside other work)."""
+    import shutil
+    import tempfile
+
+    sha = _git("rev-parse", "--short", rev)
+    head = _git("rev-parse", "--short", "HEAD")
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"receval-{sha}-"))
+    _git("worktree", "add", "--detach", str(tmp / "tree"), sha)
+    sides = {"current": HERE.parent / "src", sha: tmp / "tree" / "src"}
+    runs: list[dict] = []
+    try:
+        for size in sizes:
+            for shape in shapes:
+                data_dir(size, seed, shape)
+                got: dict[str, list[dict]] = {name: [] for name in [*sides, "floor"]}
+                for i in range(repeat):
+                    names = list(sides) if i % 2 == 0 else list(sides)[::-1]
+                    if rev_shapes is not None and shape not in rev_shapes:
+                        names = ["current"]
+                    for name in names:
+                        r = run_child(size, "polars", 1, seed, shape, src=sides[name], small_warmup=True)
+                        got[name].append(r)
+                        print(f"  {size} {shape} {name}: {_f(r)}, peak {_gb(r.get('peak_rss_bytes'))}", flush=True)
+                    if floor:
+                        got["floor"].append(run_child(size, "floor", 1, seed, shape))
+                for name, rs in got.items():
+                    ok = [r for r in rs if "median_s" in r]
+                    row: dict = {"size": size, "shape": shape, "side": name, "rev": head if name == "current" else sha,
+                                 "runs": len(rs), "errors": [r["error"] for r in rs if "error" in r]}
+                    if ok:
+                        row.update(rec_rows=ok[0]["rec_rows"], input_bytes=ok[0]["input_bytes"],
+                                   times=[r["median_s"] for r in ok], median_s=float(np.median([r["median_s"] for r in ok])))
+                        if name == "floor":
+                            for part in ("join", "hash", "sort"):
+                                row[f"{part}_s"] = float(np.median([r[f"{part}_s"] for r in ok]))
+                        else:
+                            peaks = [r["peak_rss_bytes"] for r in ok if r.get("peak_rss_bytes")]
+                            row["peak_rss_bytes"] = max(peaks) if peaks else None
+                            row["peak_over_input"] = row["peak_rss_bytes"] / row["input_bytes"] if peaks else None
+                            row["values"] = ok[-1].get("values")
+                    runs.append(row)
+    finally:
+        subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(tmp / "tree")], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": os.getloadavg(),
+            "machine": machine(), "metrics": METRICS, "runs": runs}
+
+
+def against_table(res: dict) -> str:
+    """A markdown table: per (size, shape), the revision and the work tree side by side, the
+    native floor beside them."""
+    by: dict = {}
+    for r in res["runs"]:
+        by.setdefault((r["size"], r["shape"]), {})[r["side"]] = r
+    old, cur = res["against"], "current"
+    lines = [
+        f"| users × k | shape | {old} | current ({res['current']}) | current / {old} | peak / input {old} | peak / input current | "
+        "values equal | polars left join | hash both ids | np.sort scores |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (size, shape), d in by.items():
+        a, b, fl = d.get(old, {}), d.get(cur, {}), d.get("floor", {})
+        ratio = f"{b['median_s'] / a['median_s']:.2f}×" if "median_s" in a and "median_s" in b else "–"
+        same = "–"
+        if a.get("values") and b.get("values"):
+            same = "yes (bit for bit)" if a["values"] == b["values"] else "NO"
+
+        def po(r: dict) -> str:
+            return "–" if r.get("peak_over_input") is None else f"{r['peak_over_input']:.2f}× ({_gb(r['peak_rss_bytes'])})"
+
+        def fs(key: str, fl: dict = fl) -> str:
+            return f"{fl[key]:.2f} s" if key in fl else "–"
+
+        lines.append(
+            f"| {size.replace('x', ' × ')} | {shape} | {_f(a)} | {_f(b)} | {ratio} | {po(a)} | {po(b)} | {same} | "
+            f"{fs('join_s')} | {fs('hash_s')} | {fs('sort_s')} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="quick", help="quick | all | comma list of 100kx10,100kx100,1Mx10,1Mx100")
@@ -391,9 +539,26 @@ def main(argv=None) -> None:
     ap.add_argument("--child", nargs=2, metavar=("SIZE", "FRAME"))
     ap.add_argument("--profile", metavar="SIZE")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--against", metavar="REV", help="time git revision REV beside the work tree, in the same run")
+    ap.add_argument("--against-shapes", help="with --against: the shapes REV is timed on (default: --shapes)")
+    ap.add_argument("--no-floor", action="store_true", help="with --against: no native floor")
+    ap.add_argument("--src", help=argparse.SUPPRESS)
+    ap.add_argument("--small-warmup", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed, a.shape)))
+        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed, a.shape, a.small_warmup)))
+        return
+    if a.against:
+        sizes = {"quick": ["100kx100"], "all": ["100kx100", "1Mx100"]}.get(a.sizes, a.sizes.split(","))
+        res = against(a.against, sizes, a.shapes.split(","), a.repeat, a.seed, not a.no_floor,
+                      a.against_shapes.split(",") if a.against_shapes else None)
+        print(against_table(res))
+        if not a.no_write:
+            OUT.mkdir(parents=True, exist_ok=True)
+            name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}.json"
+            name.write_text(json.dumps(res, indent=1, default=str))
+            (name.with_suffix(".md")).write_text(against_table(res) + "\n")
+            print(f"wrote {name}")
         return
     if a.profile:
         profile(a.profile, a.seed)
@@ -427,5 +592,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(HERE.parent / "src"))
+    _src = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(HERE.parent / "src")
+    sys.path.insert(0, _src)
     main()

@@ -66,6 +66,10 @@ class Encoded:
     items_exact: bool = True
     #: duplicate (user, item) recommendation rows were looked for and none was found
     dups_checked: bool = False
+    #: when the recommendation rows are grouped by user code in ascending order (the sorted
+    #: shape): the first row of each user's group (else None); the sort and the build then skip
+    #: finding the groups again
+    heads: np.ndarray | None = None
 
     def decode_item(self, codes: np.ndarray) -> np.ndarray:
         return self.item_ids(codes)
@@ -268,7 +272,35 @@ def _shifted(s: pl.Series, lo: int) -> np.ndarray:
     a = s.to_numpy()
     if a.dtype == np.uint64:
         return (a - np.uint64(lo)).astype(np.int64)
+    if lo == 0:  # the ids are the codes: no copy beyond Polars' own (a chunked column)
+        return a.astype(np.int64, copy=False)
     return a.astype(np.int64, copy=False) - lo
+
+
+def _grouped_codes(ru: pl.Series, lo: int, span: int, table: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """User codes of recommendation rows grouped by user id in ascending order (the sorted
+    shape), and the first row of each group; None when the rows are not so grouped.
+
+    One comparison pass finds the groups; only their first ids are looked up in ``table``
+    (code of each id - ``lo``, -1 for ids outside the truth), and the row codes are a cumulative
+    sum of the code steps at the group starts, written into the ids' own buffer when Polars
+    copied the column (a chunked column), so the codes cost no memory beyond that copy."""
+    a = ru.to_numpy()
+    if a.dtype != np.int64 or len(a) < 2:
+        return None
+    heads = np.flatnonzero(a[1:] != a[:-1])
+    heads += 1
+    heads = np.r_[0, heads]
+    first = a[heads]
+    if not np.all(first[1:] > first[:-1]):
+        return None
+    inside = (first >= lo) & (first - lo < span)
+    codes = np.where(inside, table[np.where(inside, first - lo, 0)], -1)
+    out = a if a.flags.writeable else np.empty(len(a), dtype=np.int64)
+    out.fill(0)
+    out[heads] = np.diff(codes, prepend=0)
+    np.cumsum(out, out=out)
+    return out, heads
 
 
 def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
@@ -278,6 +310,98 @@ def _table_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
     t = pl.DataFrame({"k": table, "c": pl.int_range(0, len(table), dtype=pl.Int64, eager=True)})
     j = pl.DataFrame({"k": keys}).join(t, on="k", how="left", maintain_order="left")
     return j.get_column("c").fill_null(-1).to_numpy()
+
+
+def hash64(s: pl.Series) -> np.ndarray:
+    """A 64-bit hash of each value of an id column (uint64). The codes never depend on it: every
+    match of two hashes is checked on the ids themselves (:func:`_hash_codes`); a test swaps in
+    a deliberately weak hash (a module attribute, looked up at each call) to show it."""
+    return s.hash(seed=0x5EC0DE).to_numpy()
+
+
+#: rows per slice of :func:`_hash_codes` (bounds its temporaries)
+_HASH_SLICE = 1 << 22
+
+
+def _slot_tables(h: np.ndarray) -> list[tuple[np.uint64, np.uint64, np.ndarray]]:
+    """Slot tables of the distinct hashes ``h`` (table order): for a few windows of bits, a
+    table of ``2^b`` slots (about 8 per hash) holding the position of the one hash of a slot,
+    -2 where several hashes share it (the next window separates those), -1 where none."""
+    out = []
+    pos = np.arange(len(h), dtype=np.int64)
+    shifts = (np.uint64(0), np.uint64(29), np.uint64(13))
+    for level, rot in enumerate(shifts):
+        if not len(pos):
+            break
+        b = min(26, max(8, (8 * len(pos)).bit_length()))
+        mask = np.uint64((1 << b) - 1)
+        slot = ((h[pos] >> rot) & mask).astype(np.intp) if level else (h[pos] >> np.uint64(64 - b)).astype(np.intp)
+        counts = np.bincount(slot, minlength=1 << b)
+        table = np.full(1 << b, -1, dtype=np.int64)
+        table[slot] = pos
+        table[counts > 1] = -2
+        out.append((np.uint64(64 - b) if not level else rot, mask, table))
+        pos = pos[counts[slot] > 1]
+    return out
+
+
+def _hash_codes(keys: pl.Series, table: pl.Series) -> np.ndarray:
+    """Position of each key in ``table`` (distinct values), -1 where absent: what
+    :func:`_table_codes` gives, from 64-bit hashes (:func:`hash64`) instead of a join.
+
+    The table's hashes are indexed by windows of their bits (:func:`_slot_tables`: one gather
+    per row, a second or third only for the rows whose slot several hashes share, a binary
+    search for what remains). A row whose hash matches is compared with the table value as an
+    id (one vectorised comparison per row), so no code depends on a hash collision: a key that
+    only shares its hash with a table value is absent, and keys whose hash several table values
+    share are coded by an exact join (:func:`_table_codes`)."""
+    n, n_t = len(keys), len(table)
+    out = np.full(n, -1, dtype=np.int64)
+    if n == 0 or n_t == 0:
+        return out
+    ht = np.asarray(hash64(table), dtype=np.uint64)
+    order = np.argsort(ht, kind="stable")
+    hs = ht[order]
+    shared = hs[1:] == hs[:-1]
+    amb = np.zeros(n_t, dtype=bool)  # table values whose hash another table value shares
+    amb[order[1:][shared]] = True
+    amb[order[:-1][shared]] = True
+    levels = _slot_tables(ht)
+    exact: list[np.ndarray] = []
+    for a in range(0, n, _HASH_SLICE):
+        part = keys.slice(a, _HASH_SLICE)
+        h = np.asarray(hash64(part), dtype=np.uint64)
+        shift, _, first = levels[0]
+        c = first[(h >> shift).astype(np.intp)]
+        rest = np.flatnonzero(c == -2)
+        for rot, mask, tab in levels[1:]:
+            if not len(rest):
+                break
+            c[rest] = tab[((h[rest] >> rot) & mask).astype(np.intp)]
+            rest = rest[c[rest] == -2]
+        if len(rest):
+            c[rest] = order[np.minimum(np.searchsorted(hs, h[rest]), n_t - 1)]
+        hit = c >= 0
+        np.maximum(c, 0, out=c)
+        hit &= ht[c] == h
+        if amb.any():
+            doubt = hit & amb[c]
+            exact.append(np.flatnonzero(doubt) + a)
+            hit &= ~doubt
+        if hit.all():
+            same = (table.gather(pl.Series(c, dtype=pl.Int64)) == part).to_numpy()
+            out[a:a + len(c)] = np.where(same, c, -1)
+            continue
+        idx = np.flatnonzero(hit)
+        if not len(idx):
+            continue
+        code = c[idx]
+        same = (table.gather(pl.Series(code, dtype=pl.Int64)) == part.gather(pl.Series(idx, dtype=pl.Int64))).to_numpy()
+        out[idx[same] + a] = code[same]  # a key that only shares the hash of a table value is absent
+    rows = np.concatenate(exact) if exact else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        out[rows] = _table_codes(keys.gather(pl.Series(rows, dtype=pl.Int64)), table)
+    return out
 
 
 def encode(
@@ -319,6 +443,7 @@ def encode(
                                     "drop or fill them first, or name another column with --rating-col / rating_col="))
 
     info: dict[str, Any] = {"rec_rows": int(len(ru))}
+    heads: np.ndarray | None = None  # first row of each user when the rows are grouped by user
     # users: sorted universe of the truth users
     uspan = _span(tu)
     if uspan is not None:
@@ -332,7 +457,10 @@ def encode(
         else:
             user_ids = np.flatnonzero(present).astype(np.int64) + lo
         t_user = table[t_local]
-        if len(ru) and lo <= int(ru.min()) and int(ru.max()) < lo + span:  # type: ignore[arg-type]
+        grouped = _grouped_codes(ru, lo, span, table) if tu.dtype == pl.Int64 else None
+        if grouped is not None:
+            r_user, heads = grouped
+        elif len(ru) and lo <= int(ru.min()) and int(ru.max()) < lo + span:  # type: ignore[arg-type]
             r_user = table[_shifted(ru, lo)]  # every id inside the table: one gather
         elif len(ru):
             r_local = ru.to_numpy()
@@ -351,13 +479,15 @@ def encode(
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        t_user = _table_codes(tu, uni)
-        r_user = _table_codes(ru, uni)
+        t_user = _hash_codes(tu, uni)
+        r_user = _hash_codes(ru, uni)
     # items: shifted integers, or codes of the union by a join
     items_exact, dups_checked = True, False
     ispan = _span(ti, ri)
     if ispan is not None:
         lo, span = ispan
+        if lo >= 0 and lo + span <= _SPAN_LIMIT and ti.dtype == pl.Int64:  # the ids are the codes (no copy, no pass)
+            lo, span = 0, lo + span
         t_item, r_item = _shifted(ti, lo), _shifted(ri, lo)
         n_codes = span
         dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
@@ -368,8 +498,8 @@ def encode(
             return np.asarray(codes).astype(np.uint64) + np.uint64(lo)
     elif not exact_items and _no_duplicates(r_user, ru, ri):
         uni_t = ti.unique().sort()
-        t_item = _table_codes(ti, uni_t)
-        r_item = _table_codes(ri, uni_t)
+        t_item = _hash_codes(ti, uni_t)
+        r_item = _hash_codes(ri, uni_t)
         r_item = np.where(r_item < 0, len(uni_t), r_item)  # every other item: one code no truth row has
         items_exact, dups_checked = False, True
         n_codes = len(uni_t) + 1
@@ -383,8 +513,8 @@ def encode(
             return t_values[np.asarray(codes)]
     else:
         uni_items = pl.concat([ti, ri]).unique().sort()  # sorted: code order = id order (ties=item)
-        t_item = _table_codes(ti, uni_items)
-        r_item = _table_codes(ri, uni_items)
+        t_item = _hash_codes(ti, uni_items)
+        r_item = _hash_codes(ri, uni_items)
         n_codes = len(uni_items)
         values = uni_items.to_numpy()
         if values.dtype.kind not in "iu":
@@ -397,11 +527,19 @@ def encode(
     if t_order is not None:  # the truth grouped by user code (the order inside a user is kept)
         t_user, t_item = t_user[t_order], t_item[t_order]
         out_t = {k: v[t_order] for k, v in out_t.items()}
-    keep = r_user >= 0
-    seen = np.zeros(len(user_ids), dtype=bool)
-    seen[r_user[keep]] = True
-    in_both = int(np.count_nonzero(seen))
-    only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+    if heads is not None:  # one code per group: the counts from the groups' codes
+        g_user = r_user[heads]
+        in_both = int(np.count_nonzero(g_user >= 0))
+        only_recs = len(g_user) - in_both
+        keep = None if only_recs == 0 else r_user >= 0
+    else:
+        keep = r_user >= 0
+        seen = np.zeros(len(user_ids), dtype=bool)
+        seen[r_user[keep]] = True
+        in_both = int(np.count_nonzero(seen))
+        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+        if only_recs == 0:
+            keep = None
     info.update(users_in_both=in_both, users_only_in_recs=only_recs, users_only_in_truth=len(user_ids) - in_both)
     if not _PER_BATCH.get():  # the whole inputs: judged here (a batch of users: by the batched backend)
         check_overlap(info, lambda: {"user": (ru.unique().sort(), tu.unique().sort()),
@@ -409,9 +547,10 @@ def encode(
         if len(ri):
             in_truth = np.zeros(n_codes, dtype=bool)
             in_truth[t_item] = True
-            if not in_truth[r_item].any():
+            if not in_truth[r_item[:4096]].any() and not in_truth[r_item].any():  # (a look at the first rows first)
                 no_item_in_truth(ri.unique().sort(), ti.unique().sort())
-    if not keep.all():
+    if keep is not None:
+        heads = None
         info["ignored_rec_rows"] = int((~keep).sum())
         info["ignored_rec_users"] = only_recs
         sel = np.flatnonzero(keep)
@@ -419,7 +558,7 @@ def encode(
         out_r = {k: v[sel] for k, v in out_r.items()}
     out_r["user"], out_r["item"] = r_user.astype(np.int64, copy=False), r_item.astype(np.int64, copy=False)
     out_t["user"], out_t["item"] = t_user.astype(np.int64, copy=False), t_item.astype(np.int64, copy=False)
-    return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked)
+    return Encoded(out_r, out_t, user_ids, item_ids, info, items_exact=items_exact, dups_checked=dups_checked, heads=heads)
 
 
 # ---- do the two sides meet? --------------------------------------------------------------------
@@ -611,7 +750,7 @@ def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
     64-bit hash of the pair; pairs whose hashes collide are compared exactly."""
     if len(ri) < 2:
         return True
-    h = ri.hash(seed=0x5EC).to_numpy() ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    h = np.asarray(hash64(ri), dtype=np.uint64) ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
     srt = pl.Series(h, dtype=pl.UInt64).sort().to_numpy()
     same = srt[1:] == srt[:-1]
     if not same.any():
@@ -659,6 +798,7 @@ def rank_order(
     ties: str,
     item: np.ndarray | None = None,
     sorted_user: list[np.ndarray] | None = None,
+    heads: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """The permutation that groups rows by user code and ranks them (best first), or None
     when the rows already are in that order. When the sorted keys are at hand and
@@ -671,11 +811,20 @@ def rank_order(
     (score descending, tie key): the row index for ``ties=input`` (and ``optimistic`` /
     ``average``, where the order inside a tie group does not change any value), the item id
     order for ``ties=item`` / ``item_desc`` (``item``: item codes, whose order is the order
-    of the ids).
+    of the ids). ``heads``: the first row of each user when the rows are known to be grouped by
+    user code in ascending order (:attr:`Encoded.heads`): only the order inside the groups is
+    checked.
     """
     n = len(user)
     if n < 2:
         return None
+    if heads is not None and order_rule == "score" and score is not None:
+        ok = score[1:] <= score[:-1]
+        ok[heads[1:] - 1] = True  # a user's first row follows another user's last
+        ranked = bool(ok.all())
+        del ok
+        if ranked and ties in ("input", "optimistic", "average"):
+            return None
     same = user[1:] == user[:-1]
     if order_rule == "input":
         if np.all(user[1:] >= user[:-1]):

@@ -168,7 +168,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
         perm = np.lexsort((r["rank"], r["user"]))
         perm = None if np.array_equal(perm, np.arange(len(perm))) else perm
     else:
-        perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user)
+        perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user, enc.heads)
     if perm is not None:
         r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
     tied = tied_users(r, rule, opts.get("ties", "input"))
@@ -176,6 +176,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
         ids=(lambda c: enc.user_ids[c], enc.item_ids), dups_checked=enc.dups_checked, side=side,
+        heads=enc.heads if perm is None and rule == "score" else None,
     )
     h.user_ids = enc.user_ids[h.user_ids]
     if h.row_item is not None and enc.items_exact:  # the item layer carries the original item ids

@@ -256,6 +256,9 @@ class _Inputs:
     options: dict[str, Any]
     order: str  # the order rule the engine decided
     dups_checked: bool  # no (user, item) recommendation pair repeats (the caller checked)
+    #: the first row of each user when the caller knows the rows grouped by user code in
+    #: ascending order and ranked by score (:attr:`receval.encode.Encoded.heads`), else None
+    heads: np.ndarray | None = None
 
 
 @dataclass
@@ -295,6 +298,7 @@ def build(
     ids: tuple[Any, Any] | None = None,
     dups_checked: bool = False,
     side: SideInputs | None = None,
+    heads: np.ndarray | None = None,
 ) -> Hits:
     """Build the intermediate form from column arrays.
 
@@ -305,6 +309,9 @@ def build(
     codes into the original ids for error messages. ``dups_checked``: the caller has
     established that no (user, item) recommendation pair repeats (items outside the truth may
     then share a code), so no duplicate search runs. ``side``: the side inputs the form carries.
+    ``heads``: the first row of each user, when the caller has established that the rows are
+    grouped by user code in ascending order and ranked by score (the groups are not searched
+    for again and the descending order is not checked again).
 
     One builder, two matchers: :func:`_match_grouped` (no sort, no search, for grouped integer
     inputs in ranked order) or else :func:`_match_general`; the form is assembled from either
@@ -333,7 +340,8 @@ def build(
     if options.get("hitscore") == "positive" and recs.get("score") is None:
         raise DataError("hitscore='positive' masks relevant items scored <= 0 and needs a score column; name it with score_col=")
     rows = need_rows or need_items or need_truth_rows
-    inputs = _Inputs(recs, tu, ti, rating, threshold, options, order_rule, dups_checked)
+    inputs = _Inputs(recs, tu, ti, rating, threshold, options, order_rule, dups_checked,
+                     heads if order_rule == "score" else None)
     m = _match_grouped(inputs, rows)
     if m is None:
         m = _match_general(inputs, ids)
@@ -552,7 +560,7 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
     score, rank = recs.get("score"), recs.get("rank")
     if (order_rule == "score" and score is None) or (order_rule in ("rank", "rank_value") and rank is None):
         return None
-    if score is not None and not np.all(np.isfinite(score)):
+    if score is not None and b.heads is None and not np.all(np.isfinite(score)):  # (heads: encode checked them)
         return None
     ties = options.get("ties", "input")
 
@@ -563,11 +571,13 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
     n_users = len(user_ids)
 
     # groups of recommendation rows
-    gst = np.flatnonzero(np.r_[True, ru[1:] != ru[:-1]])
+    known = b.heads is not None  # grouped by user code and ranked by score: the caller checked
+    gst = b.heads if known else np.flatnonzero(np.r_[True, ru[1:] != ru[:-1]])
     gl = np.diff(np.r_[gst, n])
     gc, gfound = _codes(ru[gst], user_ids)
     info: dict[str, Any] = {"rec_rows": int(n)}
     if not gfound.all():
+        known = False
         info["ignored_rec_rows"] = int(gl[~gfound].sum())
         info["ignored_rec_users"] = int(len(np.unique(ru[gst[~gfound]])))
         sel = np.repeat(gfound, gl)
@@ -586,9 +596,10 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
     same = np.ones(n - 1, dtype=bool)
     same[gst[1:-1] - 1] = False
     if order_rule == "score":
-        if np.any(same & (score[1:] > score[:-1])):
+        if not known and np.any(same & (score[1:] > score[:-1])):
             return None
-        tied = same & (score[1:] == score[:-1])
+        tied = score[1:] == score[:-1]
+        tied &= same
         if tied.any():
             if ties in ("item", "item_desc"):
                 step = ri[1:] > ri[:-1] if ties == "item" else ri[1:] < ri[:-1]
