@@ -141,11 +141,17 @@ class Hits:
         i.e. (1/n) Σ_{i=lo}^{min(hi, k)} g(i); ``g[i − 1]`` is g at position i (as long as the
         longest list)."""
         assert self.row_lo is not None and self.row_hi is not None
-        cum = np.r_[0.0, np.cumsum(np.asarray(g, dtype=np.float64))]
+        g = np.asarray(g, dtype=np.float64)
+        cum = np.r_[0.0, np.cumsum(g)]
         top = np.minimum(self.row_hi, k)
         inside = top >= self.row_lo
         lo = np.minimum(self.row_lo, top + 1)  # an empty range where the group starts past k
         out = (cum[np.maximum(top, 0)] - cum[lo - 1]) / (self.row_hi - self.row_lo + 1)
+        # a row alone in its group takes g at its position exactly (a difference of cumulative
+        # sums is not): its value is then the plain formula's, bit for bit, with or without
+        # ties elsewhere in the call (another batch's users)
+        alone = self.row_hi == self.row_lo
+        out[alone] = g[np.clip(self.row_lo[alone] - 1, 0, max(len(g) - 1, 0))] if len(g) else 0.0
         return np.where(inside, out, 0.0)
 
     def top_chance(self, k: int) -> np.ndarray:

@@ -404,7 +404,11 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
         valid = items >= 0
         w = np.where(valid, disc[None, :], 0.0)
         use = rel if o["relevance"] == "hits" else valid
-        return safe_div((w * use * nov[items]).sum(axis=1), w.sum(axis=1))
+        # summed row by row in position order, as the tie-averaged form above sums: a user's value
+        # is the same bits whether or not other users (another batch) have ties
+        user = np.broadcast_to(np.arange(items.shape[0])[:, None], items.shape)[valid]
+        num = np.bincount(user, weights=(w * use * nov[items])[valid], minlength=items.shape[0])
+        return safe_div(num, np.bincount(user, weights=w[valid], minlength=items.shape[0]))
 
     return per_k(ks, one)
 
