@@ -1,0 +1,41 @@
+"""`receval audit` against the built-in adapters, each running its real library in its peer env.
+
+For one metric of each library the audit must find a receval definition on every case of the
+conformance suite, with the options the library is known (from its source and the parity tests)
+to use. Skipped where the peer env is absent (``bash .ci/peer-envs`` builds them).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from receval import adapters
+from receval.audit import audit
+
+pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
+
+#: (adapter, receval metric, option=value pairs the matched definition must carry)
+EXPECTED = [
+    ("rectools", "map", {"denominator": "r"}),
+    ("replay", "ndcg", {}),
+    ("ranx", "map", {"denominator": "r"}),
+    ("pytrec_eval", "map", {"denominator": "r", "norecs": "skip"}),
+    ("recbole", "ndcg", {"ties": "item"}),
+    ("recommenders", "precision", {"norecs": "skip"}),
+    ("torchmetrics", "hitrate", {"norecs": "skip"}),
+    ("sklearn", "auc", {}),
+    ("lenskit", "ndcg", {"discount": "logmax2", "norecs": "skip"}),
+    ("rs_metrics", "precision", {"denominator": "length"}),
+]
+
+
+@pytest.mark.parametrize("name,metric,options", EXPECTED, ids=[f"{a}-{m}" for a, m, _ in EXPECTED])
+def test_audit_names_the_library_definition(name, metric, options):
+    adapter = adapters.get(name)
+    if not adapter.available():
+        pytest.skip(f"no peer env for {name}: bash .ci/peer-envs")
+    report = audit(adapter[metric], metric)
+    assert report.status == "match", str(report)
+    assert report.evidence > 0
+    for key, value in options.items():
+        assert report.options.get(key) == value, (key, value, str(report))
