@@ -381,23 +381,35 @@ def build_command(p: argparse.ArgumentParser):
         files = write_report(rep, Path(a.out), overwrite=a.force)
         total = time.perf_counter() - t0
         st = rep.protocol
+        from .report import terminal_width, wrap_text
+
+        width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
+
+        def say(text: str) -> None:  # a line at most the width, its leading spaces kept
+            if width is None or len(text) <= width:
+                print(text)
+                return
+            lead = text[: len(text) - len(text.lstrip())]
+            lines = wrap_text(text.lstrip(), max(width - len(lead), 20), lead + "  ")
+            print("\n".join([lead + lines[0], *lines[1:]]))
+
         for line in headline(rep):  # the finding first: how far each metric spreads across the dialects
-            print(line)
+            say(line)
         print()
         print(render(["dialect", *rep.columns], rep.cells(), "table",
                      title=f"This data: {rep.protocol['data']} — {st.get('n_test_users')} test users, k = {a.k}"), end="")
-        print(LEGEND)
+        say(LEGEND)
         for d, errs in rep.errors.items():
             for c, why in errs.items():
-                print(f"error: {d} {c}: {why}")
+                say(f"error: {d} {c}: {why}")
         n_users = st.get("n_test_users") or 0
         if n_users < SMALL_SAMPLE:
-            print(f"caveat: only {n_users} test users (fewer than {SMALL_SAMPLE}): the values and the differences "
+            say(f"caveat: only {n_users} test users (fewer than {SMALL_SAMPLE}): the values and the differences "
                   "between dialects are noisy on so small a sample; use more data (--data) for conclusions")
         print(render(["dialect", *COLUMNS], published_rows(COLUMNS), "table",
                      title="The study (MovieLens-20M, companion repository res.csv)"), end="")
-        print(f"protocol: {json.dumps({k: st[k] for k in st if k.startswith('n_') or k in ('split_time', 'threshold')}, default=str)}")
-        print(f"report: {Path(a.out)}/ ({', '.join(f.name for f in files)}); {total:.1f} s")
+        say(f"protocol: {json.dumps({k: st[k] for k in st if k.startswith('n_') or k in ('split_time', 'threshold')}, default=str)}")
+        say(f"report: {Path(a.out)}/ ({', '.join(f.name for f in files)}); {total:.1f} s")
         return 0
 
     return go
