@@ -19,15 +19,9 @@ EXTERNAL = re.compile(r"""(?:\b(?:src|href|action|poster|srcset)\s*=\s*["']?(?!d
 
 
 def _runs_files(tmp_path: Path) -> list[str]:
-    from test_segments import data
+    from test_segments import _files
 
-    runs, truth, train, groups = data(40, seed=2)
-    truth.write_csv(tmp_path / "truth.csv")
-    train.write_csv(tmp_path / "train.csv")
-    named = []
-    for name, frame in runs.items():
-        frame.write_csv(tmp_path / f"{name}.csv")
-        named.append(f"{name}={tmp_path / f'{name}.csv'}")
+    named = _files(tmp_path, 40, seed=2)
     return ["runs", str(tmp_path / "truth.csv"), *named, "-m", "ndcg@[5,10]", "-m", "recall@10", "--resamples", "200"]
 
 

@@ -177,8 +177,9 @@ def test_segments_figure(setup, tmp_path):
         write_figure(r.compare(**STATS), "segments", tmp_path / "x.png")
 
 
-def _files(tmp_path):
-    runs, truth, train, groups = data(36, seed=1)
+def _files(tmp_path, n_users: int = 36, seed: int = 1):
+    """The runs, truth, train and groups of :func:`data` written as CSV files; the NAME=FILE args."""
+    runs, truth, train, groups = data(n_users, seed=seed)
     truth.write_csv(tmp_path / "truth.csv")
     train.write_csv(tmp_path / "train.csv")
     groups.write_csv(tmp_path / "groups.csv")
