@@ -519,3 +519,25 @@ def test_a_dialect_match_names_its_options():
     from receval.audit import _dialect_options
 
     assert _dialect_options("rectools@0.19.0", "ndcg", 10)["ideal"] == "k"
+
+
+def test_a_declared_precision_is_the_tolerance_and_no_looser():
+    """An implementation in float32 (as torchmetrics) matches at its declared precision, and only
+    there: without the declaration the same values are no match at 1e-9."""
+    import numpy as np
+
+    def ndcg32(recs, truth, k, side):
+        return {u: float(np.float32(v) * np.float32(1 + 3e-7)) for u, v in ndcg_standard(recs, truth, k, side).items()}
+
+    assert audit(ndcg32, "ndcg").status == "no match"
+
+    class Declared:
+        tolerance = 1e-6
+
+        def __call__(self, recs, truth, k, side):
+            return ndcg32(recs, truth, k, side)
+
+    report = audit(Declared(), "ndcg")
+    assert report.status == "match" and report.tolerance == 1e-6
+    assert "1e-06 relative" in str(report)
+    assert report.to_dict()["tolerance"] == 1e-6

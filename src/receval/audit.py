@@ -25,6 +25,8 @@ user, and a difference in the set of users only (a user left out of the mean, or
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import hashlib
 import importlib
 import importlib.util
@@ -41,8 +43,11 @@ from typing import Any
 from .conformance.case import BatchImplementation, Case
 from .errors import RecevalError, SpecError
 
-#: relative tolerance of a match
+#: relative tolerance of a match; an implementation that computes in lower precision declares
+#: its own with a ``tolerance`` attribute (torchmetrics works in float32: 1e-6), never looser
+#: than its precision, and the report states it
 TOLERANCE = 1e-9
+_TOL: ContextVar[float] = ContextVar("receval_audit_tolerance", default=TOLERANCE)
 #: the largest product of options searched whole (stage 1)
 MAX_PRODUCT = 1500
 #: sample values of the numeric options searched around the best candidates (stage 2)
@@ -305,7 +310,7 @@ def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
 def _close(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=_TOL.get(), abs_tol=1e-12)
 
 
 def compare(got: Any, want: Any) -> str:
@@ -484,6 +489,7 @@ class AuditReport:
     user_set: str | None = None
     explanation: str = ""
     errors: list[str] = field(default_factory=list)
+    tolerance: float = TOLERANCE  # relative; looser only where the implementation declares its precision
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -491,11 +497,13 @@ class AuditReport:
             "cases": self.cases, "inputs": self.probes, "evidence": self.evidence, "definition": self.definition,
             "options": dict(self.options), "dialects": list(self.dialects), "equivalent": list(self.equivalent),
             "closest": [f.__dict__ for f in self.closest], "user_set": self.user_set, "errors": list(self.errors),
+            "tolerance": self.tolerance,
         }
 
     def __str__(self) -> str:
         lines = [f"{self.implementation} as {self.metric}: {self.cases} cases, {self.probes} distinct inputs, "
-                 f"{self.evidence} answered"]
+                 f"{self.evidence} answered" + (f", values compared to {self.tolerance:g} relative (its declared "
+                                                 "precision)" if self.tolerance != TOLERANCE else "")]
         if self.status == "match":
             opts = ", ".join(f"{a}={v}" for a, v in self.options.items()) or "none (the standard definition)"
             lines.append(f"MATCH on every case: {self.definition}")
@@ -578,6 +586,17 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
         chosen = [c for c in cases if c.metric == m.name]
     if not chosen:
         raise AuditError(f"no conformance case of metric '{m.name}'" + (f" in '{cases}'" if isinstance(cases, (str, Path)) else ""))
+    tolerance = max(TOLERANCE, float(getattr(impl, "tolerance", TOLERANCE)))
+    token = _TOL.set(tolerance)
+    try:
+        report = _audit(impl, m, chosen, label)
+    finally:
+        _TOL.reset(token)
+    report.tolerance = tolerance
+    return report
+
+
+def _audit(impl: Any, m: Any, chosen: list, label: str) -> AuditReport:
     probes = probes_of(chosen)
     got = run_implementation(impl, probes)
     errors = [v for v in got.values() if isinstance(v, str)]

@@ -152,6 +152,9 @@ _RS_METRICS = [
     _m("mapr", "map"), _m("ndcg", "ndcg"),
 ]
 
+#: libraries that compute in lower precision than float64: torchmetrics works in float32
+_PRECISION = {"torchmetrics": 1e-6}
+
 #: name -> (library, distribution (for the version), the version the peer env pins, dialect, metrics);
 #: name = the runner's name
 _CATALOGUE: dict[str, tuple[str, str, str, str | None, list[PeerMetric]]] = {
@@ -401,6 +404,11 @@ class PeerImplementation:
     @property
     def name(self) -> str:
         return f"{self.adapter.name}:{self.metric.name}"
+
+    @property
+    def tolerance(self) -> float:
+        """The relative tolerance its values are compared to: the library's precision."""
+        return _PRECISION.get(self.adapter.name, 1e-9)
 
     def evaluate_cases(self, cases: list[Case]) -> Mapping[str, Outcome | str]:
         pm = self.metric
