@@ -69,11 +69,16 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             lo, b = h.row_lo, np.minimum(np.minimum(h.row_hi, k), last[s.row_code])
             cnt = np.maximum(b - lo + 1, 0).astype(np.float64)
             total = cnt * ((n + 1) / n - pu[s.row_code]) - (lo + b) * cnt / 2 / n  # Σ_{i=lo}^{b} (n + 1 − i)/n − p_u
-            gain = np.where(r, total / (h.row_hi - lo + 1), 0.0)
+            # a row alone in its group: the plain formula's term exactly (the closed sum rounds
+            # otherwise), so a user's value does not depend on ties elsewhere in the call
+            alone = np.maximum((n + 1 - lo.astype(np.float64)) / n - pu[s.row_code], 0.0)
+            total = np.where(h.row_hi == lo, np.where(lo <= k, alone, 0.0), total / (h.row_hi - lo + 1))
+            gain = np.where(r, total, 0.0)
             return safe_div(np.bincount(h.row_user, weights=gain, minlength=h.n_users), list_den(items, k, o))
         p = (n + 1 - np.arange(1, items.shape[1] + 1, dtype=np.float64)) / n
         gain = np.maximum(p[None, :] - pu[items], 0.0) * rel
-        return safe_div(gain.sum(axis=1), list_den(items, k, o))
+        user = np.broadcast_to(np.arange(items.shape[0])[:, None], items.shape)  # summed in position order, as above
+        return safe_div(np.bincount(user.ravel(), weights=gain.ravel(), minlength=items.shape[0]), list_den(items, k, o))
 
     return per_k(ks, one)
 
