@@ -200,7 +200,7 @@ def test_api_writers_replace_a_link_never_the_file_it_names(tmp_path, link):
     write_report(reproduction(), tmp_path / "report", overwrite=True)
     assert precious.read_text() == "keep me"
     assert (tmp_path / "x.run").read_text() == "1 Q0 2 1 0.5 receval\n"
-    assert (tmp_path / "report" / "table.md").read_text().startswith("| dialect")
+    assert "| dialect" in (tmp_path / "report" / "table.md").read_text()  # after the headline
     assert not any(p.is_symlink() for p in tmp_path.rglob("*"))
 
 
