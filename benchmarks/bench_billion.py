@@ -4,7 +4,7 @@ The realistic shape at production size: string ids (``u00001234``, ``i012345``),
 both files shuffled over the whole file (row ``j`` holds list entry ``(A·j + B) mod N``, an
 affine permutation, so every user's rows are spread over the file), scores only (no rank
 column), about 10 truth items per user. The files are written in chunks (never all in memory)
-under ``--dir`` (default ``/work/bigdata``); the free disk is checked first.
+under ``--dir`` (default: ``receval-bigdata`` in the system's temporary folder); the free disk is checked first.
 
 The CLI runs as a subprocess; its time and peak RSS (VmHWM of the process, polled; and
 ``ru_maxrss`` of the child) are recorded. The reference is computed another way: the lists
@@ -22,6 +22,7 @@ Writes ``benchmarks/out/billion.json`` (one entry per size).
 from __future__ import annotations
 
 import argparse
+import tempfile
 import json
 import os
 import resource
@@ -221,7 +222,7 @@ def _values(raw) -> dict[str, float]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--users", type=int, default=10_000_000)
-    ap.add_argument("--dir", default="/work/bigdata")
+    ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "receval-bigdata"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", action="store_true", help="keep the data files afterwards")
     ap.add_argument("--no-reference", action="store_true")

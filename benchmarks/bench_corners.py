@@ -122,7 +122,7 @@ def child(args) -> None:
     import receval
 
     out["meta"] = {"receval": receval.__version__, "numpy": np.__version__, "python": platform.python_version(),
-                   "receval_path": str(Path(receval.__file__).parent)}
+                   "receval_path": Path(receval.__file__).parent.name}
     Path(args.child).write_text(json.dumps(out))
 
 
