@@ -219,6 +219,52 @@ def _values(raw) -> dict[str, float]:
     raise SystemExit(f"cannot read the values from {str(raw)[:200]}")
 
 
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def render() -> None:
+    """The billion section of RESULTS.md, from out/billion.json (one row per size run)."""
+    path = OUT / "billion.json"
+    if not path.exists():
+        return
+    runs = json.loads(path.read_text())
+    lines = [
+        "## Past one machine's memory (`benchmarks/bench_billion.py`)",
+        "",
+        "`receval evaluate recs.parquet truth.parquet` (7 metrics: " + ", ".join(f"`{m}`" for m in METRICS) + ") as a subprocess,"
+        " no flag: the CLI sees a file larger than its budget and reads it in user batches (written once, in one streaming pass,"
+        " to a temporary folder; then one batch at a time). String ids (`u00001234`, `i012345`), the rows of both files"
+        " shuffled over the whole file, scores only; 100 recommendations and 10 truth rows per user. Peak = the process's"
+        " RSS high-water mark. Reference: the same lists regenerated in user order with integer ids, evaluated in memory over"
+        " disjoint chunks of 250,000 users, per-user values concatenated and averaged once.",
+        "",
+        "| users × k | recommendation rows | Parquet (recs + truth) | time | peak RSS | values vs reference | load avg (start, end) | commit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key in sorted(runs, key=int):
+        r = runs[key]
+        size = (r["files"]["recs"] + r["files"]["truth"]) / 1e9
+        same = "bit for bit" if r.get("bit_identical") else (f"max |Δ| {r['max_abs_diff']:.1e}" if "max_abs_diff" in r else "not checked")
+        load = ", ".join(f"{x:.1f}" for x in r["load"]) if "load" in r else "–"
+        lines.append(f"| {int(key):,} × {K} | {r['rows']:,} | {size:.2f} GB | {r['seconds']:.0f} s | {r['peak_rss'] / 1e9:.2f} GB "
+                     f"| {same} | {load} | {r.get('commit', '–')} |")
+    text = "\n".join(lines) + "\n"
+    res = HERE / "RESULTS.md"
+    doc = res.read_text()
+    start, end = "<!-- billion:start -->", "<!-- billion:end -->"
+    block = f"{start}\n{text}{end}"
+    if start in doc:
+        doc = doc[:doc.index(start)] + block + doc[doc.index(end) + len(end):]
+    else:
+        anchor = "<!-- core:start -->"
+        doc = doc.replace(anchor, block + "\n\n" + anchor, 1) if anchor in doc else doc + "\n" + block + "\n"
+    res.write_text(doc)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--users", type=int, default=10_000_000)
@@ -227,7 +273,11 @@ def main(argv=None) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the data files afterwards")
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--generate-only", action="store_true", help="write the data files and stop")
+    ap.add_argument("--render", action="store_true", help="only write the billion section of RESULTS.md from out/billion.json")
     a = ap.parse_args(argv)
+    if a.render:
+        render()
+        return
     d = Path(a.dir) / f"billion-{a.users}"
     need = a.users * (K + TRUTH_PER_USER) * 21  # ~21 bytes a row of snappy Parquet, with room for the batches
     free = shutil.disk_usage(Path(a.dir).parent if not Path(a.dir).exists() else a.dir).free
@@ -240,11 +290,14 @@ def main(argv=None) -> None:
     print(f"data: {gen:.0f} s, recs {sizes['recs'] / 1e9:.2f} GB, truth {sizes['truth'] / 1e9:.2f} GB", file=sys.stderr)
     if a.generate_only:
         return
+    load0 = os.getloadavg()[0]
     got = run_cli(recs, truth, METRICS)
+    got["load"] = [load0, os.getloadavg()[0]]
     values = _values(got["values"])
     print(f"receval evaluate: {got['seconds']:.1f} s, peak RSS {got['peak_rss'] / 1e9:.2f} GB", file=sys.stderr)
     row = {"users": a.users, "rows": a.users * K, "truth_rows": a.users * TRUTH_PER_USER, "files": sizes,
-           "seconds": got["seconds"], "peak_rss": got["peak_rss"], "values": values, "generate_seconds": gen}
+           "seconds": got["seconds"], "peak_rss": got["peak_rss"], "values": values, "generate_seconds": gen,
+           "load": got["load"], "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if not a.no_reference:
         t1 = time.perf_counter()
         ref = reference(a.users, METRICS, a.seed)
@@ -259,6 +312,7 @@ def main(argv=None) -> None:
     runs[str(a.users)] = row
     path.write_text(json.dumps(runs, indent=1))
     print(json.dumps(row, indent=1))
+    render()
     if not a.keep:
         shutil.rmtree(d)
     if not a.no_reference and row["max_abs_diff"] > 1e-12:
