@@ -227,3 +227,51 @@ def test_budget_and_batches():
     assert batches_for(10, 1 << 30) == 1
     assert batches_for(1_000_000_000, 1 << 30) == math.ceil(1e9 * bp.ROW_BYTES / (1 << 30))
     assert memory_budget(0) >= bp.MIN_BUDGET or os.environ.get(bp.BUDGET_ENV)
+
+
+@pytest.mark.parametrize("ids", ["int", "str"])
+@pytest.mark.parametrize("truth_sorted", [False, True])
+def test_sorted_recommendations_batch_by_id_ranges(ids, truth_sorted, monkeypatch):
+    """Recommendations held in memory sorted by user id are cut into contiguous slices of
+    consecutive users (no hash, no copy); the truth is sliced when sorted, filtered on the same
+    ranges when not. Same values, per-user values and info as one batch, and as hash batches
+    of the same rows shuffled."""
+    recs, truth, cats, train, catalog = make_data()
+    if ids == "str":
+        def as_text(f: pl.DataFrame) -> pl.DataFrame:
+            return f.with_columns(pl.format("u{}", pl.col("user_id").cast(pl.String).str.zfill(6)).alias("user_id"))
+        recs, truth = as_text(recs), as_text(truth)
+    if truth_sorted:
+        truth = truth.sort("user_id", maintain_order=True)
+    assert recs.get_column("user_id").is_sorted()
+    specs = ["ndcg@5", "map@20", "precision@5", "mrr@20", "auc", "coverage(ties=item)@5", "gini(ties=item)@5", "alpha_ndcg@5"]
+    side = {"categories": cats, "train": train, "catalog": catalog}
+    took = {"ranges": 0}
+    real = bp._Batches._ranges
+
+    def ranges(self):
+        got = real(self)
+        took["ranges"] += got is not None
+        return got
+
+    monkeypatch.setattr(bp._Batches, "_ranges", ranges)
+    monkeypatch.delenv(bp.BUDGET_ENV, raising=False)
+    one = evaluate(recs, truth, specs, **side)
+    for n in (2, 5, 23):
+        got = bp.evaluate_polars(recs, truth, specs, n_batches=n, **side)
+        assert took["ranges"] and got.info == one.info
+        _check_same(one, got)
+    took["ranges"] = 0
+    shuffled = recs.sample(fraction=1.0, shuffle=True, seed=1)
+    hashed = bp.evaluate_polars(shuffled, truth, specs, n_batches=5, **side)
+    assert took["ranges"] == 0  # rows in no user order: hash batches
+    for e, f in zip(one.entries, hashed.entries):
+        if e.metric != "auc":  # ties=average everywhere but auc's row order: the values do not read it
+            assert e.value == f.value or (math.isnan(e.value) and math.isnan(f.value)), e.metric
+
+
+def _check_same(a, b) -> None:
+    for e, f in zip(a.entries, b.entries):
+        assert e.value == f.value or (math.isnan(e.value) and math.isnan(f.value)), (e.metric, e.value, f.value)
+        assert e.signature == f.signature and e.users == f.users, e.metric
+    assert a.per_user().equals(b.per_user())

@@ -255,9 +255,53 @@ class _Batches:
         if self.n == 1:
             yield self.frames[0].lazy().collect(), self.frames[1].lazy().collect()
             return
+        ranges = self._ranges()
+        if ranges is not None:  # recommendations grouped by user in id order: contiguous slices
+            yield from ranges
+            return
         sides = [self._side(f, is_file, name) for f, is_file, name in zip(self.frames, self.files, ("recs", "truth"))]
         for b in range(self.n):
             yield sides[0](b), sides[1](b)
+
+    def _ranges(self) -> Iterator[tuple[pl.DataFrame, pl.DataFrame]] | None:
+        """Batches of consecutive user ids when the recommendations are held in memory sorted by
+        user id (what a recommender writes): batch *b* holds the users in ``[c_b, c_{b+1})``,
+        the cuts taken at every n-th row, so its recommendations are a slice of the frame (no
+        copy, no hash, no scan) and its truth a slice too when the truth is sorted, else a
+        filter on the same range. None (hash batches) for anything else: a lazy or file
+        input, different id types on the two sides, a null id, unsorted recommendations. Which
+        users share a batch never changes a value (the batches are merged in user order)."""
+        recs, truth = self.frames
+        if not (isinstance(recs, pl.DataFrame) and isinstance(truth, pl.DataFrame)) or recs.height < 2 * self.n:
+            return None
+        ru, tu = recs.get_column(self.user), truth.get_column(self.user)
+        if ru.dtype != tu.dtype or not (ru.dtype.is_integer() or ru.dtype == pl.String):
+            return None
+        if ru.null_count() or tu.null_count() or not ru.is_sorted():
+            return None
+        t_sorted = tu.is_sorted()
+        cuts = ru.gather([recs.height * j // self.n for j in range(1, self.n)])
+
+        def at(col: pl.Series, value: Any) -> int:
+            return int(col.search_sorted(value, side="left"))
+
+        def gen() -> Iterator[tuple[pl.DataFrame, pl.DataFrame]]:
+            bounds = [None, *cuts.to_list(), None]
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                r0, r1 = (0 if lo is None else at(ru, lo)), (recs.height if hi is None else at(ru, hi))
+                if t_sorted:
+                    t0, t1 = (0 if lo is None else at(tu, lo)), (truth.height if hi is None else at(tu, hi))
+                    t_frame = truth.slice(t0, t1 - t0)
+                else:
+                    cond = pl.lit(True)
+                    if lo is not None:
+                        cond = cond & (pl.col(self.user) >= lo)
+                    if hi is not None:
+                        cond = cond & (pl.col(self.user) < hi)
+                    t_frame = truth.filter(cond)
+                yield recs.slice(r0, r1 - r0), t_frame
+
+        return gen()
 
     def _side(self, frame: pl.DataFrame | pl.LazyFrame, is_file: bool, name: str):
         key = _key(frame, self.user, self.n)
