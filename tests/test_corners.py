@@ -3,6 +3,11 @@
 * α/αβ-nDCG's greedy ideal by cohorts (``aspects._greedy_cohorts``) against the kernel it
   replaced (``aspects._dense_chunk``, still the path for gains that may be non-finite), bit
   for bit, with small cohort blocks so that a cohort spans several blocks.
+* αβ-nDCG's greedy by windows (``aspects._greedy_window``, gains that only fall) against the
+  cohort kernel, bit for bit: windows of 1, 2 and 4 candidates (many reads of the reservoir and
+  picks from it), small blocks, and sort keys that keep so few bits of the first gains that
+  many users need their exact sort; the run side by user blocks (``aspects._run_dcg_blocks``)
+  against the rank loop over all users; γ from the aspect table against the ragged expansion.
 * The sampled BV correction: the cells of the table by broadcasting / the shared log-binomial
   table bit for bit; the corrections to 1e-12 of the dense formula; the cache; the progress
   bar only on a terminal.
@@ -75,6 +80,59 @@ def test_greedy_by_cohorts_is_bit_identical_to_the_dense_kernel(monkeypatch, see
         args = (items, rating, asp, off, ti, tr)
         new, old = _both(monkeypatch, lambda args=args, kw=kw: A.alpha_beta_ndcg(*args, return_parts=True, **kw))
         assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(new, old))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("win", [1, 2, 4])
+def test_window_greedy_and_run_blocks_are_bit_identical(monkeypatch, seed, win):
+    rng = np.random.default_rng(300 + seed)
+    for _ in range(12):
+        asp, items, off, ti, tr, rating = _data(rng, heavy=seed % 2 == 1)
+        if rng.random() < 0.3:
+            tr = np.abs(tr)
+        k = int(rng.integers(1, 25))
+        kw = dict(alpha=float(rng.choice([0.02, 0.2, 0.0])), beta=float(rng.choice([0.2, 0.5, 1.0])), k=k,
+                  r_max=[None, 5.0][int(rng.integers(2))], zero_below=[None, 3.0][int(rng.integers(2))])
+        if rng.random() < 0.2:  # γ given: every candidate its own (random) preference
+            kw["gamma"] = rng.random((items.shape[0], asp.shape[1]))
+        args = (items, rating, asp, off, ti, tr)
+        with monkeypatch.context() as m:
+            m.setattr(A, "_WIN", win)
+            m.setattr(A, "_WIN_CELLS", int(rng.choice([8, 64, 1 << 16])))
+            m.setattr(A, "_RUN_SLOTS", int(rng.choice([1, 30, 1 << 17])))
+            m.setattr(A, "_KEY_BITS", int(rng.choice([6, 40])))  # 40: most first gains tie in their kept bits
+            new = A.alpha_beta_ndcg(*args, return_parts=True, **kw)
+        with monkeypatch.context() as m:  # the cohort kernel and the rank loop over all users
+            m.setattr(A, "_falling_gains", lambda *a: False)
+            m.setattr(A, "_unit", lambda *a: False)
+            old = A.alpha_beta_ndcg(*args, return_parts=True, **kw)
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(new, old))
+
+
+def test_window_kernel_is_taken_and_guarded():
+    """The window kernel runs where gains only fall, not where a P or a P γ leaves [0, 1]."""
+    p = np.array([0.2, 1.0, 0.0])
+    assert A._falling_gains(p, np.array([[0.1, 1.0, 0.0]]))
+    assert not A._falling_gains(np.array([0.2, 1.5]), np.array([[0.1, 0.0]]))
+    assert not A._falling_gains(p, np.array([[0.1, -0.5, 0.0]]))
+    assert not A._falling_gains(p, np.array([[0.1, 1.5, 0.0]]))
+    assert not A._falling_gains(p, np.array([[0.1, np.nan, 0.0]]))
+    assert A._unit(np.array([0.0, 0.5, 1.0])) and not A._unit(np.array([0.5, 1.5])) and not A._unit(np.array([np.nan]))
+
+
+def test_gamma_from_the_aspect_table_is_bit_identical_to_the_expansion():
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        asp, items, off, ti, tr, rating = _data(rng)
+        indptr, indices, C = A._aspects_csr(asp)
+        o, tuser = A._truth_users(off)
+        got = A._gamma(o, tuser, ti, tr, indptr, indices, C)
+        rep, a, _ = A._expand(ti, indptr, indices)  # the expansion it replaced
+        num = np.bincount(tuser[rep] * C + a, weights=tr[rep], minlength=(len(off) - 1) * C).astype(np.float64).reshape(-1, C)
+        den = num.sum(axis=1, keepdims=True)
+        want = np.zeros_like(num)
+        np.divide(num, den, out=want, where=den > 0)
+        assert np.array_equal(got, want)
 
 
 def test_finite_gains_guard():

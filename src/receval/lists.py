@@ -66,7 +66,10 @@ class ListSpace:
             import scipy.sparse as sp
 
             ci, cc = self.categories
-            cat_names, cat_code = np.unique(cc, return_inverse=True)
+            # category codes in the sorted order of their names (np.unique's order; a polars sort
+            # and a hash join for string names, the same codes)
+            cat_names = unique_ids(cc)
+            cat_code = encoder(cat_names)(cc)
             m = sp.csr_matrix((np.ones(len(ci)), (code(ci), cat_code)), shape=(self.n_items, len(cat_names)))
             m.data[:] = 1.0
             self.aspects = m

@@ -394,6 +394,7 @@ def _greedy_ideal(
     *,
     alpha: float,
     gamma: _Gamma | None,
+    gext: np.ndarray | None = None,
 ) -> np.ndarray:
     """Greedy ideal DCG@k for every user; same contract and arithmetic as
     :func:`_greedy_ideal_sparse`, evaluated on a dense layout.
@@ -408,6 +409,11 @@ def _greedy_ideal(
     loop over widths; each user advances one rank per iteration.  Gains are
     computed with exactly the same floating point operations, in the same
     order, as the sparse kernel, so picks and values are identical.
+
+    ``gext``: γ as a dense ``[U, C + 1]`` table (flat, last column 0), read instead of
+    ``gamma`` (the same values). αβ gains that can only fall (:func:`_falling_gains`) take
+    :func:`_greedy_window`, other finite gains :func:`_greedy_cohorts`, the rest
+    :func:`_dense_chunk`: the same picks and sums, bit for bit.
     """
     disc = ndeval_discount(k)
     idcg = np.zeros(U, dtype=np.float64)
@@ -446,11 +452,20 @@ def _greedy_ideal(
     ab = cand_p is not None
     PGc = None
     if ab:  # P(a|u,i) * gamma_a of every (candidate, aspect) (0 on the dummy): constant over the steps
-        PGc = np.empty((D, n), dtype=np.float64)
+        PGx = np.zeros((D, n + 1), dtype=np.float64)  # a spare candidate n (all 0) for the window kernel
+        PGc = PGx[:, :n]
+        base = cand_user * C1 if gext is not None else None
         for t in range(D):
-            PGc[t] = gamma.at(cand_user, itab[t].take(cand_item))
+            if gext is None:
+                PGc[t] = gamma.at(cand_user, itab[t].take(cand_item))
+            else:  # the same gamma values, read from the dense table (its dummy column is 0)
+                a = itab[t].take(cand_item)
+                a += base
+                gext.take(a, out=PGc[t])
             PGc[t] *= cand_p
     if _finite_gains(alpha, cand_p, PGc):  # the cohort kernel: same gains, same picks, fewer passes
+        if ab and _falling_gains(cand_p, PGc):  # gains only fall: the window kernel, fewer gains still
+            return _greedy_window(cand_user, cand_item, itab, PGx, cand_p, nu, cstart, C1, D, k, disc, idcg)
         return _greedy_cohorts(cand_user, cand_item, itab, PGc, cand_p, nu, cstart, C1, D, k, disc, 1.0 - alpha, idcg)
     base = cand_user * C1
     Kc = np.empty((D, n), dtype=np.int64)
@@ -600,6 +615,232 @@ def _cohort(us, m, cstart, Kc, PGc, Pc, state, idcg, disc, k, D, oma):
         km *= R
         km += cols
         posf.put(km, at)
+
+
+def _falling_gains(Pc: np.ndarray, PGc: np.ndarray) -> bool:
+    """Whether no αβ gain of the greedy can rise from one step to the next: every P and every
+    ``P γ`` in [0, 1]. Then every state lies in [0, 1] and only falls (``s (1 - P)``), every
+    factor ``1 - s (P γ)`` lies in [0, 1] and only rises, and so does their product: rounding
+    is monotone, so this holds for the floating point values too, and a candidate's gain
+    never exceeds its first one."""
+    if Pc.shape[0] == 0:
+        return True
+    return bool(float(Pc.min()) >= 0.0 and float(Pc.max()) <= 1.0 and float(PGc.min()) >= 0.0 and float(PGc.max()) <= 1.0)
+
+
+#: cells (candidates and padding) of one block of the window kernel
+_WIN_CELLS = 1 << 16
+#: candidates evaluated at every step of the window kernel
+_WIN = 4
+#: low bits of the window kernel's sort keys that hold a candidate's rank in its user's items
+#: (at least log2 of _WCAP)
+_KEY_BITS = 6
+_ONE_BITS = int(np.float64(1.0).view(np.int64))
+_DEAD_KEY = 1 << 62
+
+
+def _greedy_window(cand_user, cand_item, itab, PGx, Pc, nu, cstart, C1, D, k, disc, idcg):
+    """The αβ greedy of :func:`_greedy_ideal` when gains only fall (:func:`_falling_gains`):
+    the same gains, by the same floating point operations in the same order, the same picks
+    (ties to the largest item code) and the same sums, computed for far fewer candidates.
+
+    A candidate's gain never exceeds its first one, ``g0`` (every state 1). Each user's
+    candidates are sorted once by ``(g0, item)``, descending; at every step a *window* of
+    :data:`_WIN` of them gets its current gains, the rest (the *reservoir*, still in that
+    order) does not: the window's best (largest gain, then largest item) is the pick when it
+    beats the reservoir's first candidate's ``(g0, item)``, since no reservoir candidate can
+    then gain more (or as much with a larger item). Otherwise (about one step in eight here)
+    the reservoir is read in order until its next ``(g0, item)`` cannot beat the best found.
+    The pick leaves: the window's first row moves into its place (the window is a set) and the
+    window slides one row down over the reservoir, whose next candidate joins it; a pick from
+    the reservoir shifts the reservoir rows above it down one instead.
+
+    Users are blocked by candidate count (within a quarter; shorter users are padded with
+    dead cells of gain 0 that sort last and lose every tie), at most :data:`_WIN_CELLS` cells
+    per block, laid out ``[row, user]``; every user of a block takes ``min(m, k)`` steps (dead
+    steps add ``0 * disc`` and multiply a spare state by 1). ``PGx``: ``P γ`` of the candidates
+    ``[D, n + 1]``, the last column (a spare dead candidate) 0."""
+    users = np.flatnonzero(nu)
+    users = users[np.argsort(nu[users], kind="stable")]  # by candidate count
+    counts = nu[users]
+    urank = np.zeros(nu.shape[0], dtype=np.int64)
+    urank[users] = np.arange(users.shape[0], dtype=np.int64)
+    n = cand_user.shape[0]
+    # state slots of the candidates' (user, aspect) pairs, numbered in block order, plus one
+    # spare slot that the dead cells read
+    Kc = np.empty((D, n + 1), dtype=np.int64)
+    base = urank[cand_user] * C1
+    for t in range(D):
+        np.add(base, itab[t].take(cand_item), out=Kc[t, :n])
+    slots = _Pairs(users.shape[0], C1, D * n, lambda: Kc[:, :n])
+    Kc[:, :n] = slots.of_keys(Kc[:, :n])
+    Kc[:, n] = slots.n
+    state = np.ones(slots.n + 1, dtype=np.float64)
+    # each candidate's first gain (every state 1: 1 * (P gamma) is P gamma; the dead cell n: 0)
+    g0 = np.subtract(1.0, PGx[0])
+    f = np.empty_like(g0)
+    for t in range(1, D):
+        g0 *= np.subtract(1.0, PGx[t], out=f)
+    np.subtract(1.0, g0, out=g0)
+    Px = np.append(Pc, 0.0)
+    acc = np.zeros(users.shape[0], dtype=np.float64)
+    a, U_ = 0, users.shape[0]
+    while a < U_:
+        m0 = int(counts[a])
+        b = int(np.searchsorted(counts, max(m0 + 1, m0 + m0 // 4), side="right"))
+        mb = int(counts[b - 1])
+        b = min(b, a + max(1, _WIN_CELLS // mb))
+        mb = int(counts[b - 1])
+        _window_block(users[a:b], counts[a:b], a, mb, cstart, Kc, PGx, Px, g0, state, acc, disc, k, D, n)
+        a = b
+    idcg[users] += acc  # every user's idcg is 0 here (the sparse kernel had other users)
+    return idcg
+
+
+def _gains_of(state, K, PG):
+    """αβ gains ``1 - prod_t (1 - state_t (P gamma_t))`` of the cells ``K[t], PG[t]`` (any
+    shape), with the operations of :func:`_cohort`, in its order."""
+    g = state.take(K[0])
+    g *= PG[0]
+    np.subtract(1.0, g, out=g)
+    for t in range(1, K.shape[0]):
+        f = state.take(K[t])
+        f *= PG[t]
+        np.subtract(1.0, f, out=f)
+        g *= f
+    np.subtract(1.0, g, out=g)
+    return g
+
+
+def _window_block(us, cnt, r0, mb, cstart, Kc, PGx, Px, g0, state, acc, disc, k, D, n):
+    """The ``min(mb, k)`` greedy steps of users ``us`` (``cnt`` candidates each, at most
+    ``mb``; block ranks from ``r0``) of :func:`_greedy_window`; adds to ``acc``, updates
+    ``state``."""
+    R = us.shape[0]
+    cols = np.arange(R, dtype=np.int64)
+    rows = np.arange(mb, dtype=np.int64)
+    live = rows < cnt[:, None]  # [R, mb]
+    # sort keys: g0 descending, then the item (its rank in the user's item order) descending;
+    # g0's bits (>= 0: ordered as the values) lose their last _KEY_BITS bits to the rank; the
+    # order of the few values that differ only there is checked and repaired below
+    kmask = (1 << _KEY_BITS) - 1
+    v = g0.view(np.int64).take(np.minimum(cstart[us][:, None] + rows, n))
+    np.subtract(_ONE_BITS, v, out=v)
+    v >>= _KEY_BITS
+    v <<= _KEY_BITS
+    v |= kmask - rows
+    v[~live] = _DEAD_KEY
+    v.sort(axis=1)
+    vT = np.ascontiguousarray(v.T)  # [mb, R]
+    liveT = vT < _DEAD_KEY
+    key = kmask - (vT & kmask)  # the candidate's rank in the user's item order
+    cand = np.where(liveT, cstart[us] + key, n)  # dead cells: the spare candidate n
+    G0 = g0.take(cand)
+    G0[~liveT] = -1.0  # dead cells sort last
+    bad = G0[:-1] < G0[1:]
+    if bad.any():  # near-ties the truncated keys misordered: sort those users exactly
+        bc = np.flatnonzero(bad.any(axis=0))
+        o = np.lexsort((-key[:, bc].T, -G0[:, bc].T)).T  # [mb, nb]: g0 descending, then the rank
+        for A in (key, liveT, cand, G0):
+            A[:, bc] = np.take_along_axis(A[:, bc], o, axis=0)
+    code = np.where(liveT, (key + 1) * 64, 0)  # (rank + 1) * 64 + row: ties to the largest item
+    code += rows[:, None]
+    RK = np.empty((D, mb, R), dtype=np.int64)
+    RPG = np.empty((D, mb, R), dtype=np.float64)
+    for t in range(D):
+        Kc[t].take(cand, out=RK[t])
+        PGx[t].take(cand, out=RPG[t])
+    RP = Px.take(cand)
+    RKf, RPGf, RPf, codef = RK.reshape(-1), RPG.reshape(-1), RP.reshape(-1), code.reshape(-1)
+    tMR = (np.arange(D, dtype=np.int64) * (mb * R))[:, None]
+    accb = np.zeros(R, dtype=np.float64)
+    for j in range(min(mb, k)):
+        w = min(_WIN, mb - j)
+        g = _gains_of(state, RK[:, j:j + w], RPG[:, j:j + w])  # [w, R]
+        if w > 1:
+            gmax = g.max(axis=0)
+            cb = ((g == gmax) * code[j:j + w]).max(axis=0)
+        else:
+            gmax, cb = g[0], code[j].copy()
+        h = j + w  # the reservoir's first row
+        if h < mb:
+            g0h = G0[h]
+            ok = gmax > g0h
+            tie = gmax == g0h
+            if tie.any():
+                ok |= tie & ((cb >> 6) > (code[h] >> 6))
+            if not ok.all():
+                _window_resolve(np.flatnonzero(~ok), h, mb, state, RK, RPG, code, G0, gmax, cb)
+        accb += gmax * disc[j]
+        if j == k - 1 or j == mb - 1:
+            break
+        p = cb & 63  # the pick's row
+        pR = p * R
+        pR += cols
+        kidx = pR + tMR
+        kk = RKf.take(kidx)
+        mult = RPf.take(pR)
+        np.subtract(1.0, mult, out=mult)  # picked: state *= 1 - P
+        state[kk] = state.take(kk) * mult
+        if h < mb:
+            res = p >= h
+            if res.any():  # picks from the reservoir: its rows above them move down one
+                _window_take(np.flatnonzero(res), p, j, h, R, mb, D, RKf, RPGf, RPf, codef, G0)
+                p = np.where(res, j, p)
+                pR = p * R + cols
+                kidx = pR + tMR
+        # row j (the window's first) moves into the pick's place; then the window slides
+        RKf[kidx] = RK[:, j]
+        RPGf[kidx] = RPG[:, j]
+        RPf[pR] = RP[j]
+        codef[pR] = code[j] + (p - j)
+    acc[r0:r0 + R] = accb
+
+
+def _window_resolve(act, h, mb, state, RK, RPG, code, G0, gmax, cb):
+    """Columns ``act``: the reservoir's first candidate may beat the window's best; read the
+    reservoir in order, :data:`_WIN` rows at a time, until its next ``(g0, item)`` cannot beat
+    the best found (updates ``gmax``, ``cb``). Reading more candidates than needed changes
+    nothing: every gain read is exact, and none read can beat the true best."""
+    bv, bc = gmax[act], cb[act]
+    r = h
+    while act.shape[0]:
+        e = min(mb, r + _WIN)
+        fr = _gains_of(state, RK[:, r:e][:, :, act], RPG[:, r:e][:, :, act])  # [rows, act]
+        cr = code[r:e, act]
+        fmax = fr.max(axis=0)
+        cf = ((fr == fmax) * cr).max(axis=0)
+        better = (fmax > bv) | ((fmax == bv) & (cf > bc))
+        bv = np.where(better, fmax, bv)
+        bc = np.where(better, cf, bc)
+        gmax[act] = bv
+        cb[act] = bc
+        if e >= mb:
+            break
+        nxt = G0[e, act]
+        go_on = (bv < nxt) | ((bv == nxt) & ((bc >> 6) < (code[e, act] >> 6)))
+        act, bv, bc = act[go_on], bv[go_on], bc[go_on]
+        r = e
+
+
+def _window_take(rc, p, j, h, R, mb, D, RKf, RPGf, RPf, codef, G0):
+    """Columns ``rc`` picked reservoir row ``p`` (>= ``h``): rows ``h .. p-1`` move down one and
+    the window's first row ``j`` moves to row ``h`` (it slides out of the window otherwise)."""
+    pr = p[rc]
+    G0f = G0.reshape(-1)
+    tMR = (np.arange(D, dtype=np.int64) * (mb * R))[:, None]
+
+    def move(src, dst, sel):
+        s, d = src * R + sel, dst * R + sel
+        RKf[d + tMR] = RKf.take(s + tMR)
+        RPGf[d + tMR] = RPGf.take(s + tMR)
+        RPf[d] = RPf.take(s)
+        codef[d] = codef.take(s) + (dst - src)
+        G0f[d] = G0f.take(s)
+
+    for q in range(int(pr.max()), h, -1):
+        move(q - 1, q, rc[pr >= q])
+    move(j, h, rc)
 
 
 def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
@@ -892,9 +1133,22 @@ def aspect_preferences(offsets, items_, ratings, aspects, *, zero_below: float |
 
 def _gamma(off, tuser, it, r, indptr, indices, C):
     U = off.shape[0] - 1
-    rep, asp, _ = _expand(it, indptr, indices)
-    num = np.bincount(tuser[rep] * C + asp, weights=r[rep], minlength=U * C)
-    num = num.astype(np.float64, copy=False).reshape(U, C)  # (int64 when there are no pairs)
+    D = int(np.diff(indptr)[it].max()) if it.shape[0] else 0
+    if 0 < D <= _DCAP:
+        # the (user, aspect) keys rating by rating, aspects ascending (as _expand lists them),
+        # padded to D per rating with a spare column C: every bin sums the same terms in the
+        # same order
+        tab = _aspect_table(indptr, indices, D, C)
+        keys = np.empty((it.shape[0], D), dtype=np.int64)
+        ub = tuser * (C + 1)
+        for t in range(D):
+            np.add(ub, tab[t].take(it), out=keys[:, t])
+        num = np.bincount(keys.reshape(-1), weights=np.repeat(r, D), minlength=U * (C + 1))
+        num = np.ascontiguousarray(num.reshape(U, C + 1)[:, :C], dtype=np.float64)
+    else:
+        rep, asp, _ = _expand(it, indptr, indices)
+        num = np.bincount(tuser[rep] * C + asp, weights=r[rep], minlength=U * C)
+        num = num.astype(np.float64, copy=False).reshape(U, C)  # (int64 when there are no pairs)
     den = num.sum(axis=1, keepdims=True)
     out = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
@@ -1057,8 +1311,19 @@ def alpha_beta_ndcg(
     P = np.where(unrated, alpha, _p_rated(np.where(unrated, 0.0, rating), beta, r_max))
     dcg = np.zeros(U, dtype=np.float64)
     ideg = np.diff(indptr)
-    valid = (P > 0) & (items >= 0)
-    D = int(ideg[items[valid]].max()) if valid.any() else 0
+    gtab = None  # gamma as a dense [U, C + 1] table (flat; the last column 0), when gamma is dense
+    if gam.dense is not None:
+        gtab = np.zeros((U, C + 1), dtype=np.float64)
+        gtab[:, :C] = gam.dense.reshape(U, C)
+        gtab = gtab.reshape(-1)
+    if gtab is not None and _unit(P) and bool(np.isfinite(gtab).all()):
+        D = int(ideg[items[items >= 0]].max()) if (items >= 0).any() else 0
+        if D > 0:
+            dcg = _run_dcg_blocks(items, P, gtab, _aspect_table(indptr, indices, D, C), C + 1, k, disc)
+        valid = None
+    else:
+        valid = (P > 0) & (items >= 0)
+    D = int(ideg[items[valid]].max()) if valid is not None and valid.any() else 0
     if D > 0:
         # state and gamma per (user, aspect) pair the valid slots touch, numbered; aspect C
         # is a dummy per user with gamma 0 that padded aspects read (keys are distinct within
@@ -1111,11 +1376,68 @@ def alpha_beta_ndcg(
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & (ideg[titems] > 0)
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
-    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam)
+    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam, gext=gtab)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg
     return val
+
+
+def _unit(P: np.ndarray) -> bool:
+    """Every P(a|u,i) in [0, 1] (then every state of the run lies in [0, 1])."""
+    return P.size == 0 or bool(float(P.min()) >= 0.0 and float(P.max()) <= 1.0)
+
+
+#: state slots (users x (categories + 1)) of one block of :func:`_run_dcg_blocks`
+_RUN_SLOTS = 1 << 17
+
+
+def _run_dcg_blocks(items, P, gext, tab, C1, k, disc):
+    """The run's αβ-DCG when every P lies in [0, 1] and γ is a finite dense table ``gext``
+    (``[U, C1]`` flat, last column 0): the same factors ``1 - (P γ) s`` in ascending aspect
+    order, the same state products and the same sums as the rank loop of
+    :func:`alpha_beta_ndcg`, bit for bit, by blocks of users whose state stays in cache.
+
+    Every slot takes part: a slot the loop skips (P = 0, or no item) has P γ = 0 for every
+    aspect (its item's, or the padding column's γ = 0), so every factor is exactly 1, its gain
+    ``1 - 1`` is +0.0 and adds nothing (a sum from +0.0 of such terms is never -0.0), and its
+    state multiplier ``1 - P`` is 1, or (no item) it multiplies the padding column's state only,
+    which is never read but as ``0 * s`` (s in [0, 1])."""
+    U = items.shape[0]
+    D = tab.shape[0]
+    dcg = np.zeros(U, dtype=np.float64)
+    itT = np.ascontiguousarray(items.T)
+    PT = np.ascontiguousarray(P.T)
+    step = max(1, _RUN_SLOTS // C1)
+    for u0 in range(0, U, step):
+        u1 = min(U, u0 + step)
+        base = np.arange(u1 - u0, dtype=np.int64) * C1
+        gam = gext[u0 * C1:u1 * C1]
+        state = np.ones((u1 - u0) * C1, dtype=np.float64)
+        acc = np.zeros(u1 - u0, dtype=np.float64)
+        for j in range(k):
+            itj, Pj = itT[j, u0:u1], PT[j, u0:u1]
+            om = np.subtract(1.0, Pj)
+            prod = None
+            for t in range(D):
+                kk = tab[t].take(itj)
+                kk += base
+                st = state.take(kk)
+                f = gam.take(kk)
+                f *= Pj
+                f *= st
+                np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
+                st *= om
+                state[kk] = st
+                if prod is None:
+                    prod = f
+                else:
+                    prod *= f
+            np.subtract(1.0, prod, out=prod)
+            prod *= disc[j]
+            acc += prod
+        dcg[u0:u1] = acc
+    return dcg
 
 
 # ---------------------------------------------------------------------------
