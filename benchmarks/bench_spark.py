@@ -1,15 +1,29 @@
 """Benchmark: receval's Spark backend against RePlay's Spark metrics, same session, same data.
 
-The data are bench_core's (seeded, Parquet under ``benchmarks/out/data``: users × top-k lists
-from 50,000 items, Zipf-like popularity, 5..15 (mean 10) relevant items per user, strictly
-decreasing scores, so no ties). One ``local[2]`` SparkSession; the recommendations and the
-truth are read once per size, cached and counted (not timed), and the same two DataFrames go to
+The data are bench_core's (seeded, Parquet under ``benchmarks/out/data``, written by
+:func:`bench_core.data_dir`: users × top-k lists from 50,000 items, Zipf-like popularity, 5..15
+(mean 10) relevant items per user, strictly decreasing scores, so no ties) in one of its two
+shapes (``--shape``):
+
+* ``sorted-int`` (the default): integer ids, rows grouped by user and ranked (a ``rank`` column,
+  not read here);
+* ``realistic``: the same data as users bring it: string ids (``u0001000``, ``i5251``), the rows of
+  both files shuffled, scores only (no rank column).
+
+One ``local[2]`` SparkSession; the recommendations (user_id, item_id, score) and the truth
+(user_id, item_id, rating) are read once per size and shape, cached and counted (not timed), and
+the same two DataFrames go to
 
 * receval on Spark: ``receval.evaluate(recs_df, truth_df, six specs, dialect="replay@0.22")``
   (the values come from a Spark aggregation, i.e. an action; only sums and per-partition
   metadata reach the driver);
 * RePlay 0.22.0: ``replay.metrics.OfflineMetrics([Precision, Recall, HitRate, MRR, MAP, NDCG])``
-  on the Spark DataFrames (its own caching of the joined lists is on, as by default).
+  on the Spark DataFrames (its own caching of the joined lists is on, as by default), told the
+  column names (``query_column="user_id"``, ``item_column="item_id"``, ``rating_column="score"``).
+  No conversion of the realistic shape is needed: RePlay sorts every user's list itself
+  (``sort_array`` of (score, item) structs, descending), so row order does not matter, and it
+  keeps the id column's Spark type (string ids go through as strings); its values equal
+  receval's on both shapes.
 
 Six metrics at one k = the list length. One untimed warm-up run each, then ``--repeat``
 (default 3) alternating timed runs; the table shows medians. The values are checked against
@@ -23,11 +37,14 @@ Run from any interpreter; the script re-executes itself with that env's python w
 current one lacks pyspark or replay, and puts this checkout's ``src`` on the path (driver and
 Spark's Python workers).
 
-    python benchmarks/bench_spark.py                       # 100k × 10, 100k × 100
+    python benchmarks/bench_spark.py                       # 100k × 10, 100k × 100 (sorted-int)
     python benchmarks/bench_spark.py --sizes 100kx10,100kx100,1Mx10 --profile 100kx100
+    python benchmarks/bench_spark.py --shape realistic --sizes 100kx100,1Mx100 --repeat 3
+    python benchmarks/bench_spark.py --shape realistic --sizes '' --profile 1Mx100
     python benchmarks/bench_spark.py --sizes ''             # re-render RESULTS.md from out/spark.json
 
-Rows of ``out/spark.json`` are replaced per size (``--fresh`` drops the others).
+Rows of ``out/spark.json`` are replaced per (size, shape) (``--fresh`` drops the others); rows
+written before the shape existed are sorted-int.
 
 Writes ``benchmarks/out/spark.json`` and the spark section of ``benchmarks/RESULTS.md``.
 """
@@ -138,19 +155,29 @@ def _wall(s: dict) -> float | None:
         return None
 
 
-def run_size(spark, size: str, repeat: int, seed: int) -> dict:
+def _read(spark, size: str, seed: int, shape: str):
+    """The cached, counted (recs, truth) DataFrames of bench_core's Parquet files of one size and shape."""
     import bench_core
-    from pyspark.sql import functions as F
+
+    d = bench_core.data_dir(size, seed, shape)  # written once (bench_core's generator), then reused
+    recs = spark.read.parquet(str(d / "recs.parquet")).select("user_id", "item_id", "score").cache()
+    truth = spark.read.parquet(str(d / "truth.parquet")).select("user_id", "item_id", "rating").cache()
+    return recs, truth, recs.count(), truth.count()
+
+
+def _shape(r: dict) -> str:
+    return r.get("shape", "sorted-int")  # rows written before the shape existed
+
+
+def run_size(spark, size: str, repeat: int, seed: int, shape: str = "sorted-int") -> dict:
+    import bench_core
 
     import receval
     from replay.metrics import MAP, MRR, NDCG, HitRate, OfflineMetrics, Precision, Recall
 
     sc = spark.sparkContext
     U, k = bench_core.SIZES[size]
-    d = bench_core.data_dir(size, seed)
-    recs = spark.read.parquet(str(d / "recs.parquet")).select("user_id", "item_id", "score").cache()
-    truth = spark.read.parquet(str(d / "truth.parquet")).select("user_id", "item_id", F.col("rating")).cache()
-    n_recs, n_truth = recs.count(), truth.count()
+    recs, truth, n_recs, n_truth = _read(spark, size, seed, shape)
     specs = [f"{m}@{k}" for m in METRICS]
 
     def run_receval():
@@ -169,34 +196,37 @@ def run_size(spark, size: str, repeat: int, seed: int) -> dict:
     values: dict[str, dict] = {}
     for i in range(repeat + 1):  # run 0: warm-up (Python workers, JIT, first-use imports)
         for name, fn in runners.items():
-            sc.setJobGroup(f"{name}:{size}:{i}", f"{name} {size} run {i}")
+            sc.setJobGroup(f"{name}:{size}:{shape}:{i}", f"{name} {size} {shape} run {i}")
             t0 = time.perf_counter()
             values[name] = fn()
             dt = time.perf_counter() - t0
             if i:
                 times[name].append(dt)
-            print(f"  {size} {name:8s} run {i}: {dt:7.2f} s", flush=True)
+            print(f"  {size} {shape} {name:8s} run {i}: {dt:7.2f} s", flush=True)
     sc.setJobGroup("other", "other")
     diff = max(abs(values["receval"][m] - values["replay"][m]) for m in METRICS)
     med = {n: statistics.median(t) for n, t in times.items()}
     out = {
-        "size": size, "users": U, "k": k, "rec_rows": n_recs, "truth_rows": n_truth,
+        "size": size, "shape": shape, "users": U, "k": k, "rec_rows": n_recs, "truth_rows": n_truth,
         "times": times, "median_s": med, "min_s": {n: min(t) for n, t in times.items()},
         "load_avg_1min": [load0, os.getloadavg()[0]],  # a shared 2-core VM: other work shows up here
         "ratio": med["replay"] / med["receval"],
         "values": values, "max_abs_diff": diff,
-        "stages": {n: stage_summary(sc, f"{n}:{size}:{repeat}") for n in runners},  # the last timed run
+        "stages": {n: stage_summary(sc, f"{n}:{size}:{shape}:{repeat}") for n in runners},  # the last timed run
+        "git": _git(),  # the receval that was timed (rows of other runs keep theirs)
     }
     recs.unpersist()
     truth.unpersist()
-    print(f"  {size}: receval {med['receval']:.2f} s, RePlay {med['replay']:.2f} s, ratio {out['ratio']:.2f}×, max |Δ| {diff:.1e}", flush=True)
+    print(f"  {size} {shape}: receval {med['receval']:.2f} s, RePlay {med['replay']:.2f} s, ratio {out['ratio']:.2f}×, max |Δ| {diff:.1e}", flush=True)
     return out
 
 
-def profile(spark, size: str, seed: int, repeat: int = 3) -> dict:
-    """Where receval's Spark time goes: the same tag/union/repartition/sort plan as the backend,
+def profile(spark, size: str, seed: int, repeat: int = 3, shape: str = "sorted-int") -> dict:
+    """Where receval's Spark time goes: the same tag/union/repartition plan as the backend,
     (a) ended by a JVM count, (b) handed to a no-op ``mapInArrow`` (adds the JVM → Python Arrow
-    transfer), (c) the full evaluation; plus the in-memory engine on the same data in one process."""
+    transfer), (c) the plan before the backend dropped Spark's sort (all-null columns kept, a
+    ``sortWithinPartitions(u, tag, rid)`` before the no-op hand-off), (d) the full evaluation;
+    plus the in-memory engine on the same data in one process (sizes up to 20M rows)."""
     import bench_core
     import polars as pl
     import pyarrow as pa
@@ -205,19 +235,23 @@ def profile(spark, size: str, seed: int, repeat: int = 3) -> dict:
     import receval
 
     U, k = bench_core.SIZES[size]
-    d = bench_core.data_dir(size, seed)
-    recs = spark.read.parquet(str(d / "recs.parquet")).select("user_id", "item_id", "score").cache()
-    truth = spark.read.parquet(str(d / "truth.parquet")).select("user_id", "item_id", "rating").cache()
-    recs.count(), truth.count()
+    d = bench_core.data_dir(size, seed, shape)
+    recs, truth, _, _ = _read(spark, size, seed, shape)
     parts = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    # the backend's id types: integer ids as long, string ids kept
+    types = {f.name: f.dataType for f in recs.schema.fields}
+    idtype = {c: "long" if types[c].typeName() in ("byte", "short", "integer", "long") else types[c] for c in ("user_id", "item_id")}
 
-    def tagged(df, tag, s, y):
-        return df.select(F.col("user_id").cast("long").alias("u"), F.col("item_id").cast("long").alias("i"),
-                         (F.col(s).cast("double") if s else F.lit(None).cast("double")).alias("s"), F.lit(None).cast("long").alias("k"),
+    def tagged(df, tag, s, y, rank_col=False):
+        return df.select(F.col("user_id").cast(idtype["user_id"]).alias("u"), F.col("item_id").cast(idtype["item_id"]).alias("i"),
+                         (F.col(s).cast("double") if s else F.lit(None).cast("double")).alias("s"),
+                         *([F.lit(None).cast("long").alias("k")] if rank_col else []),
                          (F.col(y).cast("double") if y else F.lit(None).cast("double")).alias("y"), F.lit(tag).cast("byte").alias("tag"),
                          F.monotonically_increasing_id().alias("rid"))
 
-    both = tagged(recs, 0, "score", None).unionByName(tagged(truth, 1, None, "rating")).repartition(parts, "u").sortWithinPartitions("u", "tag", "rid")
+    both = tagged(recs, 0, "score", None).unionByName(tagged(truth, 1, None, "rating")).repartition(parts, "u")
+    before = (tagged(recs, 0, "score", None, True).unionByName(tagged(truth, 1, None, "rating", True))
+              .repartition(parts, "u").sortWithinPartitions("u", "tag", "rid"))
 
     def noop(batches):
         n = 0
@@ -227,11 +261,13 @@ def profile(spark, size: str, seed: int, repeat: int = 3) -> dict:
 
     specs = [f"{m}@{k}" for m in METRICS]
     phases = {
-        "shuffle + sort (JVM count)": lambda: both.agg(F.count("*")).collect(),
+        "shuffle (JVM count)": lambda: both.agg(F.count("*")).collect(),
         "+ Arrow to Python workers (no-op mapInArrow)": lambda: both.mapInArrow(noop, "n long").agg(F.sum("n")).collect(),
+        "the plan before: + Spark sort by (u, tag, rid), 7 columns (no-op mapInArrow)":
+            lambda: before.mapInArrow(noop, "n long").agg(F.sum("n")).collect(),
         "receval on Spark (full)": lambda: receval.evaluate(recs, truth, specs, dialect=DIALECT),
     }
-    out = {"size": size}
+    out = {"size": size, "shape": shape}
     for name, fn in phases.items():
         fn()
         ts = []
@@ -240,16 +276,18 @@ def profile(spark, size: str, seed: int, repeat: int = 3) -> dict:
             fn()
             ts.append(time.perf_counter() - t0)
         out[name] = statistics.median(ts)
-        print(f"  profile {size}: {name}: {out[name]:.2f} s", flush=True)
+        print(f"  profile {size} {shape}: {name}: {out[name]:.2f} s", flush=True)
     recs.unpersist()
     truth.unpersist()
-    r = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
-    t = pl.read_parquet(d / "truth.parquet")
-    receval.evaluate(r, t, specs, dialect=DIALECT)
-    t0 = time.perf_counter()
-    receval.evaluate(r, t, specs, dialect=DIALECT)
-    out["in-memory receval, one process (polars frames)"] = time.perf_counter() - t0
+    if U * k <= 20_000_000:  # at 1M × 100 the in-memory engine holds ~13 GB next to the 6 GB JVM: not run (bench_core times it)
+        r = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
+        t = pl.read_parquet(d / "truth.parquet")
+        receval.evaluate(r, t, specs, dialect=DIALECT)
+        t0 = time.perf_counter()
+        receval.evaluate(r, t, specs, dialect=DIALECT)
+        out["in-memory receval, one process (polars frames)"] = time.perf_counter() - t0
     out["load_avg_1min"] = os.getloadavg()[0]
+    out["git"] = _git()
     return out
 
 
@@ -297,6 +335,11 @@ def _mins(r: dict) -> str:
     return f"{m['receval']:.2f} / {m['replay']:.2f}" if m else "–"
 
 
+def _commit(r: dict) -> str:
+    g = r.get("git") or {}
+    return (g.get("commit") or "?") + (" (+ changes)" if g.get("src_dirty") else "")
+
+
 def _load(r: dict) -> str:
     la = r.get("load_avg_1min")
     return f"{la[0]:.1f}–{la[1]:.1f}" if la else "–"
@@ -339,32 +382,40 @@ def write_results_md(rows: list[dict], ver: dict, conf: dict, prof: list[dict] |
         "### Spark: receval's Spark backend vs RePlay's Spark metrics (one local[2] session, same cached DataFrames)",
         "",
         f"`benchmarks/bench_spark.py`: six metrics (precision, recall, hitrate, MRR, MAP, NDCG) at k = list length, "
-        f"receval with `dialect=\"{DIALECT}\"`, RePlay `OfflineMetrics` on the Spark DataFrames; median of {conf['repeat']} runs "
-        f"after one warm-up, `spark.sql.shuffle.partitions={conf['partitions']}`, driver memory {conf['driver_memory']}. "
+        f"receval with `dialect=\"{DIALECT}\"`, RePlay `OfflineMetrics` on the Spark DataFrames; median of the timed runs "
+        f"(column 'runs', alternating) after one untimed warm-up run each, `spark.sql.shuffle.partitions={conf['partitions']}`, driver memory {conf['driver_memory']}. "
         f"Versions: receval {ver['receval']}, replay-rec {ver['replay-rec']}, pyspark {ver['pyspark']}, Java {ver['java']}, "
         f"Python {ver['python']}, {ver['cores']} cores ({ver['cpu']}).",
         "",
-        "| users × k | rec rows | receval (s) | RePlay (s) | RePlay / receval | min receval / RePlay (s) | max \\|Δ\\| | receval: task result bytes to driver | load avg | receval task time | RePlay task time |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "Shapes (bench_core's data): **sorted-int** = integer ids, rows grouped by user and ranked; **realistic** = what "
+        "users bring: string ids (`u0001000`, `i5251`), the rows of both files shuffled, scores only. Both sides read the "
+        "same Parquet; RePlay needs no conversion of either shape (it sorts each user's list by score itself and keeps "
+        "string ids as strings).",
+        "",
+        "| users × k | shape | rec rows | runs | receval (s) | RePlay (s) | RePlay / receval | min receval / RePlay (s) | max \\|Δ\\| | receval: task result bytes to driver | load avg | receval task time | RePlay task time | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         st_r, st_p = r["stages"]["receval"], r["stages"]["replay"]
         lines.append(
-            f"| {r['size'].replace('x', ' × ')} | {r['rec_rows']:,} | {r['median_s']['receval']:.2f} | {r['median_s']['replay']:.2f} | "
+            f"| {r['size'].replace('x', ' × ')} | {_shape(r)} | {r['rec_rows']:,} | {len(r['times']['receval'])} | "
+            f"{r['median_s']['receval']:.2f} | {r['median_s']['replay']:.2f} | "
             f"{r['ratio']:.1f}× | {_mins(r)} | {r['max_abs_diff']:.1e} | {st_r.get('task_result_bytes', 0):,} | {_load(r)} | "
-            f"{_top_stage(st_r)} | {_top_stage(st_p)} |"
+            f"{_top_stage(st_r)} | {_top_stage(st_p)} | {_commit(r)} |"
         )
-    met = [r["size"].replace("x", " × ") for r in rows if r["ratio"] >= 3]
-    missed = [f"{r['size'].replace('x', ' × ')} ({r['ratio']:.1f}×)" for r in rows if r["ratio"] < 3]
+    met = [f"{r['size'].replace('x', ' × ')} {_shape(r)}" for r in rows if r["ratio"] >= 3]
+    missed = [f"{r['size'].replace('x', ' × ')} {_shape(r)} ({r['ratio']:.1f}×)" for r in rows if r["ratio"] < 3]
     lines += ["", f"Target (RePlay / receval ≥ 3× on medians): met at {', '.join(met) or 'no size'}"
               + (f"; not met at {', '.join(missed)}." if missed else ".")]
     lines += [""] + [f"* {n}" for n in NOTES]
     for p in prof or []:
         items = [f"{k} {v:.2f} s" for k, v in p.items() if isinstance(v, float) and k != "load_avg_1min"]
-        lines.append(f"* Where receval's time goes at {p['size'].replace('x', ' × ')} (medians; load avg {p.get('load_avg_1min', 0):.1f}): " + "; ".join(items) + ".")
+        lines.append(f"* Where receval's time goes at {p['size'].replace('x', ' × ')} {_shape(p)} (medians; load avg "
+                     f"{p.get('load_avg_1min', 0):.1f}; commit {_commit(p)}): " + "; ".join(items) + ".")
     g = ver.get("git") or {}
     if g:
-        lines.append(f"* Measured at commit {g.get('commit')}" + (f" with uncommitted changes in {', '.join(g['src_dirty'])}" if g.get("src_dirty") else "") + ".")
+        lines.append(f"* Last run at commit {g.get('commit')}" + (f" with uncommitted changes in {', '.join(g['src_dirty'])}" if g.get("src_dirty") else "")
+                     + "; the commit that measured each row is in the table.")
     lines += ["<!-- spark:end -->"]
     block = "\n".join(lines) + "\n"
     path = HERE / "RESULTS.md"
@@ -381,14 +432,21 @@ def write_results_md(rows: list[dict], ver: dict, conf: dict, prof: list[dict] |
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="100kx10,100kx100")
+    ap.add_argument("--shape", default="sorted-int",
+                    help="bench_core's data shape(s), comma-separated: sorted-int (integer ids, rows sorted; the default) "
+                         "and/or realistic (string ids, rows shuffled, scores only)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--no-write", action="store_true", help="print only; do not touch out/spark.json or RESULTS.md")
     ap.add_argument("--profile", default="", help="sizes (comma-separated) for the phase breakdown of receval's time, e.g. 100kx100")
-    ap.add_argument("--fresh", action="store_true", help="drop the rows of out/spark.json for sizes not run now")
+    ap.add_argument("--fresh", action="store_true", help="drop the rows of out/spark.json for sizes/shapes not run now")
     a = ap.parse_args(argv)
+    shapes = [{"sorted": "sorted-int"}.get(x, x) for x in filter(None, a.shape.split(","))]
+    for x in shapes:
+        if x not in ("sorted-int", "realistic"):
+            ap.error(f"--shape: unknown shape {x!r} (sorted-int, realistic)")
     _ensure_env()
     # receval from this checkout, for the driver and for Spark's Python workers (they inherit the environment)
     sys.path[:0] = [str(SRC), str(HERE)]
@@ -407,26 +465,29 @@ def main(argv=None) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     ver = versions()
     print(f"bench_spark: {ver}", flush=True)
-    rows = {r["size"]: r for r in old.get("rows", [])}  # rows of earlier runs for other sizes are kept
-    profs = {p["size"]: p for p in old.get("profile", [])}
+    for r in old.get("rows", []):  # rows written before rows recorded their commit: the file's
+        r.setdefault("git", old.get("versions", {}).get("git"))
+    rows = {(r["size"], _shape(r)): r for r in old.get("rows", [])}  # rows of earlier runs for other sizes/shapes are kept
+    profs = {(p["size"], _shape(p)): p for p in old.get("profile", [])}
     conf = {"repeat": a.repeat, "partitions": a.partitions, "driver_memory": a.driver_memory, "seed": a.seed}
 
     def write():
         if a.no_write:  # write after every step: a long run stopped midway keeps what it has
             return
         OUT.mkdir(exist_ok=True)
-        order = lambda r: (r["users"] * r["k"], r["users"])  # noqa: E731
+        order = lambda r: (r["users"] * r["k"], r["users"], _shape(r) != "sorted-int")  # noqa: E731
         rs = sorted(rows.values(), key=order)
         out_path.write_text(json.dumps({"versions": ver, "config": conf, "dialect": DIALECT, "rows": rs,
                                         "profile": list(profs.values())}, indent=1))
         write_results_md(rs, ver, conf, list(profs.values()))
 
-    for size in filter(None, a.sizes.split(",")):
-        rows[size] = run_size(spark, size, a.repeat, a.seed)
-        write()
-    for size in filter(None, a.profile.split(",")):
-        profs[size] = profile(spark, size, a.seed)
-        write()
+    for shape in shapes:
+        for size in filter(None, a.sizes.split(",")):
+            rows[size, shape] = run_size(spark, size, a.repeat, a.seed, shape)
+            write()
+        for size in filter(None, a.profile.split(",")):
+            profs[size, shape] = profile(spark, size, a.seed, repeat=a.repeat, shape=shape)
+            write()
     spark.stop()
 
 

@@ -461,3 +461,41 @@ def test_spark_stacked_auc_errors_match_memory(spark):
         with pytest.raises(DataError) as sp:
             evaluate(rs, ts, ["auc(rows=judged)"], **ctx)
         assert str(mem.value) == str(sp.value)
+
+
+def _job_per_user(recs, truth, specs, ctx, order):
+    """The per-user columns the Spark worker (``_Job``) returns for one partition whose rows
+    arrive in ``order`` (a permutation of the tagged rows), as a polars frame sorted by user."""
+    pa = pytest.importorskip("pyarrow")
+    from receval.backends.spark import _Job
+
+    tagged = pl.concat([
+        recs.select(pl.col("user_id").alias("u"), pl.col("item_id").alias("i"), pl.col("score").alias("s"),
+                    pl.lit(None, pl.Float64).alias("y"), pl.lit(0, pl.Int8).alias("tag"), pl.int_range(pl.len(), dtype=pl.Int64).alias("rid")),
+        truth.select(pl.col("user_id").alias("u"), pl.col("item_id").alias("i"), pl.lit(None, pl.Float64).alias("s"),
+                     pl.col("rating").alias("y"), pl.lit(1, pl.Int8).alias("tag"), pl.int_range(pl.len(), dtype=pl.Int64).alias("rid")),
+    ])[order]
+    job = _Job(specs, None, ctx, (None,) * 7, Columns(), True, False, True, len(specs))
+    out = pa.Table.from_batches(list(job(tagged.to_arrow().to_batches(max_chunksize=97))))
+    return pl.from_arrow(out).filter(pl.col("u").is_not_null()).sort("u")
+
+
+@pytest.mark.parametrize("ctx", [{"ties": "input"}, {"order": "input", "norecs": "zero"}, {**DUP_CONTEXT, "ties": "input"}])
+def test_spark_worker_puts_rows_back_in_input_order(ctx):
+    # the shuffle delivers a partition's rows in no set order (remote blocks arrive as fetched);
+    # the worker sorts each side by input position, so the rules that read the input order
+    # (ties=input, order=input, dup/tdup=first) give the in-memory per-user values
+    recs, truth, *_ = make_data(dups="dup" in ctx)
+    specs = ["ndcg@5", "precision@3", "map@20", "mrr@10"]
+    n = recs.height + truth.height
+    arrived = _job_per_user(recs, truth, specs, ctx, np.random.default_rng(3).permutation(n))
+    in_order = _job_per_user(recs, truth, specs, ctx, np.arange(n))
+    assert arrived.equals(in_order)
+    mem = evaluate(recs, truth, specs, **ctx).per_user().sort("user_id")
+    assert mem["user_id"].to_list() == arrived["u"].to_list()
+    for j, col in enumerate(mem.columns[1:]):
+        x, y = mem[col].to_numpy(), arrived[f"v{j}"].to_numpy()
+        assert np.array_equal(np.isnan(x), np.isnan(y)) and np.array_equal(x[~np.isnan(x)], y[~np.isnan(y)]), col
+    # the order matters here: the in-memory values of the shuffled rows differ
+    shuffled = evaluate(recs.sample(fraction=1.0, shuffle=True, seed=3), truth.sample(fraction=1.0, shuffle=True, seed=4), specs, **ctx)
+    assert shuffled.values != evaluate(recs, truth, specs, **ctx).values

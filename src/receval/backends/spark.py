@@ -1,9 +1,10 @@
-"""The Spark backend: Spark shuffles and sorts, the in-memory numpy code runs per partition.
+"""The Spark backend: Spark shuffles by user, the in-memory numpy code runs per partition.
 
-Recommendations and truth are tagged, unioned, repartitioned by user (``n_partitions``) and
-sorted within partitions by (user, input position), so every partition holds all rows of its
-users in their input order (``ties=input`` / ``order=input`` keep their meaning). A
-``mapInArrow`` function runs the same :func:`receval.hits.build` and metric functions on each
+Recommendations and truth are tagged with their input position, unioned and repartitioned by
+user (``n_partitions``), so every partition holds all rows of its users; each worker puts the
+rows of each side back in input order (a sort by position in the worker, cheaper than a Spark
+sort of every row before the Arrow hand-off), so ``ties=input`` / ``order=input`` keep their
+meaning. A ``mapInArrow`` function runs the same :func:`receval.hits.build` and metric functions on each
 partition (:func:`receval.backends._batch.run_batch`), applies the empty/norecs policies per
 user and returns per-user rows, plus one metadata row per partition (counters, partial
 statistics of global metrics, data errors). Spark sums and counts the per-user columns; only
@@ -211,21 +212,25 @@ def evaluate_spark(
     itype = rtypes[cols.item] if _kind(rtypes[cols.item]) != "integer" else T.LongType()
 
     def tagged(df, tag: int, score: str | None, rank: str | None, rating: str | None):
+        # only the value columns one side has (an all-null column still crosses the shuffle and Arrow)
+        values = [(F.col(c).cast(t) if c else F.lit(None).cast(t)).alias(a)
+                  for c, t, a, has in ((score, "double", "s", has_score), (rank, "long", "k", has_rank), (rating, "double", "y", has_rating))
+                  if has]
         return df.select(
             F.col(cols.user).cast(utype).alias("u"),
             F.col(cols.item).cast(itype).alias("i"),
-            (F.col(score).cast("double") if score else F.lit(None).cast("double")).alias("s"),
-            (F.col(rank).cast("long") if rank else F.lit(None).cast("long")).alias("k"),
-            (F.col(rating).cast("double") if rating else F.lit(None).cast("double")).alias("y"),
+            *values,
             F.lit(tag).cast("byte").alias("tag"),
-            F.monotonically_increasing_id().alias("rid"),
+            F.monotonically_increasing_id().alias("rid"),  # the input position (per side)
         )
 
     both = tagged(rdf, 0, cols.score if has_score else None, cols.rank if has_rank else None, None).unionByName(
         tagged(tdf, 1, None, None, cols.rating if has_rating else None)
     )
     parts = partitions_for(session, [rdf, tdf], n_partitions)
-    both = both.repartition(parts, "u").sortWithinPartitions("u", "tag", "rid")
+    # no sort in Spark: each worker puts its rows back in input order (_Job), cheaper than a JVM sort
+    # of every row (which spills at scale) before the Arrow hand-off
+    both = both.repartition(parts, "u")
 
     n = len(resolved)
     fields = [T.StructField("u", utype, True)]
@@ -353,6 +358,14 @@ class _Scan:
         })
 
 
+def _input_order(frame: Any) -> Any:
+    """The rows of one side of a partition in input order (by ``rid``): the shuffle delivers them
+    in no set order. Each user's rows keep their input order (``ties=input`` / ``order=input``)."""
+    if not frame.get_column("rid").is_sorted():
+        frame = frame.sort("rid")
+    return frame.drop("rid")
+
+
 class _Job:
     """The function ``mapInArrow`` runs on each partition (picklable; resolves specs on the executor)."""
 
@@ -381,16 +394,17 @@ class _Job:
         resolved = plan(self.metrics, self.dialect, self.overrides)
         frame = pl.from_arrow(table)
         cols = Columns("u", "i", "s", "k", "y")
-        recs = frame.filter(pl.col("tag") == 0)
-        truth = frame.filter(pl.col("tag") == 1)
-        drop_r = [c for c, keep in (("s", self.has_score), ("k", self.has_rank)) if not keep] + ["y"]
-        drop_t = ["s", "k"] + ([] if self.has_rating else ["y"])
+        keep_r = ["u", "i"] + [c for c, has in (("s", self.has_score), ("k", self.has_rank)) if has]
+        keep_t = ["u", "i"] + (["y"] if self.has_rating else [])
+        recs = _input_order(frame.filter(pl.col("tag") == 0).select(*keep_r, "rid"))
+        truth = _input_order(frame.filter(pl.col("tag") == 1).select(*keep_t, "rid"))
+        del frame
         meta: dict[str, Any] = {"users_seen": False}
         try:
             categories, train, catalog, baseline, item_groups, user_groups, truth_max = self.side
             side = SideInputs(categories, train, catalog, self.side_cols, baseline=baseline,
                               item_groups=item_groups, user_groups=user_groups, truth_max=truth_max)
-            r_frame, t_frame = recs.drop(drop_r), truth.drop(drop_t)
+            r_frame, t_frame = recs, truth
             if t_frame.height == 0:
                 ignored = {}
                 if r_frame.height:
