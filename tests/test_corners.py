@@ -59,6 +59,7 @@ def _both(monkeypatch, fn):
         new = fn()
     with monkeypatch.context() as m:
         m.setattr(A, "_finite_gains", lambda *a: False)
+        m.setattr(A, "_falling_gains", lambda *a: False)
         old = fn()
     return new, old
 

@@ -463,9 +463,9 @@ def _greedy_ideal(
                 a += base
                 gext.take(a, out=PGc[t])
             PGc[t] *= cand_p
+    if ab and _falling_gains(cand_p, PGc):  # gains only fall (so finite): the window kernel, fewest gains
+        return _greedy_window(cand_user, cand_item, itab, PGx, cand_p, nu, cstart, C1, D, k, disc, idcg)
     if _finite_gains(alpha, cand_p, PGc):  # the cohort kernel: same gains, same picks, fewer passes
-        if ab and _falling_gains(cand_p, PGc):  # gains only fall: the window kernel, fewer gains still
-            return _greedy_window(cand_user, cand_item, itab, PGx, cand_p, nu, cstart, C1, D, k, disc, idcg)
         return _greedy_cohorts(cand_user, cand_item, itab, PGc, cand_p, nu, cstart, C1, D, k, disc, 1.0 - alpha, idcg)
     base = cand_user * C1
     Kc = np.empty((D, n), dtype=np.int64)
@@ -630,8 +630,9 @@ def _falling_gains(Pc: np.ndarray, PGc: np.ndarray) -> bool:
 
 #: cells (candidates and padding) of one block of the window kernel
 _WIN_CELLS = 1 << 16
-#: candidates evaluated at every step of the window kernel
-_WIN = 4
+#: candidates evaluated at every step of the window kernel (8: the fewest operations on the
+#: issue-22 benchmark's users, ~16 candidates each; 4 reads the reservoir too often)
+_WIN = 8
 #: low bits of the window kernel's sort keys that hold a candidate's rank in its user's items
 #: (at least log2 of _WCAP)
 _KEY_BITS = 6
@@ -649,8 +650,8 @@ def _greedy_window(cand_user, cand_item, itab, PGx, Pc, nu, cstart, C1, D, k, di
     :data:`_WIN` of them gets its current gains, the rest (the *reservoir*, still in that
     order) does not: the window's best (largest gain, then largest item) is the pick when it
     beats the reservoir's first candidate's ``(g0, item)``, since no reservoir candidate can
-    then gain more (or as much with a larger item). Otherwise (about one step in eight here)
-    the reservoir is read in order until its next ``(g0, item)`` cannot beat the best found.
+    then gain more (or as much with a larger item). Otherwise the reservoir is read in order
+    until its next ``(g0, item)`` cannot beat the best found.
     The pick leaves: the window's first row moves into its place (the window is a set) and the
     window slides one row down over the reservoir, whose next candidate joins it; a pick from
     the reservoir shifts the reservoir rows above it down one instead.
@@ -729,14 +730,14 @@ def _window_block(us, cnt, r0, mb, cstart, Kc, PGx, Px, g0, state, acc, disc, k,
     v >>= _KEY_BITS
     v <<= _KEY_BITS
     v |= kmask - rows
-    v[~live] = _DEAD_KEY
+    np.putmask(v, ~live, _DEAD_KEY)
     v.sort(axis=1)
     vT = np.ascontiguousarray(v.T)  # [mb, R]
     liveT = vT < _DEAD_KEY
     key = kmask - (vT & kmask)  # the candidate's rank in the user's item order
     cand = np.where(liveT, cstart[us] + key, n)  # dead cells: the spare candidate n
     G0 = g0.take(cand)
-    G0[~liveT] = -1.0  # dead cells sort last
+    np.putmask(G0, ~liveT, -1.0)  # dead cells sort last
     bad = G0[:-1] < G0[1:]
     if bad.any():  # near-ties the truncated keys misordered: sort those users exactly
         bc = np.flatnonzero(bad.any(axis=0))
@@ -1143,7 +1144,8 @@ def _gamma(off, tuser, it, r, indptr, indices, C):
         ub = tuser * (C + 1)
         for t in range(D):
             np.add(ub, tab[t].take(it), out=keys[:, t])
-        num = np.bincount(keys.reshape(-1), weights=np.repeat(r, D), minlength=U * (C + 1))
+        w = np.broadcast_to(r[:, None], (r.shape[0], D)).reshape(-1)  # each rating D times
+        num = np.bincount(keys.reshape(-1), weights=w, minlength=U * (C + 1))
         num = np.ascontiguousarray(num.reshape(U, C + 1)[:, :C], dtype=np.float64)
     else:
         rep, asp, _ = _expand(it, indptr, indices)
