@@ -249,7 +249,7 @@ def render() -> None:
         r = runs[key]
         size = (r["files"]["recs"] + r["files"]["truth"]) / 1e9
         same = "bit for bit" if r.get("bit_identical") else (f"max |Δ| {r['max_abs_diff']:.1e}" if "max_abs_diff" in r else "not checked")
-        load = ", ".join(f"{x:.1f}" for x in r["load"]) if "load" in r else "–"
+        load = ", ".join(f"{x:.1f}" for x in r["load"]) if "load" in r else r.get("load_note", "–")
         lines.append(f"| {int(key):,} × {K} | {r['rows']:,} | {size:.2f} GB | {r['seconds']:.0f} s | {r['peak_rss'] / 1e9:.2f} GB "
                      f"| {same} | {load} | {r.get('commit', '–')} |")
     text = "\n".join(lines) + "\n"
