@@ -25,8 +25,10 @@ the same two DataFrames go to
   keeps the id column's Spark type (string ids go through as strings); its values equal
   receval's on both shapes.
 
-Six metrics at one k = the list length. One untimed warm-up run each, then ``--repeat``
-(default 3) alternating timed runs; the table shows medians. The values are checked against
+Six metrics at one k = the list length. One untimed warm-up run each (``--warmup 0``: none,
+for the largest sizes, where a run takes many minutes and the warm-up's few seconds of worker
+start-up do not matter; the table's 'runs' column says so), then ``--repeat`` (default 3)
+alternating timed runs; the table shows medians. The values are checked against
 each other (max |difference| over the six means). Spark jobs are tagged with job groups and
 the stage timings / task result sizes are read back from the Spark UI's REST API after the
 runs (``stages`` in the JSON): the summed task result sizes show what reached the driver.
@@ -169,7 +171,7 @@ def _shape(r: dict) -> str:
     return r.get("shape", "sorted-int")  # rows written before the shape existed
 
 
-def run_size(spark, size: str, repeat: int, seed: int, shape: str = "sorted-int") -> dict:
+def run_size(spark, size: str, repeat: int, seed: int, shape: str = "sorted-int", warmup: int = 1) -> dict:
     import bench_core
 
     import receval
@@ -194,7 +196,7 @@ def run_size(spark, size: str, repeat: int, seed: int, shape: str = "sorted-int"
     load0 = os.getloadavg()[0]
     times: dict[str, list[float]] = {n: [] for n in runners}
     values: dict[str, dict] = {}
-    for i in range(repeat + 1):  # run 0: warm-up (Python workers, JIT, first-use imports)
+    for i in range(1 - min(warmup, 1), repeat + 1):  # run 0: warm-up (Python workers, JIT, first-use imports)
         for name, fn in runners.items():
             sc.setJobGroup(f"{name}:{size}:{shape}:{i}", f"{name} {size} {shape} run {i}")
             t0 = time.perf_counter()
@@ -208,7 +210,7 @@ def run_size(spark, size: str, repeat: int, seed: int, shape: str = "sorted-int"
     med = {n: statistics.median(t) for n, t in times.items()}
     out = {
         "size": size, "shape": shape, "users": U, "k": k, "rec_rows": n_recs, "truth_rows": n_truth,
-        "times": times, "median_s": med, "min_s": {n: min(t) for n, t in times.items()},
+        "warmup": min(warmup, 1), "times": times, "median_s": med, "min_s": {n: min(t) for n, t in times.items()},
         "load_avg_1min": [load0, os.getloadavg()[0]],  # a shared 2-core VM: other work shows up here
         "ratio": med["replay"] / med["receval"],
         "values": values, "max_abs_diff": diff,
@@ -383,7 +385,7 @@ def write_results_md(rows: list[dict], ver: dict, conf: dict, prof: list[dict] |
         "",
         f"`benchmarks/bench_spark.py`: six metrics (precision, recall, hitrate, MRR, MAP, NDCG) at k = list length, "
         f"receval with `dialect=\"{DIALECT}\"`, RePlay `OfflineMetrics` on the Spark DataFrames; median of the timed runs "
-        f"(column 'runs', alternating) after one untimed warm-up run each, `spark.sql.shuffle.partitions={conf['partitions']}`, driver memory {conf['driver_memory']}. "
+        f"(column 'runs', alternating) after one untimed warm-up run each (unless the column says none), `spark.sql.shuffle.partitions={conf['partitions']}`, driver memory {conf['driver_memory']}. "
         f"Versions: receval {ver['receval']}, replay-rec {ver['replay-rec']}, pyspark {ver['pyspark']}, Java {ver['java']}, "
         f"Python {ver['python']}, {ver['cores']} cores ({ver['cpu']}).",
         "",
@@ -398,7 +400,8 @@ def write_results_md(rows: list[dict], ver: dict, conf: dict, prof: list[dict] |
     for r in rows:
         st_r, st_p = r["stages"]["receval"], r["stages"]["replay"]
         lines.append(
-            f"| {r['size'].replace('x', ' × ')} | {_shape(r)} | {r['rec_rows']:,} | {len(r['times']['receval'])} | "
+            f"| {r['size'].replace('x', ' × ')} | {_shape(r)} | {r['rec_rows']:,} | {len(r['times']['receval'])}"
+            f"{'' if r.get('warmup', 1) else ', no warm-up'} | "
             f"{r['median_s']['receval']:.2f} | {r['median_s']['replay']:.2f} | "
             f"{r['ratio']:.1f}× | {_mins(r)} | {r['max_abs_diff']:.1e} | {st_r.get('task_result_bytes', 0):,} | {_load(r)} | "
             f"{_top_stage(st_r)} | {_top_stage(st_p)} | {_commit(r)} |"
@@ -436,6 +439,7 @@ def main(argv=None) -> None:
                     help="bench_core's data shape(s), comma-separated: sorted-int (integer ids, rows sorted; the default) "
                          "and/or realistic (string ids, rows shuffled, scores only)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1, choices=(0, 1), help="one untimed run each first (1, the default) or none (0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--partitions", type=int, default=8)
     ap.add_argument("--driver-memory", default="6g")
@@ -483,7 +487,7 @@ def main(argv=None) -> None:
 
     for shape in shapes:
         for size in filter(None, a.sizes.split(",")):
-            rows[size, shape] = run_size(spark, size, a.repeat, a.seed, shape)
+            rows[size, shape] = run_size(spark, size, a.repeat, a.seed, shape, a.warmup)
             write()
         for size in filter(None, a.profile.split(",")):
             profs[size, shape] = profile(spark, size, a.seed, repeat=a.repeat, shape=shape)
