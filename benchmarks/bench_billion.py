@@ -168,15 +168,20 @@ def reference(n_users: int, metrics: list[str], seed: int = 0, chunk_users: int 
     return {m: float(np.concatenate(v).mean()) for m, v in per_user.items()}
 
 
-def _hwm(pid: int) -> int:
+def _status(pid: int, key: str) -> int:
+    """A byte count of /proc/<pid>/status (``VmHWM:``, ``VmRSS:``); 0 once the process is gone."""
     try:
         with open(f"/proc/{pid}/status") as fh:
             for line in fh:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def _hwm(pid: int) -> int:
+    return _status(pid, "VmHWM:")
 
 
 def run_cli(recs: Path, truth: Path, metrics: list[str]) -> dict:
@@ -188,10 +193,16 @@ def run_cli(recs: Path, truth: Path, metrics: list[str]) -> dict:
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     peak = [0]
+    timeline: list[tuple[float, float]] = []  # (seconds, RSS GB) every ~10 s: where the peak falls
 
     def poll() -> None:
+        last = -10.0
         while proc.poll() is None:
             peak[0] = max(peak[0], _hwm(proc.pid))
+            now = time.perf_counter() - t0
+            if now - last >= 10:
+                timeline.append((round(now, 1), round(_status(proc.pid, "VmRSS:") / 1e9, 3)))
+                last = now
             time.sleep(0.5)
 
     th = threading.Thread(target=poll, daemon=True)
@@ -204,7 +215,7 @@ def run_cli(recs: Path, truth: Path, metrics: list[str]) -> dict:
         raise SystemExit(f"receval failed ({proc.returncode}): {err[-2000:]}")
     got = json.loads(out)
     values = {e["metric"]: e["value"] for e in got["metrics"]} if isinstance(got, dict) and "metrics" in got else got
-    return {"seconds": wall, "peak_rss": max(peak[0], ru), "values": values, "stderr": err[-500:]}
+    return {"seconds": wall, "peak_rss": max(peak[0], ru), "values": values, "stderr": err[-500:], "rss_timeline": timeline}
 
 
 def _values(raw) -> dict[str, float]:
@@ -250,8 +261,16 @@ def render() -> None:
         size = (r["files"]["recs"] + r["files"]["truth"]) / 1e9
         same = "bit for bit" if r.get("bit_identical") else (f"max |Δ| {r['max_abs_diff']:.1e}" if "max_abs_diff" in r else "not checked")
         load = ", ".join(f"{x:.1f}" for x in r["load"]) if "load" in r else r.get("load_note", "–")
+        if r.get("reference_from"):
+            same += f" (reference of {r['reference_from']})"
         lines.append(f"| {int(key):,} × {K} | {r['rows']:,} | {size:.2f} GB | {r['seconds']:.0f} s | {r['peak_rss'] / 1e9:.2f} GB "
                      f"| {same} | {load} | {r.get('commit', '–')} |")
+    for key in sorted(runs, key=int):
+        p = runs[key].get("previous")
+        if p:
+            load = ", ".join(f"{x:.1f}" for x in p["load"]) if "load" in p else p.get("load_note", "–")
+            lines.append(f"\nThe run of {int(key):,} users before it: {p['seconds']:.0f} s, peak RSS {p['peak_rss'] / 1e9:.2f} GB "
+                         f"(commit {p.get('commit', '–')}, {p.get('date', '–')}, load {load}).")
     text = "\n".join(lines) + "\n"
     res = HERE / "RESULTS.md"
     doc = res.read_text()
@@ -272,6 +291,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", action="store_true", help="keep the data files afterwards")
     ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--reuse-reference", action="store_true",
+                    help="compare with the reference an earlier run of this size and seed computed (out/billion.json)")
     ap.add_argument("--generate-only", action="store_true", help="write the data files and stop")
     ap.add_argument("--render", action="store_true", help="only write the billion section of RESULTS.md from out/billion.json")
     a = ap.parse_args(argv)
@@ -297,8 +318,16 @@ def main(argv=None) -> None:
     print(f"receval evaluate: {got['seconds']:.1f} s, peak RSS {got['peak_rss'] / 1e9:.2f} GB", file=sys.stderr)
     row = {"users": a.users, "rows": a.users * K, "truth_rows": a.users * TRUTH_PER_USER, "files": sizes,
            "seconds": got["seconds"], "peak_rss": got["peak_rss"], "values": values, "generate_seconds": gen,
-           "load": got["load"], "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    if not a.no_reference:
+           "load": got["load"], "rss_timeline": got["rss_timeline"], "seed": a.seed, "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    earlier = (json.loads((OUT / "billion.json").read_text()) if (OUT / "billion.json").exists() else {}).get(str(a.users), {})
+    if a.reuse_reference and earlier.get("reference") and earlier.get("seed", 0) == a.seed:
+        ref = earlier["reference"]  # it depends on the size, the seed and the metrics only
+        row["reference"], row["reference_from"] = ref, earlier.get("date", "an earlier run")
+        row["max_abs_diff"] = max(abs(values[m] - ref[m]) for m in METRICS)
+        row["bit_identical"] = all(values[m] == ref[m] for m in METRICS)
+        print(f"reference (of {row['reference_from']}): max |diff| {row['max_abs_diff']:.3g}, bit-identical: {row['bit_identical']}",
+              file=sys.stderr)
+    elif not a.no_reference:
         t1 = time.perf_counter()
         ref = reference(a.users, METRICS, a.seed)
         row["reference_seconds"] = time.perf_counter() - t1
@@ -309,13 +338,15 @@ def main(argv=None) -> None:
     OUT.mkdir(exist_ok=True)
     path = OUT / "billion.json"
     runs = json.loads(path.read_text()) if path.exists() else {}
+    if earlier:  # the run this one replaces, in brief
+        row["previous"] = {k: earlier[k] for k in ("seconds", "peak_rss", "commit", "date", "load", "load_note") if k in earlier}
     runs[str(a.users)] = row
     path.write_text(json.dumps(runs, indent=1))
     print(json.dumps(row, indent=1))
     render()
     if not a.keep:
         shutil.rmtree(d)
-    if not a.no_reference and row["max_abs_diff"] > 1e-12:
+    if "max_abs_diff" in row and row["max_abs_diff"] > 1e-12:
         raise SystemExit("the CLI's values differ from the reference")
 
 

@@ -247,3 +247,70 @@ def test_footers_show_a_short_form(capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["fingerprints"] == want
     assert main(args + ["--format", "csv"]) == 0
     assert "rf1:" not in capsys.readouterr().out  # csv stays one table
+
+
+# ---- batched engines hash the rows as they evaluate them -----------------------------------------
+
+
+def _batched_cases(tmp_path):
+    """(recs, truth) inputs in every form the Polars backend batches differently."""
+    rng = np.random.default_rng(5)
+    n_users, k = 40, 6
+    users = np.repeat(np.arange(n_users), k)
+    items = np.concatenate([rng.permutation(30)[:k] for _ in range(n_users)])  # no duplicate pair
+    scores = np.round(rng.random(users.size), 1)  # coarse: ties
+    t_users = np.repeat(np.arange(n_users), 3)
+    t_items = np.concatenate([rng.permutation(30)[:3] for _ in range(n_users)])
+    recs = pl.DataFrame({"user_id": users, "item_id": items, "score": scores})
+    truth = pl.DataFrame({"user_id": t_users, "item_id": t_items, "rating": rng.integers(1, 6, size=t_users.size).astype(float)})
+    shuffled = recs.sample(fraction=1.0, shuffle=True, seed=1)
+    as_text = lambda f: f.with_columns(pl.format("u{}", "user_id").alias("user_id"), pl.format("i{}", "item_id").alias("item_id"))
+    big = lambda f: f.with_columns((pl.col("user_id").cast(pl.UInt64) + 2**63).alias("user_id"))  # ids >= 2^63
+    padded = lambda f: f.with_columns(pl.col("user_id").cast(pl.String).str.zfill(3))  # "007": text, not 7
+    cases = {"sorted frames (id ranges)": (recs.with_columns(rank=pl.int_range(1, k + 1).over("user_id")), truth),
+             "shuffled frames (hash filter)": (shuffled, truth.sample(fraction=1.0, shuffle=True, seed=2)),
+             "string ids, lazy": (as_text(shuffled).lazy(), as_text(truth).lazy()),
+             "uint64 ids": (big(shuffled), big(truth))}
+    for name, (r, t) in {"parquet": (as_text(shuffled), as_text(truth)), "parquet uint64": (big(shuffled), big(truth))}.items():
+        r.write_parquet(tmp_path / f"{name}-r.parquet")
+        t.write_parquet(tmp_path / f"{name}-t.parquet")
+        cases[name] = (str(tmp_path / f"{name}-r.parquet"), str(tmp_path / f"{name}-t.parquet"))
+    for name, (r, t) in {"csv ints": (shuffled, truth), "csv 007": (padded(shuffled), padded(truth))}.items():
+        r.write_csv(tmp_path / f"{name}-r.csv")
+        t.write_csv(tmp_path / f"{name}-t.csv")
+        cases[name] = (str(tmp_path / f"{name}-r.csv"), str(tmp_path / f"{name}-t.csv"))
+    return cases
+
+
+@pytest.mark.parametrize("n_batches", [1, 3, 7])  # 7 >= SPILL_FROM: files are written in user batches first
+def test_batched_fingerprints_equal_those_of_the_inputs(tmp_path, n_batches):
+    from receval.backends.polars import evaluate_polars
+
+    for name, (r, t) in _batched_cases(tmp_path).items():
+        res = evaluate_polars(r, t, ["ndcg@3", "precision@2"], n_batches=n_batches, fingerprints=True)
+        assert isinstance(res.fingerprints, dict), name  # taken in the pass, not read again
+        want = {"recs": fingerprint(r, "recs"), "truth": fingerprint(t, "truth")}
+        assert res.fingerprints == want, (name, n_batches)
+
+
+def test_a_file_evaluated_in_batches_is_not_read_again_for_its_fingerprint(tmp_path, monkeypatch):
+    r, t = _batched_cases(tmp_path)["parquet"]
+    want = receval.evaluate(r, t, ["ndcg@3"]).fingerprints
+    monkeypatch.setenv("RECEVAL_MEMORY_BUDGET", "4000")  # the file outgrows the budget: 8 batches, spilled
+    monkeypatch.setattr(fpmod, "input_fingerprints", lambda *a, **k: pytest.fail("the inputs were read again"))
+    got = receval.evaluate(r, t, ["ndcg@3"], train=pl.DataFrame({"user_id": ["u1"], "item_id": ["i1"]}))
+    assert dict(got.fingerprints) == {**dict(want), "train": fingerprint({"user_id": ["u1"], "item_id": ["i1"]}, "train")}
+    assert dict(receval.evaluate(r, t, ["ndcg@3"], engine="polars").fingerprints) == dict(want)
+
+
+def test_a_batched_input_the_hash_refuses_is_refused_when_read(tmp_path):
+    from receval.backends.polars import evaluate_polars
+
+    r = pl.DataFrame({"user_id": [1, 1, 2], "item_id": [1, 2, 1], "score": [0.5, None, 0.3]})
+    t = pl.DataFrame({"user_id": [1, 2], "item_id": [1, 1]})
+    try:
+        res = evaluate_polars(r, t, ["precision@2"], n_batches=2, fingerprints=True)
+    except receval.errors.DataError:
+        return  # the evaluation refuses it first
+    with pytest.raises(receval.errors.DataError, match="missing values"):
+        dict(res.fingerprints)

@@ -104,12 +104,8 @@ def evaluate(
         res = evaluate_polars(
             recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
             categories=categories, train=train, catalog=catalog,
-            baseline=baseline, item_groups=item_groups, user_groups=user_groups,
-        )
-        from .fingerprint import input_fingerprints  # the inputs read again, Parquet in slices
-
-        res.fingerprints = input_fingerprints(recs, truth, cols, SideInputs(categories, train, catalog, cols, baseline=baseline,
-                                                                                 item_groups=item_groups, user_groups=user_groups))
+            baseline=baseline, item_groups=item_groups, user_groups=user_groups, fingerprints=True,
+        )  # the inputs hashed batch by batch, never read again
         res.inputs = paths
         return res
     if engine not in (None, "memory"):
@@ -125,10 +121,8 @@ def evaluate(
     n_files = _file_batches(recs, cols, resolved)
     if n_files > 1:  # a large file: read lazily, in user batches (backends.polars)
         from .backends.polars import evaluate_polars
-        from .fingerprint import input_fingerprints
 
-        res = evaluate_polars(recs, truth, metrics, n_batches=n_files, **kw)
-        res.fingerprints = LazyFingerprints(lambda: input_fingerprints(recs, truth, cols, side))
+        res = evaluate_polars(recs, truth, metrics, n_batches=n_files, fingerprints=True, **kw)  # hashed batch by batch
         res.inputs = paths
         return res
     from .fingerprint import read_inputs

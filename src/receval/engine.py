@@ -408,7 +408,8 @@ class MergedUsers:
 
 
 def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
-    """Exact merge of batches: per-user values in user order through :func:`aggregate`."""
+    """Exact merge of batches: per-user values in user order through :func:`aggregate`. Each
+    batch's per-user values are let go (set to None) as they are merged: memory at 10M users."""
     batches = [b for b in batches if len(b.user_ids)]
     if not batches:
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
@@ -418,6 +419,14 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     user_ids = user_ids[perm]
     order = next((o for b in batches for o in b.order if o is not None), None)
     entries = []
+    merged: dict[tuple[int, ...], np.ndarray] = {}  # the batches' arrays a build group shares, merged once
+
+    def users_order(arrays: list[np.ndarray]) -> np.ndarray:
+        key = tuple(id(a) for a in arrays)
+        if key not in merged:
+            merged[key] = np.concatenate(arrays)[perm]
+        return merged[key]
+
     for i, r in enumerate(resolved):
         order_i = next((b.order[i] for b in batches if b.order[i] is not None), order)
         if not r.per_user:
@@ -428,13 +437,11 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
             entries.append(aggregate(stub, r, np.asarray([batches[0].whole[i]]), 0))
             continue
         v = np.concatenate([b.values[i] for b in batches])[perm]  # type: ignore[misc]
-        stub = MergedUsers(
-            user_ids,
-            np.concatenate([b.n_rel[i] for b in batches])[perm],
-            np.concatenate([b.length[i] for b in batches])[perm],
-            order_i,
-        )
+        for b in batches:  # memory: each batch's values are let go once merged
+            b.values[i] = None
+        stub = MergedUsers(user_ids, users_order([b.n_rel[i] for b in batches]), users_order([b.length[i] for b in batches]), order_i)
         entries.append(aggregate(stub, r, v[:, None], 0))
+        del v, stub
     info = merge_info([b.info for b in batches])
     warn_ties(info)
     return Results(entries, user_ids, __version__, info)

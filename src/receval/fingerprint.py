@@ -275,22 +275,49 @@ def _slices(data: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
         lo += _SLICE
 
 
+class FrameFingerprint:
+    """:func:`fingerprint_frame` of a frame whose rows arrive in parts: any split of its rows
+    (user batches, slices) gives the fingerprint of the whole, because the row hashes are
+    summed. The column types are decided on ``data`` (the whole input) when made; :meth:`add`
+    every part (a DataFrame with the columns of ``data``), then :meth:`value`."""
+
+    def __init__(self, data: pl.DataFrame | pl.LazyFrame, roles: Mapping[str, str], *, text: bool = False,
+                 what: str = "input"):
+        order = [r for r in KINDS if r in roles]
+        self.cols = _types(data.lazy(), {r: roles[r] for r in order}, text, what)
+        self.what = what
+        self.n = self.sa = self.sb = 0
+
+    @property
+    def names(self) -> list[str]:
+        """The frame's columns the fingerprint reads."""
+        return [c.name for c in self.cols]
+
+    def add(self, part: pl.DataFrame) -> None:
+        """Add the rows of ``part`` (read in slices: memory bounded by one slice)."""
+        for piece in _slices(part.select(self.names)):
+            words = [w for c in self.cols for w in c.words(piece.get_column(c.name), self.what)]
+            a, b = _sums(words, piece.height)
+            self.n, self.sa, self.sb = self.n + piece.height, (self.sa + a) % 2**64, (self.sb + b) % 2**64
+
+    def value(self) -> str:
+        schema = ",".join(f"{c.role}:{c.type}" for c in self.cols)
+        return _digest(schema, self.n, self.sa, self.sb)
+
+
 def fingerprint_frame(data: pl.DataFrame | pl.LazyFrame, roles: Mapping[str, str], *, text: bool = False,
                       what: str = "input") -> str:
     """The fingerprint of the columns ``roles`` (role -> column name) of a frame; ``text``: it
     was read from a text file (canonical-integer id columns are integers). A LazyFrame is read
     in slices (memory bounded by one slice)."""
-    order = [r for r in KINDS if r in roles]
-    roles = {r: roles[r] for r in order}
-    lf = data.lazy()
-    cols = _types(lf, roles, text, what)
-    n = sa = sb = 0
-    for part in _slices(data.select([c.name for c in cols]) if isinstance(data, pl.DataFrame) else lf.select([c.name for c in cols])):
-        words = [w for c in cols for w in c.words(part.get_column(c.name), what)]
-        a, b = _sums(words, part.height)
-        n, sa, sb = n + part.height, (sa + a) % 2**64, (sb + b) % 2**64
-    schema = ",".join(f"{c.role}:{c.type}" for c in cols)
-    return _digest(schema, n, sa, sb)
+    return _whole(FrameFingerprint(data, roles, text=text, what=what), data)
+
+
+def _whole(fp: FrameFingerprint, data: pl.DataFrame | pl.LazyFrame) -> str:
+    """``fp`` fed every row of ``data`` (a LazyFrame collected in slices)."""
+    for part in _slices(data.select(fp.names) if isinstance(data, pl.DataFrame) else data.lazy().select(fp.names)):
+        fp.add(part)
+    return fp.value()
 
 
 def fingerprint_columns(columns: Mapping[str, Any]) -> str:
@@ -335,14 +362,24 @@ def _roles(data: pl.DataFrame | pl.LazyFrame, what: str, required: dict[str, str
     return {role: name for role, name in {**required, **optional}.items() if name in names}
 
 
-def _run_fp(data: Any, what: str, cols: Columns, text: bool) -> str:
+def run_fingerprint(data: pl.DataFrame | pl.LazyFrame, what: str, cols: Columns, text: bool) -> FrameFingerprint:
+    """The fingerprint of recommendations (or a baseline) to be fed their rows."""
     roles = _roles(data, what, {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
-    return fingerprint_frame(data, roles, text=text, what=what)
+    return FrameFingerprint(data, roles, text=text, what=what)
+
+
+def truth_fingerprint(data: pl.DataFrame | pl.LazyFrame, cols: Columns, text: bool) -> FrameFingerprint:
+    """The fingerprint of a ground truth to be fed its rows."""
+    roles = _roles(data, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
+    return FrameFingerprint(data, roles, text=text, what="ground truth")
+
+
+def _run_fp(data: Any, what: str, cols: Columns, text: bool) -> str:
+    return _whole(run_fingerprint(data, what, cols, text), data)
 
 
 def _truth_fp(data: Any, cols: Columns, text: bool) -> str:
-    roles = _roles(data, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
-    return fingerprint_frame(data, roles, text=text, what="ground truth")
+    return _whole(truth_fingerprint(data, cols, text), data)
 
 
 def _categories_frame(obj: Any, cols: Columns) -> pl.DataFrame:
@@ -456,5 +493,5 @@ def fingerprint(data: Any, input: str = "recs", *, user_col: str = "user_id", it
     return side_fingerprint(input, data, cols)
 
 
-__all__ = ["VERSION", "INPUTS", "fingerprint", "fingerprint_frame", "fingerprint_columns", "side_fingerprint",
+__all__ = ["VERSION", "INPUTS", "fingerprint", "fingerprint_frame", "FrameFingerprint", "run_fingerprint", "truth_fingerprint", "fingerprint_columns", "side_fingerprint",
            "side_fingerprints", "input_fingerprints", "read_inputs", "Inputs"]

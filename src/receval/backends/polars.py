@@ -63,6 +63,9 @@ FILE_BUDGET = 1 << 30
 #: files read in this many batches or more are written once in user batches to a temporary
 #: directory; fewer batches each scan the file (a scan costs less than writing it once)
 SPILL_FROM = 6
+#: rows the batch writers of that pass buffer in all (a row group each): polars' default row
+#: group, times a hundred batches, took 1.8 GB at 100M rows, this 0.5 GB in the same time
+SPILL_BUFFER_ROWS = 1 << 21
 #: the environment variable that sets the budget (bytes, or "1.5GB", "800MB")
 BUDGET_ENV = "RECEVAL_MEMORY_BUDGET"
 #: an evaluation shows a progress bar (on a terminal) once it has run this long
@@ -159,6 +162,7 @@ def evaluate_polars(
     user_groups: Any = None,
     budget: int | None = None,
     text: tuple[bool, bool] | None = None,
+    fingerprints: bool = False,
 ):
     """Evaluate in user batches; same arguments and Results as :func:`receval.evaluate`
     (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
@@ -170,6 +174,9 @@ def evaluate_polars(
     (canonical-integer id columns are integers; default: from the paths). Global metrics
     without a ``partial``/``combine`` pair are computed in a single batch. Every side input is
     read once, whole, and served to every batch (the metrics read the batch's users from it).
+    ``fingerprints``: set ``Results.fingerprints`` (:mod:`receval.fingerprint`), the
+    recommendations and the truth hashed batch by batch as they are evaluated (the inputs are
+    not read again; the row hashes of a fingerprint add up over any split of the rows).
     """
     cols = columns or Columns()
     side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
@@ -179,6 +186,7 @@ def evaluate_polars(
                 is_text_path(truth) or (isinstance(truth, Truth) and truth.text))
     files = (_is_file(recs), _is_file(truth))
     frecs, ftruth = _source(recs, "recommendations", cols), _source(truth, "ground truth", cols)
+    fps = _InPass(frecs, ftruth, cols, text) if fingerprints else None  # types decided on the inputs as given
     if needs_truth_max(resolved):  # over the whole truth, not one batch's users
         side.truth_max = _truth_max(ftruth.lazy(), cols)
     if any(text):  # decide the id types of text files once, for every batch
@@ -194,6 +202,8 @@ def evaluate_polars(
     with _Progress(n_batches) as progress, _Batches(frecs, ftruth, cols.user, n_batches, files, progress) as source:
         with user_batches():  # each batch is counted; the whole inputs are judged below
             for r_frame, t_frame in source:
+                if fps is not None:
+                    fps.add(r_frame, t_frame)
                 if t_frame.height == 0:
                     ignored = {}
                     if r_frame.height:
@@ -209,7 +219,45 @@ def evaluate_polars(
                 progress.advance()
         progress.status("merging the batches")
         check_lazy_overlap(merge_info([b.info for b in batches]), frecs.lazy(), ftruth.lazy(), cols.user, cols.item)
-        return merge(batches, resolved)
+        res = merge(batches, resolved)
+    if fingerprints:
+        from ..fingerprint import input_fingerprints, side_fingerprints
+        from ..results import LazyFingerprints
+
+        got = fps.values() if fps is not None else None
+        if got is not None:
+            res.fingerprints = {**got, **side_fingerprints(side)}
+        else:  # an input the hash refused (a missing value): it says so when read
+            res.fingerprints = LazyFingerprints(lambda: input_fingerprints(recs, truth, cols, side))
+    return res
+
+
+class _InPass:
+    """The fingerprints of the recommendations and the truth, fed each batch's rows (every row
+    is in exactly one batch); given up (None) when a part cannot be hashed, so that the inputs
+    are read again, and refused as they are, when the fingerprints are read."""
+
+    def __init__(self, frecs: pl.DataFrame | pl.LazyFrame, ftruth: pl.DataFrame | pl.LazyFrame, cols: Columns,
+                 text: tuple[bool, bool]):
+        from ..fingerprint import run_fingerprint, truth_fingerprint
+
+        try:
+            self.fps: tuple | None = (run_fingerprint(frecs, "recommendations", cols, text[0]),
+                                      truth_fingerprint(ftruth, cols, text[1]))
+        except DataError:
+            self.fps = None
+
+    def add(self, r_frame: pl.DataFrame, t_frame: pl.DataFrame) -> None:
+        if self.fps is None:
+            return
+        try:
+            self.fps[0].add(r_frame)
+            self.fps[1].add(t_frame)
+        except DataError:
+            self.fps = None
+
+    def values(self) -> dict[str, str] | None:
+        return None if self.fps is None else {"recs": self.fps[0].value(), "truth": self.fps[1].value()}
 
 
 def _is_file(obj: Any) -> bool:
@@ -318,7 +366,8 @@ class _Batches:
             where = Path(self.tmp) / name
             self.progress.status(f"reading the {'recommendations' if name == 'recs' else 'ground truth'} in {self.n} user batches")
             frame.with_columns(_receval_batch=key).sink_parquet(
-                pl.PartitionBy(where, key="_receval_batch", include_key=False), compression="lz4", maintain_order=True)
+                pl.PartitionBy(where, key="_receval_batch", include_key=False), compression="lz4", maintain_order=True,
+                row_group_size=max(4096, SPILL_BUFFER_ROWS // self.n))  # every batch's writer buffers one row group
             schema = frame.collect_schema()
 
             def read(b: int) -> pl.DataFrame:
