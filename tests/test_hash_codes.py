@@ -95,3 +95,33 @@ def test_duplicate_recommendations_found_under_a_weak_hash(monkeypatch):
     kept = receval.evaluate(dup, truth, ["precision@5"], dup="first")
     monkeypatch.undo()
     assert kept.values == receval.evaluate(dup, truth, ["precision@5"], dup="first").values
+
+
+def _prefix_hash(s: pl.Series) -> np.ndarray:
+    """A hash that only sees an id's length and first 4 bytes (strings) or its value / 256
+    (integers): ids alike in those share it, so matches must be confirmed on the ids."""
+    if s.dtype.is_integer():
+        return (s.to_numpy().astype(np.int64) >> 8).astype(np.uint64)
+    return np.array([hash((len(v.encode()), v.encode()[:4])) % 2**63 for v in s.to_list()], dtype=np.uint64)
+
+
+@pytest.mark.parametrize("hash_fn", ["real", "prefix"])
+def test_hash_codes_compare_long_strings_and_look_alikes_exactly(monkeypatch, hash_fn):
+    """Ids that only look alike (same length and first bytes, or integers close by) share a
+    hash and are told apart on the ids: ids of every length, integers, sliced and multi-chunk
+    columns give the exact join's codes."""
+    rng = np.random.default_rng(7)
+    # table values with distinct (length, first 4 bytes): under the prefix hash no two share one
+    table = pl.Series("k", ["", "a", "abcdefghijkl", "abcdXXXXXXXXXXXXXXX", "é" * 6, "日本語のアイテム"]
+                      + [f"{i:04d}-id-{i:030d}" for i in range(200)]).unique().sort()
+    pool = (table.to_list() + ["abcdefghijkm", "abcdefghijklm", "abcdYYYYYYYYYYYYYYY", "é" * 5 + "e", "x"]
+            + [f"{i:04d}-id-{i + 1:030d}" for i in range(200)] + [f"id{i}" for i in range(50)])
+    keys = pl.Series("k", [pool[j] for j in rng.integers(0, len(pool), 5_000)])
+    chunked = pl.concat([keys.slice(0, 2_000), keys.slice(2_000)], rechunk=False)
+    if hash_fn == "prefix":
+        monkeypatch.setattr(E, "hash64", _prefix_hash)
+    for k in (keys, keys.slice(17, 3_000), chunked):
+        assert np.array_equal(E._hash_codes(k, table), E._table_codes(k, table)), k.len()
+    ints_t = pl.Series("k", np.arange(300, dtype=np.int64) * 256 + rng.integers(0, 256, 300))
+    ints_k = pl.concat([ints_t.sample(2_000, with_replacement=True, seed=1), pl.Series("k", rng.integers(0, 300 * 256, 2_000))])
+    assert np.array_equal(E._hash_codes(ints_k, ints_t), E._table_codes(ints_k, ints_t))

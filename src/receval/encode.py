@@ -790,6 +790,33 @@ def _argsort_unique(key: np.ndarray) -> np.ndarray:
     return pl.Series(key, dtype=pl.Int64).arg_sort().to_numpy(writable=True)
 
 
+#: at most this many leading bits of a score go into a packed sort key (tests lower it to make
+#: every score collide and the exact ordering of the runs do the work)
+_SCORE_BITS_MAX = 64
+
+
+def _packed_sort(user: np.ndarray, score: np.ndarray, ubits: int, pbits: int, ibits: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One ``np.sort`` (numpy's vectorised sort, several times its argsort and Polars'
+    arg_sort) of the words ``user · 2^(p+i) | s · 2^i | row``: ``s`` the ``pbits`` leading
+    bits of :func:`_desc_key` of the score, ``row`` the row index (``ibits``). The sorted
+    words hold the permutation in their low bits. Returns the permutation (Polars' index
+    type), whether each sorted row has the (user, s) of the one before (the runs
+    :func:`rank_order` orders exactly), and the sorted user codes."""
+    n = len(user)
+    key = _desc_key(score)
+    key >>= np.uint64(64 - pbits)
+    key <<= np.uint64(ibits)
+    key |= user.astype(np.uint64) << np.uint64(pbits + ibits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    perm = (key & np.uint64((1 << ibits) - 1)).astype(np.uint32 if n <= 2**32 else np.int64)
+    key >>= np.uint64(ibits)
+    eq = key[1:] == key[:-1]
+    key >>= np.uint64(pbits)
+    return perm, eq, key.view(np.int64)
+
+
 def rank_order(
     user: np.ndarray,
     score: np.ndarray | None,
@@ -853,20 +880,28 @@ def rank_order(
             if np.all(~tied | step):
                 return None
     ubits = max(1, int(user.max()).bit_length())
-    sbits = 63 - ubits
-    part = _desc_key(score)
-    part >>= np.uint64(64 - sbits)
-    key = user << sbits
-    key |= part.view(np.int64)
-    del part
-    perm = _argsort_unique(key)
-    sk = pl.Series(key).gather(pl.Series(perm)).to_numpy(writable=True)
-    del key
-    eq = sk[1:] == sk[:-1]
-    if sorted_user is not None:
-        sk >>= sbits  # in place: the sorted user codes
-        sorted_user.append(sk)
-    del sk
+    ibits = max(1, (n - 1).bit_length())
+    pbits = min(64 - ubits - ibits, _SCORE_BITS_MAX)
+    if pbits >= max(1, min(16, _SCORE_BITS_MAX)):  # user, score bits and row index in one word: a plain sort
+        perm, eq, sorted_codes = _packed_sort(user, score, ubits, pbits, ibits)
+        if sorted_user is not None:
+            sorted_user.append(sorted_codes)
+        del sorted_codes
+    else:
+        sbits = 63 - ubits
+        part = _desc_key(score)
+        part >>= np.uint64(64 - sbits)
+        key = user << sbits
+        key |= part.view(np.int64)
+        del part
+        perm = _argsort_unique(key)
+        sk = pl.Series(key).gather(pl.Series(perm)).to_numpy(writable=True)
+        del key
+        eq = sk[1:] == sk[:-1]
+        if sorted_user is not None:
+            sk >>= sbits  # in place: the sorted user codes
+            sorted_user.append(sk)
+        del sk
     if not eq.any():
         return perm
     # exact order inside each run of equal keys
