@@ -682,7 +682,14 @@ def _meet(a: pl.Series, b: pl.Series) -> bool:
         if not (a.dtype.is_integer() and b.dtype.is_integer()):
             return False
         a, b = a.cast(pl.String), b.cast(pl.String)
-    return bool(a.is_in(b).any())
+    return bool(_in(a, b).any())
+
+
+def _in(a: pl.Series, b: pl.Series) -> pl.Series:
+    """``a.is_in(b)`` for two columns of one type (a semi join: ``is_in`` of a same-typed
+    column is deprecated by Polars)."""
+    found = pl.DataFrame({"k": b}).unique().with_columns(_in=pl.lit(True))
+    return pl.DataFrame({"k": a}).join(found, on="k", how="left", maintain_order="left").get_column("_in").fill_null(False)
 
 
 def _mostly_in(a: pl.Series, b: pl.Series) -> bool:
@@ -692,7 +699,7 @@ def _mostly_in(a: pl.Series, b: pl.Series) -> bool:
         return False
     if a.dtype != b.dtype:
         a, b = a.cast(pl.String), b.cast(pl.String)
-    return 2 * int(a.is_in(b).sum()) >= len(a)
+    return 2 * int(_in(a, b).sum()) >= len(a)
 
 
 def _likely_fix(role: str, r: pl.Series, t: pl.Series, r_other: pl.Series | None, t_other: pl.Series | None) -> str:
