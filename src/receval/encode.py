@@ -328,7 +328,7 @@ def _slot_tables(h: np.ndarray) -> list[tuple[np.uint64, np.uint64, np.ndarray]]
     table of ``2^b`` slots (about 8 per hash) holding the position of the one hash of a slot,
     -2 where several hashes share it (the next window separates those), -1 where none."""
     out = []
-    pos = np.arange(len(h), dtype=np.int64)
+    pos = np.arange(len(h), dtype=np.int32 if len(h) < 2**31 else np.int64)  # int32 tables: gathers in cache
     shifts = (np.uint64(0), np.uint64(29), np.uint64(13))
     for level, rot in enumerate(shifts):
         if not len(pos):
@@ -337,7 +337,7 @@ def _slot_tables(h: np.ndarray) -> list[tuple[np.uint64, np.uint64, np.ndarray]]
         mask = np.uint64((1 << b) - 1)
         slot = ((h[pos] >> rot) & mask).astype(np.intp) if level else (h[pos] >> np.uint64(64 - b)).astype(np.intp)
         counts = np.bincount(slot, minlength=1 << b)
-        table = np.full(1 << b, -1, dtype=np.int64)
+        table = np.full(1 << b, -1, dtype=pos.dtype)
         table[slot] = pos
         table[counts > 1] = -2
         out.append((np.uint64(64 - b) if not level else rot, mask, table))
@@ -758,7 +758,7 @@ def _no_duplicates(r_user: np.ndarray, ru: pl.Series, ri: pl.Series) -> bool:
     if len(ri) < 2:
         return True
     h = np.asarray(hash64(ri), dtype=np.uint64) ^ (r_user.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    srt = pl.Series(h, dtype=pl.UInt64).sort().to_numpy()
+    srt = np.sort(h)  # numpy's vectorised sort: half Polars' CPU on 10M uint64
     same = srt[1:] == srt[:-1]
     if not same.any():
         return True
