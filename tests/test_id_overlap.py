@@ -181,6 +181,26 @@ def test_items_that_meet_somewhere_are_not_refused():
     assert ev(recs, truth).values["precision@2"] == 0.0
 
 
+def test_items_that_meet_only_across_batches_are_not_refused_in_batches():
+    """No user is recommended an item of its own batch's truth, yet the item of user 1 is the
+    truth of user 2: the whole-input check finds it, with any number of batches."""
+    recs = pl.DataFrame({"user_id": [1, 2], "item_id": [10, 30], "score": [3.0, 1.0]})
+    truth = pl.DataFrame({"user_id": [1, 2], "item_id": [40, 10]})
+    for n in (1, 2, 3):
+        assert evaluate_polars(recs.lazy(), truth.lazy(), ["precision@2"], overrides=TIES, n_batches=n)["precision@2"] == 0.0
+
+
+def test_a_batch_whose_items_meet_spares_the_whole_input_item_check(monkeypatch):
+    import receval.encode as E
+
+    rng = np.random.default_rng(1)
+    recs = pl.DataFrame({"user_id": np.repeat(np.arange(50), 4), "item_id": np.tile(np.arange(4), 50), "score": rng.random(200)})
+    truth = pl.DataFrame({"user_id": np.arange(50), "item_id": np.zeros(50, dtype=np.int64)})
+    monkeypatch.setattr(E, "_id_kind", lambda dtype: pytest.fail("the whole inputs were read for the item check"))
+    got = evaluate_polars(recs.lazy(), truth.lazy(), ["hitrate@4"], overrides=TIES, n_batches=4)
+    assert got["hitrate@4"] == 1.0
+
+
 def test_the_polars_backend_refuses_and_counts_as_in_memory():
     with pytest.raises(DataError, match="no user is in common") as exc:
         evaluate_polars(RECS_NUM.lazy(), TRUTH_U.lazy(), ["precision@2"], overrides=TIES, n_batches=3)

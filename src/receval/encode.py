@@ -612,11 +612,21 @@ def check_overlap(info: dict[str, Any], ids: Callable[[], dict[str, tuple[pl.Ser
         )
 
 
-def check_lazy_overlap(info: dict[str, Any], lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, user: str, item: str) -> None:
+def items_meet(enc: Encoded, rows: int = 1 << 16) -> bool:
+    """Whether one of the first ``rows`` recommendation rows of a batch recommends an item of
+    the batch's truth: then some recommended item is in the whole truth and the whole-input
+    item check of :func:`check_lazy_overlap` has nothing to find. False says nothing."""
+    r_item = enc.recs["item"][:rows]
+    return bool(len(r_item)) and bool(np.isin(r_item, np.unique(enc.truth["item"])).any())
+
+
+def check_lazy_overlap(info: dict[str, Any], lrecs: pl.LazyFrame, ltruth: pl.LazyFrame, user: str, item: str,
+                       items_met: bool = False) -> None:
     """:func:`check_overlap` for inputs evaluated in user batches (the Polars backend), from the
     merged counts in ``info``; then the item check on the whole inputs (a batch's truth holds
-    only its users' items, so no batch can tell): :func:`no_item_in_truth`. Ids are collected
-    only when no recommended item is in the ground truth or no user in common."""
+    only its users' items, so no batch can tell it is missed; ``items_met``: a batch found a
+    recommended item in its truth, :func:`items_meet`, so none is): :func:`no_item_in_truth`.
+    Ids are collected only when no recommended item is in the ground truth or no user in common."""
     def unique(frame: pl.LazyFrame, col: str) -> pl.Series:
         return frame.select(pl.col(col)).unique().sort(col).collect().to_series()
 
@@ -624,7 +634,7 @@ def check_lazy_overlap(info: dict[str, Any], lrecs: pl.LazyFrame, ltruth: pl.Laz
         return {role: (unique(lrecs, c), unique(ltruth, c)) for role, c in (("user", user), ("item", item))}
 
     check_overlap(info, ids)
-    if not info.get("rec_rows"):
+    if not info.get("rec_rows") or items_met:
         return
     r, t = lrecs.select(pl.col(item).alias("k")), ltruth.select(pl.col(item).alias("k"))
     kinds = [_id_kind(f.collect_schema()["k"]) for f in (r, t)]

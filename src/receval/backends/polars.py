@@ -43,7 +43,7 @@ from typing import Any
 
 import polars as pl
 
-from ..encode import check_lazy_overlap, harmonize, user_batches
+from ..encode import check_lazy_overlap, harmonize, items_meet, user_batches
 from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
 from ..errors import DataError
 from ..io import Columns, read_frame, scan_frame
@@ -198,7 +198,7 @@ def evaluate_polars(
     if n_batches is None:
         eager = int(sum(f.estimated_size() for f in (frecs, ftruth) if isinstance(f, pl.DataFrame)))
         n_batches = batches_for(_height(frecs), budget if budget is not None else memory_budget(eager))
-    batches = []
+    batches, items_met = [], False
     with _Progress(n_batches) as progress, _Batches(frecs, ftruth, cols.user, n_batches, files, progress) as source:
         with user_batches():  # each batch is counted; the whole inputs are judged below
             for r_frame, t_frame in source:
@@ -214,11 +214,13 @@ def evaluate_polars(
                 else:
                     enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
                     del r_frame, t_frame
+                    items_met = items_met or items_meet(enc)
                     batches.append(run_batch(enc, resolved, side, whole_globals=whole))
                     del enc
                 progress.advance()
         progress.status("merging the batches")
-        check_lazy_overlap(merge_info([b.info for b in batches]), frecs.lazy(), ftruth.lazy(), cols.user, cols.item)
+        check_lazy_overlap(merge_info([b.info for b in batches]), frecs.lazy(), ftruth.lazy(), cols.user, cols.item,
+                           items_met=items_met)
         res = merge(batches, resolved)
     if fingerprints:
         from ..fingerprint import input_fingerprints, side_fingerprints
