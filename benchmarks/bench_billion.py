@@ -231,10 +231,13 @@ def _values(raw) -> dict[str, float]:
 
 
 def _commit() -> str:
+    """The short commit of the checkout, with ``+dirty`` when its ``src`` has uncommitted changes."""
     try:
-        return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--", "src"], capture_output=True, text=True).stdout.strip()
     except OSError:
         return ""
+    return head + ("+dirty" if dirty else "")
 
 
 def render() -> None:
@@ -312,13 +315,14 @@ def main(argv=None) -> None:
     if a.generate_only:
         return
     load0 = os.getloadavg()[0]
+    commit = _commit()  # the code the CLI runs: taken before it starts
     got = run_cli(recs, truth, METRICS)
     got["load"] = [load0, os.getloadavg()[0]]
     values = _values(got["values"])
     print(f"receval evaluate: {got['seconds']:.1f} s, peak RSS {got['peak_rss'] / 1e9:.2f} GB", file=sys.stderr)
     row = {"users": a.users, "rows": a.users * K, "truth_rows": a.users * TRUTH_PER_USER, "files": sizes,
            "seconds": got["seconds"], "peak_rss": got["peak_rss"], "values": values, "generate_seconds": gen,
-           "load": got["load"], "rss_timeline": got["rss_timeline"], "seed": a.seed, "commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+           "load": got["load"], "rss_timeline": got["rss_timeline"], "seed": a.seed, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     earlier = (json.loads((OUT / "billion.json").read_text()) if (OUT / "billion.json").exists() else {}).get(str(a.users), {})
     if a.reuse_reference and earlier.get("reference") and earlier.get("seed", 0) == a.seed:
         ref = earlier["reference"]  # it depends on the size, the seed and the metrics only
