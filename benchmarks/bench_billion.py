@@ -274,17 +274,9 @@ def render() -> None:
             load = ", ".join(f"{x:.1f}" for x in p["load"]) if "load" in p else p.get("load_note", "–")
             lines.append(f"\nThe run of {int(key):,} users before it: {p['seconds']:.0f} s, peak RSS {p['peak_rss'] / 1e9:.2f} GB "
                          f"(commit {p.get('commit', '–')}, {p.get('date', '–')}, load {load}).")
-    text = "\n".join(lines) + "\n"
-    res = HERE / "RESULTS.md"
-    doc = res.read_text()
-    start, end = "<!-- billion:start -->", "<!-- billion:end -->"
-    block = f"{start}\n{text}{end}"
-    if start in doc:
-        doc = doc[:doc.index(start)] + block + doc[doc.index(end) + len(end):]
-    else:
-        anchor = "<!-- core:start -->"
-        doc = doc.replace(anchor, block + "\n\n" + anchor, 1) if anchor in doc else doc + "\n" + block + "\n"
-    res.write_text(doc)
+    from bench_core import write_section
+
+    write_section("billion", "\n".join(lines), before="core")
 
 
 def main(argv=None) -> None:

@@ -382,6 +382,23 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_section(name: str, body: str, before: str | None = None) -> None:
+    """Replace the ``<!-- name:start -->`` ... ``<!-- name:end -->`` section of RESULTS.md with
+    ``body``; a missing section goes before the section ``before`` (when there), else at the end."""
+    path = HERE / "RESULTS.md"
+    doc = path.read_text() if path.exists() else "# Benchmark results\n"
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.rstrip()}\n{end}"
+    anchor = f"<!-- {before}:start -->" if before else None
+    if start in doc and end in doc:
+        doc = doc[:doc.index(start)] + block + doc[doc.index(end) + len(end):]
+    elif anchor and anchor in doc:
+        doc = doc.replace(anchor, block + "\n\n" + anchor, 1)
+    else:
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    path.write_text(doc)
+
+
 def write_results_md(rows: list[dict], mach: dict) -> None:
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmark results\n"

@@ -198,15 +198,9 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def _write_results(text: str) -> None:
-    path = HERE / "RESULTS.md"
-    doc = path.read_text()
-    start, end = "<!-- corners:start -->", "<!-- corners:end -->"
-    block = f"{start}\n{text.rstrip()}\n{end}"
-    if start in doc:
-        doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end):]
-    else:
-        doc = doc.rstrip() + "\n\n" + block + "\n"
-    path.write_text(doc)
+    from bench_core import write_section
+
+    write_section("corners", text)
 
 
 def main(argv=None) -> None:
