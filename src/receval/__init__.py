@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__  # the one place the version is written
-from .errors import DataError, RecevalError, SpecError  # noqa: E402  (light: the standard library only)
+from .errors import DataError, RecevalError, RecevalNote, RecevalWarning, SpecError  # noqa: E402  (light: the standard library only)
 
 #: public name -> the module that defines it (imported on first access)
 _LAZY = {
@@ -60,4 +60,6 @@ __all__ = [
     "RecevalError",
     "SpecError",
     "DataError",
+    "RecevalWarning",
+    "RecevalNote",
 ]

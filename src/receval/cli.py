@@ -511,12 +511,14 @@ def _one_line_warnings() -> None:
     """receval's warnings on stderr as one line each (``receval: warning: ...``), no source line."""
     import warnings
 
-    from .errors import RecevalWarning
+    from .errors import RecevalNote, RecevalWarning
 
     show = warnings.showwarning
 
     def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
-        if issubclass(category, RecevalWarning):
+        if issubclass(category, RecevalNote):
+            print(f"receval: note: {one_line(message)}", file=sys.stderr)
+        elif issubclass(category, RecevalWarning):
             print(f"receval: warning: {one_line(message)}", file=sys.stderr)
         else:
             show(message, category, filename, lineno, file, line)

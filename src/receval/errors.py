@@ -86,6 +86,42 @@ class RecevalWarning(UserWarning):
     is recorded with its counts in ``Results.info``; the command line prints it on stderr."""
 
 
+class RecevalNote(UserWarning):
+    """What receval decided for the user, said once in one short line: a relevance rule read
+    from the data, another vocabulary's name resolved, a tie rule that decided values, users
+    left without recommendations. Not a problem: a notebook filters them with
+    ``warnings.filterwarnings("ignore", category=receval.RecevalNote)``; the command line prints
+    them as ``receval: note: ...`` on stderr."""
+
+
+def note(message: str, stacklevel: int = 2) -> None:
+    """Say one :class:`RecevalNote` (one line), pointing at the first frame outside receval.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     note("rel:>0 read from the data")
+    >>> w[0].category.__name__, str(w[0].message)
+    ('RecevalNote', 'rel:>0 read from the data')
+    """
+    import warnings
+
+    warnings.warn(one_line(message), RecevalNote, stacklevel=caller_level(stacklevel))
+
+
+def caller_level(at_least: int = 2) -> int:
+    """The ``stacklevel`` at which a warning points to the first frame outside the receval
+    package (the user's line), never less than ``at_least``."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return max(at_least, level)
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest choice, or a list of choices.
 
