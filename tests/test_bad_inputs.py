@@ -178,11 +178,19 @@ CASES = [
     Case("empty metric", "cannot parse", metrics=[""]),
     Case("unbalanced spec", "cannot parse", metrics=["ndcg(gain=linear@3"]),
     Case("graded gain", N3_LIN, metrics=["ndcg(gain=linear)@3"]),
-    Case("negative ratings refused", "neg=zero", metrics=["ndcg(gain=linear)@3"], truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n"),
+    # rel=all: the negative rating is relevant, and a graded gain must be told what to do with it
+    Case("negative ratings refused", "neg=zero", metrics=["ndcg(gain=linear)@3"], truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n",
+         opts={"rel": "all"}),
+    # the default rel:>0 (a rating column): the -3 row is not relevant, so no gain is negative
+    Case("negative ratings not relevant by default", (5 * L(2) / (5 * L(1)) + L(2) / L(1)) / 2, metrics=["ndcg(gain=linear)@3"],
+         truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n"),
     # ratings 5, -3 -> gains 5, 0: DCG 5 L(2), ideal 5 L(1); user 2 as before
     Case("negative ratings clipped", (5 * L(2) / (5 * L(1)) + L(2)) / 2, metrics=["ndcg(gain=linear,neg=zero)@3"],
+         truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n", opts={"rel": "all"}),
+    Case("negative ratings, binary gain", N3, metrics=["ndcg@3"], truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n",
+         opts={"rel": "all"}),
+    Case("negative ratings, binary gain, default rel", L(2) / L(1), metrics=["ndcg@3"],
          truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n"),
-    Case("negative ratings, binary gain", N3, metrics=["ndcg@3"], truth="user_id,item_id,rating\n1,20,5\n1,30,-3\n2,40,4\n"),
     Case("unknown dialect", "unknown dialect", opts={"dialect": "nodialect"}),
     Case("dialect without the metric", "has no metric", metrics=["precision@2"], opts={"dialect": "openrec"}),
     Case("empty policy error", "empty='skip'", metrics=["recall@2"], opts={"rel": "5", "empty": "error"}),
@@ -823,6 +831,7 @@ def test_polars_max_threads_zero(inputs, threads):
     err = res.stderr.decode()
     assert res.returncode == 0 and "Traceback" not in err and "panic" not in err.lower(), err[-500:]
     assert json.loads(res.stdout)["results"][0]["value"] == P2
+    err = "".join(line for line in err.splitlines(keepends=True) if not line.startswith("receval: note: "))
     assert err == f"receval: warning: POLARS_MAX_THREADS={threads} is not a number of threads; ignored (polars uses " \
                   "every core; set it to 1 or more to limit them)\n"
 

@@ -123,11 +123,11 @@ def test_skipped_is_informational_and_ignored_when_parsing():
 
 
 SNAPSHOTS = {
-    "ndcg@10": "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "map(denominator=r)@4": "map@4|den:r|ind:yes|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "precision@2": "precision@2|den:k|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "dcg(base=e)@4": "dcg@4|gain:binary|base:e|disc:log|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
-    "ndcg(gain=shifted)@3": "ndcg@3|gain:shifted|ideal:cut|base:2|disc:log|t:0|neg:error|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "ndcg@10": "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "map(denominator=r)@4": "map@4|den:r|ind:yes|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "precision@2": "precision@2|den:k|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "dcg(base=e)@4": "dcg@4|gain:binary|base:e|disc:log|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
+    "ndcg(gain=shifted)@3": "ndcg@3|gain:shifted|ideal:cut|base:2|disc:log|t:0|neg:error|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:{v}",
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from .engine import SideInputs, evaluate_encoded, exact_items, plan
+from .engine import SideInputs, evaluate_encoded, exact_items, plan, say, settle_rel
 from .io import Columns
 from .resolve import UNSET
 from .results import Results
@@ -134,8 +134,10 @@ def evaluate(
 
         res = evaluate_polars(inputs.recs, inputs.truth, metrics, n_batches=n, text=inputs.text, **kw)
     else:
+        resolved, rel_said = settle_rel(resolved, inputs.truth.frame, cols.rating)  # rel:>0 when the truth is rated
         enc = inputs.encode(exact=exact_items(resolved))
         res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
+        say(rel_said)
     res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
     res.inputs = paths
     return res

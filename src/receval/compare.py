@@ -151,6 +151,9 @@ def compare_results(
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col)
     enc = encode_inputs(recs, truth, cols)
+    from .resolve import decide_rel
+
+    cells = dict(zip(cells, decide_rel(list(cells.values()), "rating" in enc.truth)))  # rel:>0 when the truth is rated
     side = SideInputs(categories, train, catalog, cols)
     from .signature import note_side
 

@@ -27,7 +27,7 @@ from .hits import Hits, build
 from .io import Columns, check_columns, read_frame
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
-from .resolve import UNSET, Resolved, resolve
+from .resolve import UNSET, Resolved, decide_rel, resolve
 from .results import Entry, Results
 from .side import SideInputs
 from .signature import make_signature
@@ -61,6 +61,48 @@ def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = N
     ov.update({k: v for k, v in (overrides or {}).items()})
     d = dialect_of(dialect)
     return [resolve(m, dialect=d, overrides=ov) for m in metrics]
+
+
+def settle_rel(resolved: list[Resolved], truth: Any, rating_col: str) -> tuple[list[Resolved], str | None]:
+    """:func:`receval.resolve.decide_rel` on a truth frame (polars, eager or lazy): ``rel:>0``
+    when it has the rating column ``rating_col``; with the note on what that decided
+    (:func:`rel_message`, counts read from the ratings), for the caller to say once the values
+    are computed (a refused call says only its error)."""
+    names = truth.collect_schema().names() if isinstance(truth, pl.LazyFrame) else truth.columns
+    has_rating = rating_col in names
+    if not has_rating or not any(r.rel_auto for r in resolved):
+        return decide_rel(resolved, has_rating), None
+    y = pl.col(rating_col).cast(pl.Float64, strict=False)  # a rating that is no number is refused later, by encode
+    got = truth.lazy().select(pl.len().alias("rows"), (y <= 0).sum().alias("nonpositive"),
+                              y.filter(y > 0).n_unique().alias("levels")).collect().row(0)
+    return decide_rel(resolved, True), rel_message(*(int(v or 0) for v in got))
+
+
+def rel_message(rows: int, nonpositive: int, levels: int) -> str | None:
+    """The note on the standard relevance default ``rel:>0`` (a rating column, no ``rel``): how
+    many truth rows it leaves out, or that every positive rating level counts; None when the
+    ratings are a plain positive label.
+
+    >>> rel_message(10, 4, 1)
+    "rel:>0 (the default): 4 of 10 truth rows have a rating <= 0 and are not relevant; rel='all' counts every row"
+    >>> rel_message(10, 0, 1) is None
+    True
+    """
+    if nonpositive:
+        return (f"rel:>0 (the default): {nonpositive} of {rows} truth rows have a rating <= 0 and are not relevant; "
+                "rel='all' counts every row")
+    if levels > 1:
+        return (f"rel:>0 (the default): all {levels} positive rating levels count as relevant; "
+                "set a threshold with rel= (--rel), e.g. rel=4 for ratings >= 4")
+    return None
+
+
+def say(message: str | None) -> None:
+    """:func:`receval.errors.note` when there is something to say."""
+    if message:
+        from .errors import note
+
+        note(message)
 
 
 # ---- inputs ------------------------------------------------------------------------------------

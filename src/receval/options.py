@@ -155,7 +155,9 @@ CONTEXT_AXES: dict[str, Axis] = {
     for a in [
         Axis(
             "rel", "rel", None,
-            "relevance threshold: a truth row is relevant when its rating >= rel ('>4': strictly above 4); 'all' makes every truth row relevant",
+            ("relevance threshold: a truth row is relevant when its rating >= rel ('>4': strictly above 4); 'all' makes every "
+             "truth row relevant. Default (standard dialect): '>0' when the ground truth has a rating column (a rating of 0 "
+             "is not relevant; recorded as rel:>0, with a note), 'all' without one; a dialect keeps its library's rule"),
             numeric=True,
         ),
         Axis(

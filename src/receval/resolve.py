@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .metrics import get_metric
@@ -28,6 +29,9 @@ class Resolved:
     #: no tie group reaches into the top k (the order there is settled by the scores), refused
     #: on the data otherwise (:meth:`receval.hits.Hits.check_order_settled`)
     settle: bool = False
+    #: ``rel`` was left to the standard dialect's default: decided on the data by
+    #: :func:`decide_rel` (``rel:>0`` when the truth has a rating column, ``rel:all`` without)
+    rel_auto: bool = False
 
     @property
     def per_user(self) -> bool:
@@ -82,8 +86,33 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     # no tie-averaged value for the metric (or variant): computed where the data settle the
     # order, refused on the data otherwise
     settle = metric.settles(values)
+    # the standard dialect's relevance default reads the data (decide_rel); a dialect keeps its library's rule
+    rel_auto = sources.get("rel") == "default" and dialect_name == "standard"
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
-                    order_source=sources.get("order", "default"), settle=settle)
+                    order_source=sources.get("order", "default"), settle=settle, rel_auto=rel_auto)
+
+
+#: the standard dialect's relevance threshold when the truth has a rating column and no ``rel``
+#: was given: a row is relevant when its rating is > 0 (written ``rel:>0``; trec_eval and
+#: ir_measures read qrels so), so a 0 of an implicit 0/1 label is not a hit
+REL_POSITIVE = math.nextafter(0.0, math.inf)
+
+
+def decide_rel(resolved: list[Resolved], has_rating: bool) -> list[Resolved]:
+    """The specs whose ``rel`` the standard dialect left to the data, decided: ``rel:>0`` when
+    the truth has a rating column, ``rel:all`` (every row relevant) without one. Every engine
+    calls it once the truth's columns are known; the signature records the decision.
+
+    >>> from receval.resolve import resolve
+    >>> [r.options["rel"] for r in decide_rel([resolve("ndcg@10"), resolve("ndcg(rel=all)@10")], True)]
+    [5e-324, None]
+    >>> decide_rel([resolve("ndcg@10")], False)[0].options["rel"] is None
+    True
+    """
+    if not has_rating:
+        return list(resolved)
+    return [replace(r, options={**r.options, "rel": REL_POSITIVE}) if r.rel_auto and "rel" in r.options else r
+            for r in resolved]
 
 
 class _Unset:
@@ -96,4 +125,4 @@ _UNSET = _Unset()
 UNSET = _UNSET
 
 
-__all__ = ["Resolved", "resolve", "UNSET"]
+__all__ = ["Resolved", "resolve", "decide_rel", "REL_POSITIVE", "UNSET"]

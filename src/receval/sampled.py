@@ -57,6 +57,7 @@ import numpy as np
 
 from . import __version__
 from .errors import DataError, SpecError, closest, did_you_mean
+from .options import _render_number
 from .spec import signature_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -499,7 +500,7 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
     if not isinstance(ties, str) or ties not in _TIES:
         close = did_you_mean(ties, _TIES) if isinstance(ties, str) else ""
         raise SpecError(f"`ties` must be 'pessimistic' or 'optimistic', got {ties!r}" + (close if "did you mean" in close else ""))
-    if rel is not None and (not _is_real(rel) or not np.isfinite(rel)):
+    if rel is not None and rel != "auto" and (not _is_real(rel) or not np.isfinite(rel)):
         raise SpecError(f"`rel` (the rating from which a truth row is relevant) must be a number or None, got {rel!r}")
     if not callable(scores) and not _frame_like(scores):
         raise DataError(
@@ -508,6 +509,15 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
         )
     cat, order = _read_catalog(catalog)
     t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
+    if rel == "auto":  # the standard default: rel:>0 when the truth is rated, every row without a rating column
+        from .engine import rel_message, say
+        from .resolve import REL_POSITIVE
+
+        rel = None
+        if "rating" in t and t["rating"].dtype.kind in "iuf":
+            y = t["rating"][np.isfinite(t["rating"])]
+            say(rel_message(len(t["rating"]), int((y <= 0).sum()), int(np.unique(y[y > 0]).size)))
+            rel = REL_POSITIVE
     if rel is not None and "rating" not in t:
         raise DataError("a relevance threshold (rel=) needs a rating column in the ground truth; add one or pass rel=None")
     if rel is not None and t["rating"].dtype.kind not in "iuf":
@@ -596,12 +606,14 @@ def sampled_evaluate(
     gamma: float = 0.01,
     ties: str = "pessimistic",
     exclude: Frame | None = None,
-    rel: float | None = None,
+    rel: float | str | None = "auto",
     progress: bool | None = None,
 ) -> SampledResults:
     """Sampled-negative evaluation of a full score source (see the module docs for the exact protocol).
 
-    ``truth`` (user_id, item_id[, rating]) gives the positives (``rel`` a rating threshold),
+    ``truth`` (user_id, item_id[, rating]) gives the positives (``rel`` a rating threshold;
+    by default ``rel:>0`` when the truth has a rating column, every row without one; ``None``
+    makes every row a positive),
     ``catalog`` the candidate items, ``exclude`` (user_id, item_id) items never sampled as
     negatives (e.g. the train interactions). ``n`` negatives per positive, drawn with ``seed``.
 
@@ -692,7 +704,7 @@ def sampled_evaluate(
     values: dict[tuple[str, str], float] = {}
     sigs: dict[tuple[str, str], str] = {}
     base = signature_text(("protocol", "sampled"), ("n", n), ("seed", seed), ("ties", ties),
-                          ("exclude", "given" if a.exclude is not None else "none"), ("rel", "all" if rel is None else format(rel, "g")))
+                          ("exclude", "given" if a.exclude is not None else "none"), ("rel", "all" if rel is None else _render_number(rel)))
     for j, (spec, _, _) in enumerate(a.metrics):
         fn = fns[j]
         for est in a.estimators:

@@ -44,7 +44,7 @@ from typing import Any
 import polars as pl
 
 from ..encode import check_lazy_overlap, harmonize, items_meet, user_batches
-from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch
+from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch, say, settle_rel
 from ..errors import DataError
 from ..io import Columns, read_frame, scan_frame
 from ..resolve import Resolved
@@ -187,6 +187,7 @@ def evaluate_polars(
     files = (_is_file(recs), _is_file(truth))
     frecs, ftruth = _source(recs, "recommendations", cols), _source(truth, "ground truth", cols)
     fps = _InPass(frecs, ftruth, cols, text) if fingerprints else None  # types decided on the inputs as given
+    resolved, rel_said = settle_rel(resolved, ftruth, cols.rating)  # rel:>0 when the truth is rated
     if needs_truth_max(resolved):  # over the whole truth, not one batch's users
         side.truth_max = _truth_max(ftruth.lazy(), cols)
     if any(text):  # decide the id types of text files once, for every batch
@@ -222,6 +223,7 @@ def evaluate_polars(
         check_lazy_overlap(merge_info([b.info for b in batches]), frecs.lazy(), ftruth.lazy(), cols.user, cols.item,
                            items_met=items_met)
         res = merge(batches, resolved)
+    say(rel_said)
     if fingerprints:
         from ..fingerprint import input_fingerprints, side_fingerprints
         from ..results import LazyFingerprints

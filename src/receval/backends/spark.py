@@ -172,7 +172,8 @@ def evaluate_spark(
 
     from .. import __version__
     from ..encode import check_overlap
-    from ..engine import SideInputs, check_globals, needs_truth_max, plan
+    from ..engine import SideInputs, check_globals, needs_truth_max, plan, rel_message, say
+    from ..resolve import decide_rel
     from ..signature import note_side
 
     cols = columns or Columns()
@@ -208,6 +209,12 @@ def evaluate_spark(
             )
     has_score, has_rank = cols.score in rdf.columns, cols.rank in rdf.columns
     has_rating = cols.rating in tdf.columns
+    rel_said = None
+    if has_rating and any(r.rel_auto for r in resolved):  # rel:>0 when the truth is rated, said once
+        y = F.col(cols.rating).cast("double")
+        got = tdf.agg(F.count(F.lit(1)), F.sum((y <= 0).cast("long")), F.countDistinct(F.when(y > 0, y))).collect()[0]
+        rel_said = rel_message(*(int(v or 0) for v in got))
+    resolved = decide_rel(resolved, has_rating)
     utype = rtypes[cols.user] if _kind(rtypes[cols.user]) != "integer" else T.LongType()
     itype = rtypes[cols.item] if _kind(rtypes[cols.item]) != "integer" else T.LongType()
 
@@ -259,6 +266,7 @@ def evaluate_spark(
     try:
         res = _finish(out, resolved, parts, cols, n, __version__)
         check_overlap(res.info)  # the users of the whole inputs (each partition only counted them)
+        say(rel_said)
         return res
     finally:
         if reread:
@@ -391,7 +399,9 @@ class _Job:
         from ..engine import SideInputs, encode_frames, exact_items, plan, run_batch
         from ..policy import policy_columns
 
-        resolved = plan(self.metrics, self.dialect, self.overrides)
+        from ..resolve import decide_rel
+
+        resolved = decide_rel(plan(self.metrics, self.dialect, self.overrides), self.has_rating)
         frame = pl.from_arrow(table)
         cols = Columns("u", "i", "s", "k", "y")
         keep_r = ["u", "i"] + [c for c, has in (("s", self.has_score), ("k", self.has_rank)) if has]
