@@ -34,8 +34,8 @@ def test_logmax2_with_a_miss_on_top():
 def test_lenskit_clips_negative_gains():
     truth = dict(TRUTH, rating=[-1.0, -2.0, -3.0])
     assert receval.evaluate(RECS, truth, ["ndcg(gain=linear)@3"], dialect="lenskit")["ndcg(gain=linear)@3"] == 0.0
-    with pytest.raises(receval.DataError, match="neg=zero"):
-        receval.evaluate(RECS, truth, ["ndcg(gain=linear)@3"])
+    with pytest.raises(receval.DataError, match="neg=zero"):  # rel=all: the negative ratings are relevant
+        receval.evaluate(RECS, truth, ["ndcg(gain=linear)@3"], rel="all")
 
 
 @pytest.mark.parametrize(("items", "relevant", "rr"), [

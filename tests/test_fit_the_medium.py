@@ -30,7 +30,7 @@ from receval.tables import latex_label, render_pairs, render_table, write_table
 RECS = str(example_path("recs.csv"))
 TRUTH = str(example_path("truth.csv"))
 WIDTHS = (80, 100)
-SIG_TAIL = "|rel:all|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:0.1.0"
+SIG_TAIL = "|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:0.1.0"
 
 
 def _widest(text: str) -> int:
@@ -83,7 +83,7 @@ def test_evaluate_fits_columns(width, monkeypatch, capsys):
     assert _widest(out) <= width
     assert "0.272813" in out and "data: recs rf1:" in out
     # the signatures, short: each one's own fields and …, the shared fields once
-    assert "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|…" in out and "… = rel:all|" in out
+    assert "ndcg@10|gain:binary|ideal:cut|base:2|disc:log|…" in out and "… = rel:>0|" in out
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -507,8 +507,10 @@ def _restore(saved: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def _one_line_warnings() -> None:
-    """receval's warnings on stderr as one line each (``receval: warning: ...``), no source line."""
+def _one_line_warnings(notes: list[str] | None = None) -> None:
+    """receval's warnings on stderr as one line each (``receval: warning: ...``), no source line;
+    its notes (``receval: note: ...``) into ``notes``, said once the command has succeeded (a
+    refused command says only its error)."""
     import warnings
 
     from .errors import RecevalNote, RecevalWarning
@@ -517,7 +519,11 @@ def _one_line_warnings() -> None:
 
     def showwarning(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
         if issubclass(category, RecevalNote):
-            print(f"receval: note: {one_line(message)}", file=sys.stderr)
+            line = f"receval: note: {one_line(message)}"
+            if notes is None:
+                print(line, file=sys.stderr)
+            elif line not in notes:
+                notes.append(line)
         elif issubclass(category, RecevalWarning):
             print(f"receval: warning: {one_line(message)}", file=sys.stderr)
         else:
@@ -541,9 +547,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if exc.code in (0, None):
                 raise
             return exc.code if isinstance(exc.code, int) else 2
-        _one_line_warnings()
+        notes: list[str] = []
+        _one_line_warnings(notes)
         try:
-            return int(args.run(args) or 0)
+            code = int(args.run(args) or 0)
+            if code == 0 and notes:
+                print("\n".join(notes), file=sys.stderr)
+            return code
         except RecevalError as exc:
             return _fail(exc)
         except BrokenPipeError:  # pragma: no cover

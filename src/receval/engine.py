@@ -72,9 +72,12 @@ def settle_rel(resolved: list[Resolved], truth: Any, rating_col: str) -> tuple[l
     has_rating = rating_col in names
     if not has_rating or not any(r.rel_auto for r in resolved):
         return decide_rel(resolved, has_rating), None
-    y = pl.col(rating_col).cast(pl.Float64, strict=False)  # a rating that is no number is refused later, by encode
-    got = truth.lazy().select(pl.len().alias("rows"), (y <= 0).sum().alias("nonpositive"),
-                              y.filter(y > 0).n_unique().alias("levels")).collect().row(0)
+    y = pl.col(rating_col).cast(pl.Float64, strict=False)
+    try:
+        got = truth.lazy().select(pl.len().alias("rows"), (y <= 0).sum().alias("nonpositive"),
+                                  y.filter(y > 0).n_unique().alias("levels")).collect().row(0)
+    except pl.exceptions.PolarsError:  # ratings that are no numbers: refused by encode, which names the column
+        return decide_rel(resolved, True), None
     return decide_rel(resolved, True), rel_message(*(int(v or 0) for v in got))
 
 
