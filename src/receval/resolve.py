@@ -28,6 +28,9 @@ class Resolved:
     #: no tie group reaches into the top k (the order there is settled by the scores), refused
     #: on the data otherwise (:meth:`receval.hits.Hits.check_order_settled`)
     settle: bool = False
+    #: the axes set by the spec, a call keyword or the dialect (not left at their default): a
+    #: choice the user made, which receval never notes (``ties``, ``norecs``)
+    chosen: frozenset[str] = frozenset()
 
     @property
     def per_user(self) -> bool:
@@ -83,7 +86,8 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     # order, refused on the data otherwise
     settle = metric.settles(values)
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
-                    order_source=sources.get("order", "default"), settle=settle)
+                    order_source=sources.get("order", "default"), settle=settle,
+                    chosen=frozenset(n for n, src in sources.items() if src != "default"))
 
 
 class _Unset:
