@@ -261,8 +261,8 @@ def warn_ties(info: dict[str, Any], resolved: Sequence[Resolved] = ()) -> None:
     if n and users and unchosen:
         rule = str(unchosen[0].options.get("ties"))
         ks = [r.k for r in unchosen]
-        where = "in their lists" if any(k is None for k in ks) else f"into their top {max(k for k in ks if k is not None)}"
-        note(f"ties={rule} decided values for {n} of {users} users ({100 * n / users:.1f}%): tied scores reach {where}; "
+        where = "are in their lists" if any(k is None for k in ks) else f"reach into their top {max(k for k in ks if k is not None)}"
+        note(f"ties={rule} decided values for {n} of {users} users ({100 * n / users:.1f}%): tied scores {where}; "
              "ties=item or another rule gives other values (receval explain ties)")
     missing = int(info.get("users_without_recs", 0))
     if missing and any("norecs" in r.metric.context and "norecs" not in r.chosen for r in resolved):

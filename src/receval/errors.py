@@ -69,14 +69,14 @@ class TiesRefused(DataError):
         """One line (at most 200 characters) that starts with the fix and gives the counts;
         ``receval explain ties`` says the rest."""
         k = min(k for k, n in self.counts.items() if n)
-        n, m = self.counts[k], _cut(self.metric, 40)
+        n, m = self.counts[k], _cut(self.metric, 30)
         who = f"{n} {'user has' if n == 1 else 'users have'}"
         if self.kind == "straddle":
-            return (f"pass ties=item (or item_desc, input) or a cut-off at a tie-group boundary: {m}@{k} has no "
-                    f"tie-averaged value; {who} tied scores across position {k} (receval explain ties)")
+            return (f"pass ties=item (or item_desc, input, or a cut-off between tie groups): {m}@{k} has no "
+                    f"tie-averaged value; {who} ties across position {k} (receval explain ties)")
         where = f"within the top {k}" if k else "in their lists"
         return (f"pass ties=item (or item_desc, input): {m}{'@' + str(k) if k else ''} has no tie-averaged value; "
-                f"{who} tied scores {where} (receval explain ties)")
+                f"{who} ties {where} (receval explain ties)")
 
 
 class RecevalWarning(UserWarning):

@@ -235,6 +235,11 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
     declared = _stat_field(cmp, "users")
     which = f" (user set: {', '.join(declared)})" if declared else ""
     lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
+    from .comparison import partial_runs
+
+    partial = partial_runs(cmp.with_recs)
+    if partial:
+        lines.append(partial)
     return lines
 
 
