@@ -106,7 +106,7 @@ def test_the_count_is_the_same_on_every_batch_split(monkeypatch):
         monkeypatch.setenv(bp.BUDGET_ENV, budget)
         for engine in (None, "polars"):
             calls["n"] = 0
-            res, again, _ = said(lambda: evaluate(recs, truth, SPECS, engine=engine))
+            res, again, _ = said(lambda engine=engine: evaluate(recs, truth, SPECS, engine=engine))
             assert calls["n"] > 1  # batched
             assert res.info["tied_users"] == want
             assert [str(n.message) for n in again] == [str(n.message) for n in notes]
@@ -121,7 +121,7 @@ def test_partial_run_is_noted_unless_norecs_is_chosen():
         "30 of 120 truth users with relevant items have no recommendations; they score 0 (norecs=zero); "
         "norecs=skip leaves them out"]
     for kw in ({"norecs": "zero"}, {"norecs": "skip"}):
-        _, notes, _ = said(lambda: evaluate(part, truth, ["ndcg@10"], ties="item", **kw))
+        _, notes, _ = said(lambda kw=kw: evaluate(part, truth, ["ndcg@10"], ties="item", **kw))
         assert notes == []
     _, notes, _ = said(lambda: evaluate(recs, truth, ["ndcg@10"], ties="item"))
     assert notes == []  # every user has recommendations
