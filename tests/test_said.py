@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import shutil
 import warnings
 
 import numpy as np
@@ -188,11 +189,24 @@ def test_explain_ties_carries_the_long_form():
     assert "Results.info['tied_users']" in text
 
 
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    from receval.backends.spark import local_session
+
+    session = local_session(partitions=4)  # several partitions: their counts are added
+    yield session
+    session.stop()
+
+
 @pytest.mark.spark
 def test_the_count_on_spark(spark):
     recs, truth = rounded_data()
-    res, notes, _ = said(lambda: evaluate(spark.createDataFrame(recs.to_pandas()), spark.createDataFrame(truth.to_pandas()),
-                                          ["ndcg@10", "recall@10"]))
+    r = spark.createDataFrame(recs.rows(), "user_id long, item_id long, score double").repartition(4)
+    t = spark.createDataFrame(truth.rows(), "user_id long, item_id long")
+    res, notes, _ = said(lambda: evaluate(r, t, ["ndcg@10", "recall@10"], engine="spark"))
     assert res.info["tied_users"] == tied_within(recs, 10)
     one = [n for n in notes if "ties=" in str(n.message)]
     assert len(one) == 1 and f"for {tied_within(recs, 10)} of 120 users" in str(one[0].message)
