@@ -167,7 +167,7 @@ def _fmt(v: float | None, digits: int = 4) -> str:
     return "–" if v is None or v != v else f"{v:.{digits}f}"
 
 
-__all__ = ["Interval", "PairTest", "Comparison", "partial_runs"]
+__all__ = ["Interval", "PairTest", "Comparison"]
 
 
 def read_json(text: str) -> Comparison:
@@ -191,11 +191,3 @@ def read_json(text: str) -> Comparison:
 def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
-
-def partial_runs(with_recs: dict[str, tuple[int, int]]) -> str | None:
-    """The line "Users with recommendations: ..." when some run lacks some truth users (None
-    otherwise): those users score 0 there (``norecs=zero``)."""
-    if not any(n < total for n, total in with_recs.values()):
-        return None
-    runs = ", ".join(f"{name} {n} of {total}" for name, (n, total) in with_recs.items())
-    return f"Users with recommendations: {runs}; a truth user without any scores 0 there (norecs=zero)."

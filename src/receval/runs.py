@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from .comparison import Comparison, partial_runs
+from .comparison import Comparison
 from .errors import DataError, SpecError
 from .results import Results
 
@@ -85,6 +85,8 @@ class Runs:
         head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {n} users (user set: {self.users})"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
         rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
+        from .tables import partial_runs
+
         partial = partial_runs(self.with_recs())
         return "\n".join([head, *text_table(["run", *keys], rows), *([partial] if partial else [])])
 
