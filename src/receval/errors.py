@@ -113,9 +113,11 @@ def caller_level(at_least: int = 2) -> int:
     package (the user's line), never less than ``at_least``."""
     import os
     import sys
+    from types import FrameType
 
     here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame, level = frame.f_back, level + 1
     return max(at_least, level)
