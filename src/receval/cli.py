@@ -220,6 +220,11 @@ def explain(spec: str, dialect: str | None = None) -> str:
     from .resolve import resolve
     from .signature import make_signature
 
+    from .metrics import registered
+    from .options import CONTEXT_AXES
+
+    if isinstance(spec, str) and spec.strip().lower() in CONTEXT_AXES and spec.strip().lower() not in registered():
+        return explain_axis(spec.strip().lower())
     d = _dialect(dialect)
     r = resolve(spec, dialect=d)
     m = r.metric
@@ -262,6 +267,21 @@ def explain(spec: str, dialect: str | None = None) -> str:
     if note:
         lines.append(_indent(textwrap.fill(note, 96)))
     lines += ["", "Signature:", "  " + make_signature(r, __version__)]
+    return "\n".join(lines) + "\n"
+
+
+def explain_axis(name: str) -> str:
+    """``receval explain ties`` (any context option): what it decides, its values, and for
+    ``ties`` the long form of the notes and refusals about ties."""
+    from .options import CONTEXT_AXES, TIES_EXPLAINED
+
+    ax = CONTEXT_AXES[name]
+    lines = [f"{name}  —  {ax.doc} (a context option: every metric reads it; default {ax.render(ax.default)})", ""]
+    if name == "ties":
+        lines += [textwrap.fill(TIES_EXPLAINED, 96), ""]
+    lines.append("Values:")
+    for value, meaning in ax.values.items():
+        lines.append(textwrap.fill(meaning, 96, initial_indent=f"  {value}: ", subsequent_indent="      "))
     return "\n".join(lines) + "\n"
 
 

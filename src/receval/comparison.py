@@ -83,7 +83,7 @@ class Comparison:
     run has a value on every metric; ``dropped`` the users of the declared set left out because
     some run has no value for them (e.g. a user without a relevant item under ``empty=skip``);
     ``per_user[run]`` the per-user values of the paired users (``user_id`` plus one column per
-    metric; None on Spark); ``family`` the number of paired tests corrected together when the
+    metric; None on Spark); ``with_recs[run]`` (users with recommendations, truth users); ``family`` the number of paired tests corrected together when the
     family is larger than ``pairs`` (a table of :mod:`receval.segments`), else None."""
 
     runs: list[str]
@@ -98,6 +98,9 @@ class Comparison:
     per_user: dict[str, Any] | None = None
     dropped: int = 0
     family: int | None = None  # the paired tests corrected together when more than this table's (receval.segments)
+    #: per run, (truth users with recommendations, truth users): a partial run's missing users
+    #: score 0 under ``norecs=zero`` (:func:`receval.runs.evaluate_runs`); empty when not known
+    with_recs: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def pair(self, metric: str, a: str, b: str) -> PairTest:
         """The test of ``a`` against ``b`` on ``metric``, read as a − b whichever order it was
@@ -187,3 +190,4 @@ def read_json(text: str) -> Comparison:
 
 def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
+

@@ -193,9 +193,11 @@ def _text_ranks(enc: Encoded, item: np.ndarray) -> np.ndarray:
     return rank[inv.ravel()]
 
 
-def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: SideInputs | None = None) -> Hits:
+def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: SideInputs | None = None,
+         reach: int | None = None) -> Hits:
     """Sort once and build the intermediate form of one build group (``side``: the call's side
-    inputs, which the form carries to the list layer and the metrics)."""
+    inputs, which the form carries to the list layer and the metrics; ``reach``: the cut-off
+    within which the group's tie rule decides values, :func:`tie_reach`)."""
     needs = set(needs)
     rule = order_rule(enc, opts)
     r = enc.recs
@@ -216,7 +218,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
         perm = rank_order(r["user"], r.get("score"), r.get("rank"), rule, ties, tie_item, sorted_user, enc.heads)
     if perm is not None:
         r = gather(r, perm, {"user": sorted_user[0]} if sorted_user else None)
-    tied = tied_users(r, rule, opts.get("ties", "input"))
+    tied = tied_codes(r, rule, reach)
     h = build(
         r, enc.truth, dict(opts, order=rule),
         need_rows="rows" in needs, need_items="items" in needs, need_truth_rows="truth_rows" in needs,
@@ -230,8 +232,7 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
     elif not enc.items_exact:
         h.row_item = h.truth_item = None
     h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}
-    if tied:
-        h.info["tied_users"], h.info["tie_rule"] = tied, opts.get("ties")
+    h.tied_codes = tied
     return h
 
 
@@ -240,31 +241,79 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
 ORDER_DEPENDENT_TIES = {"input": "the row order", "item": "the item ids", "item_desc": "the item ids", "text_desc": "the item ids"}
 
 
-def tied_users(r: dict[str, np.ndarray], rule: str, ties: str) -> int:
-    """Users with equally scored items in lists ranked by score under a tie rule that reads the
-    row order or the ids (rows grouped by user, ranked): the values may depend on those."""
-    if rule != "score" or ties not in ORDER_DEPENDENT_TIES or "score" not in r or len(r["user"]) < 2:
-        return 0
+def tie_reach(rs: Sequence[Resolved]) -> int | None:
+    """The cut-off within which the tie rule of a build group decides values: the largest k of
+    its specs that read ``ties`` (0: the whole list, for a spec without a cut-off); None when
+    none reads it."""
+    ks = [r.k for r in rs if "ties" in r.metric.context]
+    if not ks:
+        return None
+    return 0 if any(k is None for k in ks) else max(k for k in ks if k is not None)
+
+
+def tied_codes(r: dict[str, np.ndarray], rule: str, reach: int | None) -> np.ndarray | None:
+    """The users (codes) whose list, ranked by score, has a tie group reaching into the top
+    ``reach`` (0: anywhere in the list): two or more rows with equal scores, the first of them
+    at a position <= ``reach``. Rows grouped by user, ranked (equal scores adjacent). None when
+    ``reach`` is None; empty for lists not ordered by score (a rank or the row order: no ties)."""
+    if reach is None:
+        return None
+    if rule != "score" or "score" not in r or len(r["user"]) < 2:
+        return np.zeros(0, dtype=np.int64)
     u, sc = r["user"], r["score"]
     eq = (u[1:] == u[:-1]) & (sc[1:] == sc[:-1])
-    return int(np.unique(u[1:][eq]).size) if eq.any() else 0
+    if reach and eq.any():
+        idx = np.arange(len(u))
+        start = np.maximum.accumulate(np.where(np.r_[True, u[1:] != u[:-1]], idx, 0))
+        eq &= (idx - start)[:-1] < reach  # the pair's first row at a position <= reach
+    return np.unique(u[1:][eq]).astype(np.int64) if eq.any() else np.zeros(0, dtype=np.int64)
 
 
-def warn_ties(info: dict[str, Any]) -> None:
-    """One warning when a value may depend on the row order or the ids (counts in ``info``)."""
-    n = info.get("tied_users", 0)
-    if n:
-        import warnings
+class TieCount:
+    """The users of one batch whose values a tie rule decides, over the build groups of a call:
+    ``tied`` under any rule, ``noted`` under a rule the user did not choose (the default); users
+    are disjoint between batches, so the counts of batches add."""
 
-        from .errors import RecevalWarning
+    def __init__(self) -> None:
+        self.tied: list[np.ndarray] = []
+        self.noted: list[np.ndarray] = []
 
-        rule = info.get("tie_rule", "input")
-        warnings.warn(
-            f"ties={rule}: {n} {'user has' if n == 1 else 'users have'} equally scored items, so the values may depend on "
-            f"{ORDER_DEPENDENT_TIES.get(rule, 'the row order')}; ties=average (the default) gives one value for every "
-            "row order and every renaming of the ids",
-            RecevalWarning, stacklevel=3,
-        )
+    def add(self, h: Hits, rs: Sequence[Resolved]) -> None:
+        if h.tied_codes is None:
+            return
+        self.tied.append(h.tied_codes)
+        if any("ties" in r.metric.context and "ties" not in r.chosen for r in rs):
+            self.noted.append(h.tied_codes)
+
+    def into(self, info: dict[str, Any], rs: Sequence[Resolved]) -> None:
+        def n(codes: list[np.ndarray]) -> int:
+            return int(np.unique(np.concatenate(codes)).size) if codes else 0
+
+        info["tied_users"], info["tied_users_noted"] = n(self.tied), n(self.noted)
+        rules = sorted({str(r.options.get("ties")) for r in rs if "ties" in r.metric.context})
+        if rules:
+            info["tie_rule"] = ",".join(rules)
+
+
+def warn_ties(info: dict[str, Any], resolved: Sequence[Resolved] = ()) -> None:
+    """The notes of one call (once each, pointing at the user's line): a tie rule the user did
+    not choose that decided values (``info["tied_users_noted"]``), and truth users with relevant
+    items but no recommendations scored under a ``norecs`` the user did not set."""
+    from .errors import note
+
+    n, users = int(info.get("tied_users_noted", 0)), int(info.get("users", 0))
+    unchosen = [r for r in resolved if "ties" in r.metric.context and "ties" not in r.chosen]
+    if n and users and unchosen:
+        rule = str(unchosen[0].options.get("ties"))
+        ks = [r.k for r in unchosen]
+        where = "are in their lists" if any(k is None for k in ks) else f"reach into their top {max(k for k in ks if k is not None)}"
+        note(f"ties={rule} decided values for {n} of {users} users ({100 * n / users:.1f}%): tied scores {where}; "
+             "ties=item or another rule gives other values (receval explain ties)")
+    missing = int(info.get("users_without_recs", 0))
+    if missing and any("norecs" in r.metric.context and "norecs" not in r.chosen for r in resolved):
+        with_rel = users - int(info.get("users_without_relevant", 0))
+        note(f"{missing} of {with_rel} truth users with relevant items have no recommendations; they score 0 "
+             "(norecs=zero); norecs=skip leaves them out")
 
 
 # ---- one batch ---------------------------------------------------------------------------------
@@ -348,20 +397,17 @@ def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInput
     entries: dict[int, Entry] = {}
     user_ids: np.ndarray | None = None
     info: dict[str, Any] = {}
+    count = TieCount()
     for key, idxs in groups(resolved).items():
-        h = form(enc, dict(key), needs_of(resolved, idxs), side)
+        rs = [resolved[i] for i in idxs]
+        h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
         if user_ids is None:
             user_ids, info = h.user_ids, dict(h.info)
-        _keep_ties(info, h.info)
-        entries.update(compute_entries(h, [resolved[i] for i in idxs]))
-    warn_ties(info)
+        count.add(h, rs)
+        entries.update(compute_entries(h, rs))
+    count.into(info, resolved)
+    warn_ties(info, resolved)
     return Results([entries[id(r)] for r in resolved], user_ids, __version__, info)
-
-
-def _keep_ties(info: dict[str, Any], new: dict[str, Any]) -> None:
-    """The largest tied-user count over the build groups of one batch (and its rule)."""
-    if new.get("tied_users", 0) > info.get("tied_users", 0):
-        info["tied_users"], info["tie_rule"] = new["tied_users"], new["tie_rule"]
 
 
 @dataclass
@@ -390,12 +436,13 @@ def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInput
     if enc is None:
         out.info = dict(ignored or {})
         return out
-    first = True
+    first, count = True, TieCount()
     for key, idxs in groups(resolved).items():
-        h = form(enc, dict(key), needs_of(resolved, idxs), side)
+        rs = [resolved[i] for i in idxs]
+        h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
         if first:
             out.user_ids, out.info, first = h.user_ids, dict(h.info), False
-        _keep_ties(out.info, h.info)
+        count.add(h, rs)
         for fidx in formula_groups(resolved, idxs):
             r0 = resolved[fidx[0]]
             ks = ks_of(resolved, fidx)
@@ -407,6 +454,7 @@ def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInput
             for i in fidx:
                 out.n_rel[i], out.length[i] = h.n_rel, h.length
                 out.order[i] = h.options.get("order")
+    count.into(out.info, resolved)
     return out
 
 
@@ -488,7 +536,7 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
         entries.append(aggregate(stub, r, v[:, None], 0))
         del v, stub
     info = merge_info([b.info for b in batches])
-    warn_ties(info)
+    warn_ties(info, resolved)
     return Results(entries, user_ids, __version__, info)
 
 
@@ -561,7 +609,7 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 
 __all__ = [
-    "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule",
+    "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
     "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "raise_refused", "combine_partials", "UserSums", "reduce_user_sums", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]

@@ -66,18 +66,17 @@ class TiesRefused(DataError):
         return TiesRefused(self.metric, {k: self.counts.get(k, 0) + other.counts.get(k, 0) for k in keys}, self.kind)
 
     def text(self) -> str:
+        """One line (at most 200 characters) that starts with the fix and gives the counts;
+        ``receval explain ties`` says the rest."""
         k = min(k for k, n in self.counts.items() if n)
-        n, m = self.counts[k], self.metric
+        n, m = self.counts[k], _cut(self.metric, 30)
         who = f"{n} {'user has' if n == 1 else 'users have'}"
-        fix = ("break the ties by a rule recorded in the signature: ties=item or ties=item_desc (by item id; the value "
-               "then depends on the ids) or ties=input (by row order; the value then depends on the row order)")
         if self.kind == "straddle":
-            return (f"{m}@{k} with ties=average: {who} equally scored items on both sides of position {k}, so the "
-                    f"top-{k} set differs between the orderings of the ties and {m} has no tie-averaged value; {fix}, "
-                    "or pick a cut-off at a tie-group boundary")
+            return (f"pass ties=item (or item_desc, input, or a cut-off between tie groups): {m}@{k} has no "
+                    f"tie-averaged value; {who} ties across position {k} (receval explain ties)")
         where = f"within the top {k}" if k else "in their lists"
-        return (f"{m}{'@' + str(k) if k else ''} with ties=average: {who} equally scored items {where}, and {m} has no "
-                f"value averaged over the orderings of ties; {fix}")
+        return (f"pass ties=item (or item_desc, input): {m}{'@' + str(k) if k else ''} has no tie-averaged value; "
+                f"{who} ties {where} (receval explain ties)")
 
 
 class RecevalWarning(UserWarning):
@@ -114,9 +113,11 @@ def caller_level(at_least: int = 2) -> int:
     package (the user's line), never less than ``at_least``."""
     import os
     import sys
+    from types import FrameType
 
     here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame, level = frame.f_back, level + 1
     return max(at_least, level)

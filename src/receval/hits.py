@@ -80,6 +80,9 @@ class Hits:
     #: the largest position of any recommended row (0 without rows): every cut-off beyond it
     #: reads the same lists, so no array is wider than this
     max_pos: int = 0
+    #: the user codes (of the encoding) with a tie group reaching into the top ``reach`` of the
+    #: build group (:func:`receval.engine.tied_codes`); None when no spec of it reads the tie rule
+    tied_codes: np.ndarray | None = None
     _dense: dict = field(default_factory=dict, repr=False)
 
     def width(self, ks: list[int]) -> int:

@@ -30,6 +30,17 @@ from typing import Any
 from .errors import SpecError, did_you_mean
 
 
+#: when a tie rule decides a value, and what receval says then (the ties axis, ``receval explain ties``)
+TIES_REACH = (
+    "A tie group reaches into the top k when two or more items of a list ranked by score have equal scores and "
+    "the first of them is at a position <= k (k: the largest cut-off of the call's specs that read the tie rule; "
+    "a spec without a cut-off: anywhere in the list); for those users the tie rule decides the value. "
+    "Results.info['tied_users'] counts them under every rule (the same on every engine and batch split), and "
+    "one note says the count when the rule was not chosen (the default); a rule set in the spec, a call keyword "
+    "or a dialect (its tie rule is part of the library it reproduces) is a choice and is not noted"
+)
+
+
 @dataclass(frozen=True)
 class Axis:
     """One option: its spec name, signature key, allowed values and their meaning."""
@@ -189,7 +200,8 @@ CONTEXT_AXES: dict[str, Axis] = {
                     "(coverage, entropy, gini, fairness, list quality) when no tie group straddles k, and for the other "
                     "metrics and variants when no tie can change the value (no tie group inside the top k), each metric "
                     "as the table 'Ties by metric' of the metric reference says; otherwise the call is refused, with the "
-                    "number of users. The default: the value is the same for every row order and every renaming of the ids"
+                    "number of users. The default: the value is the same for every row order and every renaming of the ids. "
+                    + TIES_REACH
                 ),
             },
         ),
@@ -253,6 +265,23 @@ CONTRACT = (
     "ids, the engine, the batch split, the file format, or a side input the metric does not read. Where a number "
     "would depend on anything else, that thing is in the signature (a dialect's tie rule, a side input it reads) "
     "or the call is refused with the fix."
+)
+
+
+#: ``receval explain ties``: the long form of every note and refusal about ties
+TIES_EXPLAINED = (
+    "Recommendation lists ranked by score have ties where items have equal scores (scores rounded to two "
+    "decimals, as a CSV export writes them, tie in most lists). Every metric that reads positions then needs a tie "
+    "rule. The default, ties=average, takes the expected value over all orderings of the tied items: one value for "
+    "every row order and every renaming of the ids. Other libraries break ties by the row order (ties=input), by "
+    "item id (ties=item, ties=item_desc) or as text (ties=text_desc), and their numbers differ from receval's "
+    "wherever ties reach into the top k; a dialect (--dialect recbole) uses the library's rule. "
+    + TIES_REACH + ". "
+    "Some metrics have no tie-averaged value: those of the top-k set (coverage, entropy, gini, fairness, list "
+    "quality) when a tie group straddles position k (items of the group on both sides of k), and some others and "
+    "variants when a tie group reaches into the top k. ties=average is then refused with the number of users; the "
+    "fix is a tie rule in the spec (coverage(ties=item)@10) or the call (ties='item'), which is then recorded in the "
+    "signature, or for the top-k set a cut-off at a tie-group boundary."
 )
 
 

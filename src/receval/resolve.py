@@ -32,6 +32,9 @@ class Resolved:
     #: ``rel`` was left to the standard dialect's default: decided on the data by
     #: :func:`decide_rel` (``rel:>0`` when the truth has a rating column, ``rel:all`` without)
     rel_auto: bool = False
+    #: the axes set by the spec, a call keyword or the dialect (not left at their default): a
+    #: choice the user made, which receval never notes (``ties``, ``norecs``)
+    chosen: frozenset[str] = frozenset()
 
     @property
     def per_user(self) -> bool:
@@ -89,7 +92,8 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     # the standard dialect's relevance default reads the data (decide_rel); a dialect keeps its library's rule
     rel_auto = sources.get("rel") == "default" and dialect_name == "standard"
     return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
-                    order_source=sources.get("order", "default"), settle=settle, rel_auto=rel_auto)
+                    order_source=sources.get("order", "default"), settle=settle, rel_auto=rel_auto,
+                    chosen=frozenset(n for n, src in sources.items() if src != "default"))
 
 
 #: the standard dialect's relevance threshold when the truth has a rating column and no ``rel``

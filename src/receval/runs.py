@@ -85,7 +85,10 @@ class Runs:
         head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {n} users (user set: {self.users})"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
         rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
-        return "\n".join([head, *text_table(["run", *keys], rows)])
+        from .tables import partial_runs
+
+        partial = partial_runs(self.with_recs())
+        return "\n".join([head, *text_table(["run", *keys], rows), *([partial] if partial else [])])
 
     def _repr_html_(self) -> str:
         """The notebook display: each run's value on each metric, the signatures as the headers'
@@ -148,7 +151,14 @@ class Runs:
         # the per-user values the figures draw: those of the paired users, like every number of c
         keep = pl.Series(paired_users(per_user))
         c.per_user = {name: res.per_user().filter(keep) for name, res in self.results.items()}
+        c.with_recs = self.with_recs()
         return c
+
+    def with_recs(self) -> dict[str, tuple[int, int]]:
+        """Per run, (truth users with recommendations, truth users): a run that covers part of
+        the users scores 0 for the others (``norecs=zero``)."""
+        return {name: (int(res.info.get("users_in_both", 0)), int(res.info.get("users", 0)))
+                for name, res in self.results.items()}
 
 
 def _fmt(v: float | None, digits: int) -> str:

@@ -235,7 +235,19 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
     declared = _stat_field(cmp, "users")
     which = f" (user set: {', '.join(declared)})" if declared else ""
     lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
+    partial = partial_runs(cmp.with_recs)
+    if partial:
+        lines.append(partial)
     return lines
+
+
+def partial_runs(with_recs: dict[str, tuple[int, int]]) -> str | None:
+    """The line "Users with recommendations: ..." when some run lacks some truth users (None
+    otherwise): those users score 0 there (``norecs=zero``)."""
+    if not any(n < total for n, total in with_recs.values()):
+        return None
+    runs = ", ".join(f"{name} {n} of {total}" for name, (n, total) in with_recs.items())
+    return f"Users with recommendations: {runs}; a truth user without any scores 0 there (norecs=zero)."
 
 
 # -- formats -------------------------------------------------------------------------------
@@ -637,5 +649,5 @@ def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
-__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "latex_escape",
+__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "partial_runs", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]

@@ -306,7 +306,6 @@ def _finish(out, resolved, parts, cols, n, version):
         raise DataError("the ground truth is empty; pass at least one (user, item) row")
     raise_refused([m.get("refused", {}) for m in metas], len(resolved))  # the counts of every partition added
     info = merge_info([m["info"] for m in metas])
-    warn_ties(info)
     entries = []
     reduced: dict[int, Any] = {}
     for j, r in enumerate(resolved):
@@ -323,6 +322,7 @@ def _finish(out, resolved, parts, cols, n, version):
         sums = UserSums(row[f"sv{j}"], int(row[f"n{j}"]), row[f"sa{j}"], row[f"sb{j}"], int(row[f"sk{j}"] or 0),
                         row[f"ee{j}"] or 0, row[f"ue{j}"], row[f"en{j}"] or 0, row[f"un{j}"])
         entries.append(reduce_user_sums(r, sums, order))
+    warn_ties(info, resolved)  # once per call, the counts of every partition added
     res = Results(entries, np.zeros(0), __version__, info)
     per_user = out.filter(users).select(
         F.col("u").alias(cols.user),
