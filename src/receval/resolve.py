@@ -19,7 +19,9 @@ class Resolved:
     k: int | None
     options: dict[str, Any] = field(hash=False)
     dialect: str = "standard"
-    key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
+    #: the result key: the canonical spec, relative to the dialect and call options; another
+    #: vocabulary's name as written (``nDCG@10``; :attr:`receval.spec.Spec.label`)
+    key: str = ""
     #: where ``order`` came from: "spec", "call", "dialect" or "default" (a dialect's order=score
     #: accepts a rank column when the input has no score: a rank is an order; a dialect's
     #: order=rank_value accepts scores when the input has no rank: ranks from scores descending)
@@ -82,7 +84,7 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     # no tie-averaged value for the metric (or variant): computed where the data settle the
     # order, refused on the data otherwise
     settle = metric.settles(values)
-    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.label or spec.canonical(base),
                     order_source=sources.get("order", "default"), settle=settle)
 
 
