@@ -14,10 +14,11 @@ import receval
 from receval import SpecError, parse_spec
 from receval.cli import main
 from receval.registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, TREC_EVAL_CUTS, register, registered
-from receval.spec import WHOLE_RANKING
 
-# ties=text_desc on tied scores warns that the values depend on the ids: the point here
-pytestmark = pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+# ties=text_desc on tied scores warns that the values depend on the ids: the point here; each
+# alias announces itself in a note (tests/test_spellings.py checks them)
+pytestmark = [pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning"),
+              pytest.mark.filterwarnings("ignore::receval.errors.RecevalNote")]
 
 # tied scores, string ids ('9' vs '10': trec_eval breaks ties by docno as text, descending),
 # graded ratings 0..3 (0: judged non-relevant), a truth user without recommendations (trec_eval
@@ -36,13 +37,13 @@ TRUTH = {
 # alias -> the receval spec it means under the trec_eval dialect
 SAME = {
     "P@3": "precision@3", "P@10": "precision@10", "R@2": "recall@2", "R@20": "recall@20",
-    "AP": f"map@{WHOLE_RANKING}", "AP@3": "map@3", "RR": f"mrr@{WHOLE_RANKING}", "RR@2": "mrr@2",
-    "nDCG@3": "ndcg@3", "nDCG@10": "ndcg@10", "nDCG": f"ndcg@{WHOLE_RANKING}",
-    "HR@2": "hitrate@2", "Success@1": "hitrate@1", "Success@3": "hitrate@3",
+    "AP": "map@all", "AP@3": "map@3", "RR": "mrr@all", "RR@2": "mrr@2",
+    "nDCG@3": "ndcg@3", "nDCG@10": "ndcg@10", "nDCG": "ndcg@all",
+    "Success@1": "hitrate@1", "Success@3": "hitrate@3",
     "Rprec": "rprecision", "RPrec": "rprecision", "R-Prec": "rprecision",
     "P_10": "precision@10", "P_2": "precision@2", "recall_20": "recall@20", "ndcg_cut_10": "ndcg@10",
     "ndcg_cut_2": "ndcg@2", "map_cut_10": "map@10", "map_cut_2": "map@2", "success_1": "hitrate@1",
-    "recip_rank": f"mrr@{WHOLE_RANKING}", "P(rel=2)@3": "precision@3",
+    "recip_rank": "mrr@all", "P(rel=2)@3": "precision@3",
 }
 
 
@@ -59,9 +60,16 @@ def test_an_alias_equals_the_trec_eval_dialect_on_tied_graded_data(alias):
     assert other[next(iter(other.keys()))] == pytest.approx(want[wkey], abs=1e-12)
 
 
+def test_hr_is_receval_hitrate():
+    """HR (recommender papers' hit rate) is receval's own hitrate, not trec_eval's success_k."""
+    got = receval.evaluate(RECS, TRUTH, ["HR@2", "hitrate@2"])
+    assert got["HR@2"] == got["hitrate@2"]
+    assert got.signature("HR@2") == got.signature("hitrate@2")
+
+
 def test_every_alias_is_tested():
     names = set(ALIASES) | {f"{n}_10" for n in TREC_EVAL_CUTS}
-    tested = {a.split("(")[0].split("@")[0] for a in SAME} | {"success_10", "recall_10"}
+    tested = {a.split("(")[0].split("@")[0] for a in SAME} | {"success_10", "recall_10", "HR"}
     assert names <= tested | {f"{n}_10" for n in TREC_EVAL_CUTS}, names - tested
 
 
@@ -77,7 +85,9 @@ def test_the_signature_keeps_the_resolved_spec():
     (key,) = res.keys()
     sig = res.signature(key) if callable(getattr(res, "signature", None)) else None
     spec = parse_spec("P@10")
-    assert key == str(spec) == "precision(empty=zero,norecs=skip,order=score,rel=1,ties=text_desc)@10"
+    # keyed as written; the resolved definition is the spec's canonical form and the signature
+    assert key == "P@10" and str(spec) == "precision(empty=zero,norecs=skip,order=score,rel=1,ties=text_desc)@10"
+    assert res[str(spec)] == res["P@10"]
     if sig is not None:
         again = parse_spec(sig)
         assert again.opts["ties"] == "text_desc" and again.opts["rel"] == 1 and again.k == 10

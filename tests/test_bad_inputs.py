@@ -171,7 +171,7 @@ CASES = [
     Case("k text", "`k` must be an integer >= 1", metrics=["ndcg@ten"]),
     Case("k float", "`k` must be an integer >= 1", metrics=["ndcg@2.5"]),
     Case("k 1e9", N3, metrics=["ndcg@1000000000"]),
-    Case("missing k", "needs a cut-off", metrics=["ndcg"]),
+    Case("missing k", "needs a cut-off", metrics=["f1"]),
     Case("unknown option", "has no option", metrics=["ndcg(gian=linear)@3"]),
     Case("option without value", "key=value", metrics=["ndcg(linear)@3"]),
     Case("option twice", "given twice", metrics=["ndcg(gain=linear,gain=exp2)@3"]),
@@ -347,7 +347,7 @@ API_CASES: list[tuple[str, dict[str, Any], float | str]] = [
     ("spec with int option", {"metrics": [Spec("ndcg", 3, (("ties", 3),))]}, "option `ties` takes a name"),
     ("spec with k 0", {"metrics": [Spec("ndcg", 0)]}, "`k` must be an integer >= 1"),
     ("spec with k True", {"metrics": [Spec("ndcg", True)]}, "`k` must be an integer >= 1"),  # type: ignore[arg-type]
-    ("spec without k", {"metrics": [Spec("ndcg")]}, "needs a cut-off"),
+    ("spec without k", {"metrics": [Spec("f1")]}, "needs a cut-off"),
     ("spec with int name", {"metrics": [Spec(3, 2)]}, "metric name must be a string"),  # type: ignore[arg-type]
     ("spec with unknown option", {"metrics": [Spec("ndcg", 3, (("gian", "linear"),))]}, "has no option"),
     ("spec with graded gain", {"metrics": [Spec("ndcg", 3, (("gain", "LINEAR"),))]}, N3_LIN),

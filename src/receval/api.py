@@ -54,7 +54,9 @@ def evaluate(
     truth
         (user, item) rows with an optional ``rating``; same input types.
     metrics
-        Metric strings (``"ndcg@10"``, ``"map(denominator=k)@20"``) or parsed specs.
+        Metric strings (``"ndcg@10"``, ``"map(denominator=k)@20"``, ``"mrr"``: the whole list,
+        ``mrr@all``) or parsed specs. A name of another vocabulary (``nDCG@10``, ``AP``) is
+        keyed as written and says in one :class:`receval.errors.RecevalNote` what it resolves to.
     dialect
         A dialect name (``"recbole"``, ``"daisyrec@2.3"``) or :class:`receval.dialects.Dialect`:
         the defaults of that library. Options written in a spec win over it.
@@ -83,6 +85,9 @@ def evaluate(
     """
     from .io import parse_sep
 
+    from .spec import announce
+
+    announce(metrics)  # another vocabulary's names (nDCG@10, AP) say once what they resolve to
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     overrides = {"rel": rel, "order": order, "ties": ties, "hitscore": hitscore, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
     from .outputs import input_paths

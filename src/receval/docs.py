@@ -97,6 +97,8 @@ def metrics_markdown() -> str:
     out += ["| option | default | values |", "|---|---|---|"]
     for name, ax in CONTEXT_AXES.items():
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
+    from .registry import WHOLE_LIST
+
     out.append("")
     out += ties_markdown()
     out += aliases_markdown()
@@ -107,6 +109,10 @@ def metrics_markdown() -> str:
             for name, ax in m.axes.items():
                 out.append(f"| `{name}` | `{ax.key}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
             out.append("")
+        if m.name in WHOLE_LIST:
+            implied = "".join(f" ({key}={value}: over the whole list)" for key, value in WHOLE_LIST[m.name].items())
+            out += [f"Written without a cut-off (`{m.name}`), it is read over each user's whole list: "
+                    f"`{m.name}@all`{implied}.", ""]
         ctx = ", ".join(f"`{c}`" for c in m.context) or "none"
         out += [f"Context options read: {ctx}.", ""]
     from . import sampled
@@ -119,7 +125,7 @@ def aliases_markdown() -> list[str]:
     """The section 'Names of other tools': the ir_measures / trec_eval measure names receval
     reads, and the receval spec each resolves to (:data:`receval.registry.ALIASES`)."""
     from .registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, NOT_OFFERED, TREC_EVAL_CUTS
-    from .spec import WHOLE_RANKING, parse_spec
+    from .spec import ALL, parse_spec
 
     out = ["## Names of other tools (ir_measures, trec_eval)", ""]
     out += ["ir_measures' names mean trec_eval's definitions, so each name below resolves to the receval metric "
@@ -129,7 +135,8 @@ def aliases_markdown() -> list[str]:
             "not a metric. `receval explain P@10` says whose name it is and what it means. ir_measures' `rel` "
             "parameter is receval's `rel` (`P(rel=2)@10`); other options in the parentheses are receval's. "
             f"A name written without a cut-off where trec_eval has none (`AP`, `RR`, `nDCG`, `recip_rank`) is the "
-            f"whole ranking, written `@{WHOLE_RANKING}` (past any list, at no cost).", ""]
+            f"whole ranking, written `@{ALL}`. Each result is keyed by the name as written (`nDCG@10`); its "
+            "signature holds the resolved definition, and evaluating the name says in one note what it means.", ""]
     out += ["| name | tool | means | receval spec |", "|---|---|---|---|"]
     examples = {"needs": "@10", "optional": "@10", "whole": "", "none": ""}
     for a in ALIASES.values():

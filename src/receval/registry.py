@@ -312,6 +312,12 @@ def registered() -> dict[str, Metric]:
 # data; :func:`receval.spec.parse_spec` resolves it (the dialect lives in a higher layer).
 
 
+#: how trec_eval's definitions (every ir_measures / trec_eval name) differ from receval's standard
+#: ones beyond the formula: said in the one-line note an alias announces itself with
+TREC_DIFFERS = "ties by item id, users without relevant items count 0"
+TREC_OURS = "averages tied orders and skips those users"
+
+
 @dataclass(frozen=True)
 class Alias:
     """A measure name of another tool, as written (the case matters), and what it resolves to.
@@ -320,7 +326,11 @@ class Alias:
     ranking), "whole" (``recip_rank``: always the whole ranking) or "none" (``Rprec``: the
     metric takes no cut-off). ``params``: the tool's parameter names that translate to a
     receval option (``RBP(p=0.8)``: ``p`` is ``persistence``). ``dialect``: the dialect whose
-    options the alias takes (None: receval's standard definition).
+    options the alias takes (None: receval's standard definition). ``measure`` (``{k}`` the
+    cut-off) and ``whole`` (without one): trec_eval's name of the measure; ``differs``: what
+    the definition does that receval's standard one does not; ``ours``: what receval's own name
+    does instead. These four make the note an alias announces itself with
+    (:func:`receval.spec.alias_announcement`).
     """
 
     name: str
@@ -330,6 +340,10 @@ class Alias:
     cut: str = "needs"
     dialect: str | None = "trec_eval@0.5.11"
     params: Mapping[str, str] = field(default_factory=dict)
+    measure: str = ""
+    whole: str = ""
+    differs: str = TREC_DIFFERS
+    ours: str = TREC_OURS
 
 
 #: ir_measures' ``rel`` parameter (minimum grade counted relevant) is receval's ``rel``
@@ -337,32 +351,38 @@ _REL = {"rel": "rel"}
 
 #: the aliases by name, as written; lookup is case-sensitive (``AP`` is an alias, ``ap`` is not)
 ALIASES: dict[str, Alias] = {a.name: a for a in [
-    Alias("P", "precision", "ir_measures", "trec_eval's P_k: hits in the top k ÷ k", params=_REL),
-    Alias("R", "recall", "ir_measures", "trec_eval's recall_k: hits in the top k ÷ |R|", params=_REL),
+    Alias("P", "precision", "ir_measures", "trec_eval's P_k: hits in the top k ÷ k", params=_REL, measure="P_{k}"),
+    Alias("R", "recall", "ir_measures", "trec_eval's recall_k: hits in the top k ÷ |R|", params=_REL, measure="recall_{k}"),
     Alias("AP", "map", "ir_measures", "trec_eval's map (map_cut_k with a cut-off): Σ P@i·rel_i ÷ |R|",
-          cut="optional", params=_REL),
+          cut="optional", params=_REL, measure="map_cut_{k}", whole="map", differs="÷ |R|, " + TREC_DIFFERS,
+          ours="divides by min(k, |R|), averages tied orders and skips those users"),
     Alias("RR", "mrr", "ir_measures", "trec_eval's recip_rank: 1 / rank of the first relevant item (0 past the cut-off)",
-          cut="optional", params=_REL),
+          cut="optional", params=_REL, measure="recip_rank cut at {k}", whole="recip_rank"),
     Alias("nDCG", "ndcg", "ir_measures",
           "trec_eval's ndcg_cut_k (ndcg without a cut-off): gain = the graded rating, log2 discount, ideal from every judged grade",
-          cut="optional"),
-    Alias("Success", "hitrate", "ir_measures", "trec_eval's success_k: 1 if a relevant item is in the top k", params=_REL),
-    Alias("HR", "hitrate", "recommender papers", "hit rate, trec_eval's success_k: 1 if a relevant item is in the top k",
-          params=_REL),
-    Alias("Rprec", "rprecision", "ir_measures and trec_eval", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
-    Alias("RPrec", "rprecision", "ir_measures", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
-    Alias("R-Prec", "rprecision", "papers", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL),
+          cut="optional", measure="ndcg_cut_{k}", whole="ndcg", differs="graded gains, rating >= 1 relevant",
+          ours="has binary gains"),
+    Alias("Success", "hitrate", "ir_measures", "trec_eval's success_k: 1 if a relevant item is in the top k", params=_REL,
+          measure="success_{k}"),
+    Alias("HR", "hitrate", "recommender papers", "hit rate: 1 if a relevant item is in the top k (receval's hitrate)",
+          params=_REL, dialect=None),
+    Alias("Rprec", "rprecision", "ir_measures and trec_eval", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL,
+          whole="Rprec"),
+    Alias("RPrec", "rprecision", "ir_measures", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL, whole="Rprec"),
+    Alias("R-Prec", "rprecision", "papers", "trec_eval's Rprec: precision at |R|", cut="none", params=_REL, whole="Rprec"),
     Alias("recip_rank", "mrr", "trec_eval", "trec_eval's recip_rank: 1 / rank of the first relevant item, whole ranking",
-          cut="whole"),
+          cut="whole", whole="recip_rank"),
 ]}
 
 #: trec_eval's measures with the cut-off in the name (``P_10``, ``ndcg_cut_10``): name -> alias
 TREC_EVAL_CUTS: dict[str, Alias] = {a.name: a for a in [
-    Alias("P", "precision", "trec_eval", "trec_eval's P_k: hits in the top k ÷ k"),
-    Alias("recall", "recall", "trec_eval", "trec_eval's recall_k: hits in the top k ÷ |R|"),
-    Alias("map_cut", "map", "trec_eval", "trec_eval's map_cut_k: Σ_{i≤k} P@i·rel_i ÷ |R|"),
-    Alias("ndcg_cut", "ndcg", "trec_eval", "trec_eval's ndcg_cut_k: gain = the graded rating, log2 discount, ideal cut at k"),
-    Alias("success", "hitrate", "trec_eval", "trec_eval's success_k: 1 if a relevant item is in the top k"),
+    Alias("P", "precision", "trec_eval", "trec_eval's P_k: hits in the top k ÷ k", measure="P_{k}"),
+    Alias("recall", "recall", "trec_eval", "trec_eval's recall_k: hits in the top k ÷ |R|", measure="recall_{k}"),
+    Alias("map_cut", "map", "trec_eval", "trec_eval's map_cut_k: Σ_{i≤k} P@i·rel_i ÷ |R|", measure="map_cut_{k}",
+          differs="÷ |R|, " + TREC_DIFFERS, ours="divides by min(k, |R|), averages tied orders and skips those users"),
+    Alias("ndcg_cut", "ndcg", "trec_eval", "trec_eval's ndcg_cut_k: gain = the graded rating, log2 discount, ideal cut at k",
+          measure="ndcg_cut_{k}", differs="graded gains, rating >= 1 relevant", ours="has binary gains"),
+    Alias("success", "hitrate", "trec_eval", "trec_eval's success_k: 1 if a relevant item is in the top k", measure="success_{k}"),
 ]}
 
 #: names of other tools that are a receval metric's name in another case: receval's names are
@@ -396,6 +416,17 @@ NOT_OFFERED: dict[str, str] = {
 
 #: ir_measures' parameters of a receval name written in their case (``RBP(p=0.8)``)
 COLLISION_PARAMS: dict[str, Mapping[str, str]] = {"RBP": {"p": "persistence"}}
+
+#: the metrics read over each user's whole list when written without a cut-off (``mrr``, ``ndcg``,
+#: ``coverage``; the signature says ``@all``), each with the options that reading implies:
+#: ``precision`` over the whole list is the hits ÷ the list length. A metric not listed here has
+#: no single whole-list meaning and needs its cut-off
+WHOLE_LIST: dict[str, Mapping[str, Any]] = {
+    "ndcg": {}, "dcg": {}, "map": {}, "recall": {}, "mrr": {}, "hitrate": {}, "precision": {"denominator": "length"},
+    "coverage": {}, "novelty": {},
+}
+#: option values with no whole-list meaning (a division by k past any list): metric -> (option, value)
+WHOLE_REFUSED: dict[str, tuple[str, str]] = {"precision": ("denominator", "k"), "map": ("denominator", "k")}
 
 _TREC_CUT_SUFFIX = "_"
 

@@ -20,7 +20,9 @@ class Resolved:
     k: int | None
     options: dict[str, Any] = field(hash=False)
     dialect: str = "standard"
-    key: str = ""  # the result key: the canonical spec, relative to the dialect and call options
+    #: the result key: the canonical spec, relative to the dialect and call options; another
+    #: vocabulary's name as written (``nDCG@10``; :attr:`receval.spec.Spec.label`)
+    key: str = ""
     #: where ``order`` came from: "spec", "call", "dialect" or "default" (a dialect's order=score
     #: accepts a rank column when the input has no score: a rank is an order; a dialect's
     #: order=rank_value accepts scores when the input has no rank: ranks from scores descending)
@@ -91,7 +93,7 @@ def resolve(spec: Any, *, dialect: Any = None, overrides: dict[str, Any] | None 
     settle = metric.settles(values)
     # the standard dialect's relevance default reads the data (decide_rel); a dialect keeps its library's rule
     rel_auto = sources.get("rel") == "default" and dialect_name == "standard"
-    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.canonical(base),
+    return Resolved(spec=spec, metric=metric, k=k, options=values, dialect=dialect_name, key=spec.label or spec.canonical(base),
                     order_source=sources.get("order", "default"), settle=settle, rel_auto=rel_auto,
                     chosen=frozenset(n for n, src in sources.items() if src != "default"))
 

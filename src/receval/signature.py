@@ -17,7 +17,7 @@ from typing import Any
 from .metrics import get_metric
 from .registry import registered
 from .resolve import Resolved
-from .spec import Spec, signature_spec, signature_text
+from .spec import Spec, render_k, signature_spec, signature_text
 
 def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
     metric = get_metric(metric_name)
@@ -93,7 +93,7 @@ def make_signature(r: Resolved, version: str, *, order: str | None = None, skipp
     options = dict(r.options)
     if order is not None and "order" in options:
         options["order"] = order
-    head = r.metric.name + (f"@{r.k}" if r.k is not None else "")
+    head = r.metric.name + ("@" + render_k(r.k) if r.k is not None else "")
     parts: list[str | tuple[str, Any]] = [head, *_fields(r.metric.name, options)]
     side = side_field(r)
     if side is not None:

@@ -46,6 +46,9 @@ class Spec:
     name: str
     k: int | None = None
     options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    #: another vocabulary's name as written (``nDCG@10``): the key of its result; None for
+    #: receval's own names (keyed by the canonical form). Not part of the spec's identity
+    label: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def opts(self) -> dict[str, Any]:
@@ -66,11 +69,16 @@ class Spec:
         dialect's and the call's options) or, failing that, the standard default gives."""
         from .metrics import get_metric
 
+        from .registry import WHOLE_LIST
+
         metric = get_metric(self.name)
         base = base or {}
+        implied = WHOLE_LIST.get(metric.name, {}) if self.k == WHOLE_RANKING else {}
         shown = []
         for key, value in sorted(self.options):
             axis = metric.axis(key)
+            if key not in base and key in implied and value == axis.parse(implied[key]):
+                continue  # what the whole list means (precision@all: ÷ the list length)
             if value == base.get(key, axis.default):
                 continue
             shown.append(f"{key}={axis.render(value)}")
@@ -78,15 +86,32 @@ class Spec:
         if shown:
             text += "(" + ",".join(shown) + ")"
         if self.k is not None:
-            text += f"@{self.k}"
+            text += "@" + render_k(self.k)
         return text
+
+
+#: the cut-off of a list metric written without one (``mrr``, ``ndcg``, ``AP``): each user's
+#: whole list, written ``@all`` in specs and signatures. Past any list, so the value is that of
+#: the whole list and the cost that of the lists (a cut-off past the longest list costs nothing)
+WHOLE_RANKING = 2**31 - 1
+#: how the whole list is written after the ``@``
+ALL = "all"
+
+
+def render_k(k: int) -> str:
+    """A cut-off as written in a spec or a signature: ``10``, or ``all`` for the whole list.
+
+    >>> render_k(10), render_k(WHOLE_RANKING)
+    ('10', 'all')
+    """
+    return ALL if k == WHOLE_RANKING else str(k)
 
 
 def parse_k(raw: Any) -> int:
     """Validate a cut-off.
 
-    >>> parse_k("20")
-    20
+    >>> parse_k("20"), parse_k("all") == WHOLE_RANKING
+    (20, True)
     >>> parse_k(0)
     Traceback (most recent call last):
     ...
@@ -95,6 +120,8 @@ def parse_k(raw: Any) -> int:
     # the cut-off is shown as written ("got 0", not "got '0'"), whether it came from a spec
     # string or a Python value
     shown = raw.strip() if isinstance(raw, str) else raw
+    if isinstance(raw, str) and raw.strip().lower() == ALL:
+        return WHOLE_RANKING
     try:
         value = int(str(raw))
     except ValueError:
@@ -176,12 +203,6 @@ _ALIAS_RE = re.compile(
     r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
 )
 
-#: the cut-off of an alias written without one (``AP``, ``RR``, ``nDCG``: trec_eval's map,
-#: recip_rank and ndcg over the whole ranking): beyond any list, so the value is that of the
-#: whole ranking, and the cost that of the lists (a cut-off past the longest list costs nothing)
-WHOLE_RANKING = 10**9
-
-
 def _alias_options(text: str, raw: str | None, params: Any) -> list[tuple[str, str, str]]:
     """The options written in an alias's parentheses, the tool's parameter names translated
     (``p`` -> ``persistence``); other keys are receval's options of the metric."""
@@ -238,7 +259,66 @@ def alias_spec(text: str) -> Spec | None:
         base = load_dialect(alias.dialect).options_for(alias.metric, k)
     ours = {key for key, _, _ in written}
     given: list[tuple[str, str, Any]] = [(key, key, value) for key, value in sorted(base.items()) if key not in ours]
-    return _build(alias.metric, given + written, k, text)
+    built = _build(alias.metric, given + written, k, text)
+    return Spec(built.name, built.k, built.options, label=alias_label(text))
+
+
+def alias_label(text: str) -> str:
+    """Another vocabulary's name as its result is keyed: as written, without spaces.
+
+    >>> alias_label(" nDCG @ 10 ")
+    'nDCG@10'
+    """
+    return re.sub(r"\s+", "", text)
+
+
+def alias_announcement(text: str) -> str | None:
+    """The one line a name of another vocabulary announces itself with when evaluated (what it
+    resolves to, and how receval's own name differs), or None for receval's own names.
+
+    >>> alias_announcement("nDCG@10")
+    "nDCG@10 is ir_measures' name for trec_eval's ndcg_cut_10 (graded gains, rating >= 1 relevant); receval's ndcg@10 has binary gains"
+    >>> alias_announcement("NDCG@10") is None
+    True
+    """
+    from .registry import TREC_DIFFERS, TREC_OURS, alias_named, possessive
+
+    if not isinstance(text, str) or "|" in text:
+        return None
+    match = _ALIAS_RE.match(text)
+    found = alias_named(match["name"]) if match else None
+    if match is None or found is None:
+        return None
+    alias, name_k = found
+    spec = alias_spec(text)
+    assert spec is not None
+    label = alias_label(text)
+    own = Spec(spec.name, spec.k)
+    who = possessive(alias.tool) + " name for"
+    if alias.dialect is None:  # another name of receval's own definition
+        return f"{label} is {who} receval's {spec.canonical()}"
+    k = spec.k
+    whole = k is None or k == WHOLE_RANKING
+    measure = alias.whole if whole else alias.measure.format(k=k)
+    differs, ours = alias.differs, alias.ours
+    if whole and "min(k" in ours:  # over the whole list min(k, |R|) is |R|: only trec_eval's conventions differ
+        differs, ours = TREC_DIFFERS, TREC_OURS
+    if alias.tool == "trec_eval":
+        return f"{label} is trec_eval's measure ({differs}); receval's {own} {ours}"
+    return f"{label} is {who} trec_eval's {measure} ({differs}); receval's {own} {ours}"
+
+
+def announce(metrics: Any) -> None:
+    """Say once, in one line each (:func:`receval.errors.note`), what every name of another
+    vocabulary among the metrics of one call resolves to; receval's own names say nothing."""
+    from .errors import note
+
+    said: set[str] = set()
+    for m in spec_list(metrics):
+        line = alias_announcement(m) if isinstance(m, str) else None
+        if line is not None and line not in said:
+            said.add(line)
+            note(line)
 
 
 def alias_note(text: str) -> str | None:
@@ -267,7 +347,7 @@ def alias_note(text: str) -> str | None:
             shown = ", ".join(f"{key}={axis(key).render(value)}" for key, value in sorted(base.items()))
             line += f", with the options of the {alias.dialect} dialect ({shown})"
         if alias.cut == "optional" and match["k"] is None:
-            line += f"; without a cut-off it is the whole ranking (written @{WHOLE_RANKING}, past any list)"
+            line += f"; without a cut-off it is the whole ranking (written @{ALL})"
         if name in ALIAS_CASES:
             line += f". {ALIAS_CASES[name]}"
         return line + "."
@@ -305,6 +385,7 @@ def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str
     """The checks every spec passes, written as a spec string or as a signature (``sig``, its
     label): each option once, each value valid, a cut-off exactly when the metric takes one."""
     from .metrics import get_metric
+    from .registry import WHOLE_LIST
 
     metric = get_metric(name)
     parsed: dict[str, Any] = {}
@@ -324,9 +405,13 @@ def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str
         parsed[key] = metric.axis(key).parse(raw)
         written[key] = raw
     k = parse_k(k_raw) if k_raw is not None else None
+    if metric.needs_k and k is None and sig is None and metric.name in WHOLE_LIST:
+        k = WHOLE_RANKING  # a list metric without a cut-off: each user's whole list (@all)
+    if k == WHOLE_RANKING:
+        _check_whole(metric, parsed, text)
     if metric.needs_k and k is None:
         if sig is None:
-            raise SpecError(f"metric '{metric.name}' needs a cut-off: write '{metric.name}@10'")
+            raise SpecError(f"write '{metric.name}@10': {metric.name} needs a cut-off (it has no single whole-list meaning)")
         raise SignatureError(
             f"signature '{sig}': metric '{metric.name}' needs a cut-off: start the signature with the cut-off "
             f"it was computed at, e.g. '{metric.name}@10|'"
@@ -336,6 +421,26 @@ def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str
             raise SpecError(f"metric '{metric.name}' takes no cut-off: write '{metric.name}'")
         raise SignatureError(f"signature '{sig}': metric '{metric.name}' takes no cut-off: start the signature with '{metric.name}|'")
     return Spec(metric.name, k, tuple(sorted(parsed.items())))
+
+
+def _check_whole(metric: Any, parsed: dict[str, Any], text: str) -> None:
+    """A spec over each user's whole list (``@all``): the options that reading implies are
+    filled in (:data:`receval.registry.WHOLE_LIST`), a metric or option value with no single
+    whole-list meaning is refused with the fix."""
+    from .registry import WHOLE_LIST, WHOLE_REFUSED
+
+    name = metric.name
+    if name not in WHOLE_LIST:
+        if metric.optional_k:
+            raise SpecError(f"write '{name}' for the whole list: {name} without a cut-off is read over the whole list")
+        raise SpecError(f"write '{name}@10': {name} needs a cut-off (it has no single whole-list meaning)")
+    for key, value in WHOLE_LIST[name].items():
+        parsed.setdefault(key, metric.axis(key).parse(value))
+    if name in WHOLE_REFUSED:
+        key, bad = WHOLE_REFUSED[name]
+        if parsed.get(key, metric.axis(key).default) == metric.axis(key).parse(bad):
+            raise SpecError(f"write a cut-off ('{name}({key}={bad})@10') or drop {key}={bad}: over the whole list "
+                            f"{name} has no k to divide by")
 
 
 def _checked(spec: Spec) -> Spec:

@@ -20,6 +20,8 @@ def get_metric(name: str) -> Metric:
     """The metric registered as ``name``; an unknown name fails with a did-you-mean message."""
     key = name.strip().lower()
     reg = registered()
+    if key not in reg:  # written with other underscores (hit_rate, r_precision): receval's own metric
+        key = {n.replace("_", ""): n for n in reg}.get(key.replace("_", ""), key)
     if key not in reg:
         hint = alias_hint(name)  # 'ap': the alias AP, or receval's map (not 'pap')
         if hint is not None:
