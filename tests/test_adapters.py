@@ -244,6 +244,23 @@ res.write(out)
 """
 
 
+def _fake_env(where):
+    """A venv of its own (its ``bin/python`` a symlink, as ``python -m venv`` makes it, with a
+    ``pyvenv.cfg``) that sees this interpreter's packages through a ``.pth`` file: a runner job
+    through a symlinked interpreter works from a user's venv as from the machine's Python (a bare
+    symlink to a venv's interpreter runs the base interpreter, without the venv's packages)."""
+    import site
+    import sysconfig
+    import venv
+
+    venv.create(where, with_pip=False, symlinks=True)
+    purelib = sysconfig.get_path("purelib", vars={"base": str(where), "platbase": str(where)})
+    paths = [p for p in (*site.getsitepackages(), site.getusersitepackages(), *sys.path) if p and Path(p).is_dir()]
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "_receval_test_parent.pth").write_text("\n".join(dict.fromkeys(paths)) + "\n")
+    assert (where / "bin" / "python").is_symlink()
+
+
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     """An adapter whose 'library' is a tiny runner in a fake env (this Python): the batching,
@@ -253,9 +270,7 @@ def fake(tmp_path, monkeypatch):
     for f in ("_batch.py", "_common.py"):
         shutil.copy(adapters.RUNNERS_DIR / f, runners / f)
     (runners / "fake.py").write_text(FAKE_RUNNER)
-    env = tmp_path / "envs" / "fakeenv" / "bin"
-    env.mkdir(parents=True)
-    (env / "python").symlink_to(sys.executable)
+    _fake_env(tmp_path / "envs" / "fakeenv")
     monkeypatch.setattr(adapters, "RUNNERS_DIR", runners)
     monkeypatch.setenv("RECEVAL_PEER_ENVS", str(tmp_path / "envs"))
     return adapters.Adapter(name="fake", library="Fake", dist="receval", dialect=None, env="fakeenv", metrics=(
