@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
 from .report import command_formats, render

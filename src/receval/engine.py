@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from . import __version__
+from ._version import __version__
 from .encode import Encoded, encode, gather, rank_order
 from .errors import DataError, SpecError, TiesRefused
 from .hits import Hits, build

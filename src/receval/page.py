@@ -158,7 +158,7 @@ def render_page(obj: Any, *, title: str | None = None, protocol: dict[str, Any] 
     """The report page of a :class:`~receval.comparison.Comparison` or a
     :class:`~receval.segments.SegmentedComparison` (module docs); ``protocol``: what to state
     about the inputs and options (shown as given)."""
-    from . import __version__
+    from ._version import __version__
 
     e = html.escape
     sc = obj if hasattr(obj, "segments") and hasattr(obj, "overall") else None
@@ -203,7 +203,7 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
     refused, its reason on hover and listed) with its ``legend``, the spread figure, the study's
     own numbers (``published``: rows of dialect and values of ``rep.columns``), the protocol and
     every signature."""
-    from . import __version__
+    from ._version import __version__
     from .figures import plot_spread
 
     e = html.escape

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 
-from . import __version__
+from ._version import __version__
 from .report import fmt_value, render
 from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS, STUDY_VERSIONS
 

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from .errors import DataError, SpecError, closest, did_you_mean
 from .options import _render_number
 from .spec import signature_text

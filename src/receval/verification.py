@@ -246,7 +246,7 @@ def verify(
     ``.inputs``, ``.render()``); a result that cannot be verified (no fingerprints, a side
     input missing) raises a :class:`receval.DataError`.
     """
-    from . import __version__
+    from ._version import __version__
     from .api import evaluate
 
     doc, where = load_result(results)

@@ -170,7 +170,7 @@ def evaluate_spark(
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from .. import __version__
+    from .._version import __version__
     from ..encode import check_overlap
     from ..engine import SideInputs, check_globals, needs_truth_max, plan, rel_message, say
     from ..resolve import decide_rel
