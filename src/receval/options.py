@@ -217,7 +217,8 @@ CONTEXT_AXES: dict[str, Axis] = {
             "duplicate (user, item) rows in the ground truth",
             {
                 "error": "refuse the input and say how many and which",
-                "first": "keep the first row of each (user, item)",
+                "first": "keep the first row of each (user, item); refused when its rows disagree on the rating",
+                "max": "keep the row of each (user, item) with the highest rating",
                 "keep": "count every row in |R| (RecTools, RePlay's len(R), MS Recommenders)",
             },
         ),
