@@ -480,12 +480,13 @@ def _match_general(b: _Inputs, ids: tuple[Any, Any] | None) -> _Matched:
             keep_rows[order[dup]] = False
         info["truth_duplicates"] = n_dup
     relevant = np.ones(len(tu), dtype=bool) if threshold is None else rating >= threshold
-    # unique keys for matching: first row of each key; with tdup='keep' the first *relevant*
-    # row, so that an item counted in |R| by one of its rows is also a hit when recommended
+    # unique keys for matching: first row of each key; with tdup='keep' a *relevant* row, so that
+    # an item counted in |R| by one of its rows is also a hit when recommended, and of them the
+    # highest rating (not the first: the row order would decide)
     uniq_mask = ~dup
     u_keys = sk[uniq_mask]
-    if n_dup and tdup == "keep" and not relevant.all():
-        order = np.lexsort((~relevant, t_key))  # stable: by key, relevant rows first
+    if n_dup and tdup == "keep":
+        order = np.lexsort((-rating, ~relevant, t_key))  # by key, relevant rows first, highest rating first
     u_rows = order[uniq_mask]
 
     # ---- recommendations -------------------------------------------------------------------
