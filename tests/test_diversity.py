@@ -122,7 +122,7 @@ def tie_keys(asp, cands, p=None):
     for d in cands:
         for c in cats[d]:
             b[c] = (b.get(c, 0) + _mix(h1[d], 2)) % 2**64
-    return {d: sum(_mix(b[c], 3) for c in cats[d]) % 2**64 for d in cands}
+    return {d: (_mix(h1[d], 5) + sum(_mix(b[c], 3) for c in cats[d])) % 2**64 for d in cands}
 
 
 def ref_ideal(cands, gain, key, content, k):

@@ -987,7 +987,7 @@ def _tie_keys(cu: np.ndarray, ci: np.ndarray, indptr: np.ndarray, indices: np.nd
     With :math:`m_c` the number of the user's candidates in category *c* and *H* SplitMix64
     (:func:`_mix`, sums modulo :math:`2^{64}`):
     :math:`h_1(d) = \sum_{c \in d} H(m_c)`, :math:`b_c = \sum_{d' \ni c} H(h_1(d'))`,
-    :math:`\kappa(d) = \sum_{c \in d} H(b_c)`; αβ-nDCG (``p``) adds :math:`H(\text{bits of } P(d))`
+    :math:`\kappa(d) = H(h_1(d)) + \sum_{c \in d} H(b_c)` (each *H* with its own salt); αβ-nDCG (``p``) adds :math:`H(\text{bits of } P(d))`
     to :math:`h_1(d)`. No id enters: renaming items or categories leaves every key unchanged."""
     if cu.shape[0] == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -1001,7 +1001,7 @@ def _tie_keys(cu: np.ndarray, ci: np.ndarray, indptr: np.ndarray, indices: np.nd
             h1 += _mix(np.ascontiguousarray(p, dtype=np.float64).view(np.uint64), 4)
         b = np.zeros(pair.shape[0], dtype=np.uint64)
         np.add.at(b, inv, _mix(h1, 2)[rep])
-        return np.add.reduceat(_mix(b, 3)[inv], tstart)
+        return np.add.reduceat(_mix(b, 3)[inv], tstart) + _mix(h1, 5)
 
 
 def _order_by_tie_key(cu, ci, *rest, indptr, indices, C, p=None):
