@@ -50,3 +50,27 @@ def test_max_keeps_the_highest_rating_in_any_row_order():
     # user 1: item 1 rated 5 (relevant), item 2 not in the truth; user 2: item 1 rated 4
     assert all(g == pytest.approx((1.0, 0.5, got[0][2])) for g in got)
     assert len(set(got)) == 1
+
+
+@pytest.mark.spark
+def test_spark_engine_agrees():
+    pytest.importorskip("pyspark")
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    from receval.backends.spark import local_session
+
+    session = local_session(partitions=2)
+    try:
+        got = []
+        for truth in (LOW_FIRST, HIGH_FIRST):
+            rs = session.createDataFrame(pl.DataFrame(RECS).to_pandas())
+            ts = session.createDataFrame(pl.DataFrame(truth).to_pandas())
+            with pytest.raises(DataError, match="^pass tdup='max'"):
+                evaluate(rs, ts, ["ndcg@2"], engine="spark", rel=3.0, tdup="first")
+            res = evaluate(rs, ts, ["ndcg@2", "precision@2"], engine="spark", rel=3.0, tdup="max")
+            got.append((res["ndcg@2"], res["precision@2"]))
+        assert got == [pytest.approx((1.0, 0.5))] * 2
+    finally:
+        session.stop()
