@@ -1025,10 +1025,59 @@ def _same_sets(a: np.ndarray, b: np.ndarray, indptr: np.ndarray, indices: np.nda
     return out
 
 
-def _ambiguous_users(cu, ci, key, indptr, indices, extra=None) -> np.ndarray:
+def _private(cu, ci, indptr, indices, C):
+    """Which categories are private: held, among the user's candidates, only by candidates of
+    one category set. Returns ``(private, tstart, setid)``: per (candidate, category) triple
+    (:func:`_expand` order), the first triple of each candidate, and an id of each candidate's
+    category set within its user (equal sets found by a hash of the codes, checked exactly; a
+    collision can only split a set, which makes fewer categories private)."""
+    rep, asp, deg = _expand(ci, indptr, indices)
+    tstart = np.cumsum(deg) - deg
+    with np.errstate(over="ignore"):
+        sh = np.add.reduceat(_mix(asp, 7), tstart)
+    o = np.lexsort((sh, cu))
+    same = (cu[o][1:] == cu[o][:-1]) & (sh[o][1:] == sh[o][:-1])
+    j = np.flatnonzero(same)
+    same[j] = _same_sets(ci[o][j], ci[o][j + 1], indptr, indices)
+    setid = np.empty(cu.shape[0], dtype=np.int64)
+    setid[o] = np.cumsum(np.r_[True, ~same])
+    _, inv = np.unique(cu[rep] * C + asp, return_inverse=True)
+    inv = inv.ravel()
+    t = np.lexsort((setid[rep], inv))  # triples by (pair, set): a pair is private iff its first and last set agree
+    starts = np.flatnonzero(np.r_[True, inv[t][1:] != inv[t][:-1]])
+    ends = np.r_[starts[1:], t.shape[0]] - 1
+    uniform = np.zeros(int(inv.max()) + 1, dtype=bool)
+    uniform[inv[t][starts]] = setid[rep][t][starts] == setid[rep][t][ends]
+    return uniform[inv], tstart, setid
+
+
+def _ambiguous_users(cu, ci, key, indptr, indices, extra=None, C=None) -> np.ndarray:
     """The users with two candidates of equal tie key whose contents differ (categories, or
-    ``extra``): the only users whose greedy ideal may depend on the item codes. Candidates
-    are ordered by (user, key, ...)."""
+    ``extra``) in a way that may matter: the only users whose greedy ideal may depend on the
+    item codes. Candidates are ordered by (user, key, ...).
+
+    ``C`` given (gains that can only fall), two such candidates do not count when
+
+    * either is *isolated* (all its categories private, :func:`_private`): an isolated category
+      set forms its own stream of gains, independent of every other candidate and falling with
+      each of its picks; the other candidates form another falling stream; the greedy merges the
+      streams by largest gain, and a merge of falling streams yields the same gains whichever
+      of two equal heads it takes;
+    * (α-nDCG, ``extra`` None) both have the same shared categories, as many private ones and
+      as many candidates of their set: swapping their private categories maps the candidates
+      onto themselves and fixes every other set, so when they tie (the same number of picks of
+      each, or α in {0, 1}) the two choices lead to mirrored, equal ideals."""
+    if cu.shape[0] < 2:
+        return np.zeros(0, dtype=np.int64)
+    priv = None
+    if C is not None:
+        priv, tstart, setid = _private(cu, ci, indptr, indices, C)
+        keep = ~np.logical_and.reduceat(priv, tstart)
+        mult_of = np.bincount(setid)[setid]  # set ids are distinct across users
+        idx = np.flatnonzero(keep)
+        cu, ci, key, mult_of = cu[idx], ci[idx], key[idx], mult_of[idx]
+        starts = tstart[idx]
+        extra = None if extra is None else extra[idx]
     if cu.shape[0] < 2:
         return np.zeros(0, dtype=np.int64)
     same_key = (cu[1:] == cu[:-1]) & (key[1:] == key[:-1])
@@ -1036,6 +1085,15 @@ def _ambiguous_users(cu, ci, key, indptr, indices, extra=None) -> np.ndarray:
     differ = ~_same_sets(ci[j], ci[j + 1], indptr, indices)
     if extra is not None:
         differ |= extra[j] != extra[j + 1]
+    elif priv is not None:
+        for x in np.flatnonzero(differ).tolist():
+            a, b = j[x], j[x] + 1
+            if mult_of[a] != mult_of[b]:
+                continue
+            ca, cb = indices[indptr[ci[a]]:indptr[ci[a] + 1]], indices[indptr[ci[b]]:indptr[ci[b] + 1]]
+            pa, pb = priv[starts[a]:starts[a] + ca.shape[0]], priv[starts[b]:starts[b] + cb.shape[0]]
+            if int(pa.sum()) == int(pb.sum()) and np.array_equal(ca[~pa], cb[~pb]):
+                differ[x] = False
     return np.unique(cu[j[differ]])
 
 
@@ -1121,10 +1179,15 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
     return value(tuple(mult0), 0)
 
 
-def _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, *, alpha, cp=None, gamma=None) -> None:
+def _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, *, alpha, C, cp=None, gamma=None) -> None:
     """Replace the kernel's ideal of the users whose ties may read the item codes by
     :func:`_ideal_search` (in place)."""
-    amb = _ambiguous_users(cu, ci, key, indptr, indices, None if cp is None else cp)
+    if cp is None:  # alpha in [0, 1]: every weight (1 - alpha)^n falls with n
+        falling = 0.0 <= alpha <= 1.0
+    else:  # P in [0, 1] and gamma >= 0: every factor 1 - P gamma state rises, so every gain falls
+        g = gamma.dense if gamma.dense is not None else gamma.values
+        falling = _unit(cp) and (g is None or g.size == 0 or bool(np.nanmin(g) >= 0.0 and not np.isnan(g).any()))
+    amb = _ambiguous_users(cu, ci, key, indptr, indices, cp, C if falling else None)
     if amb.shape[0] == 0:
         return
     lo = np.searchsorted(cu, amb, side="left")
@@ -1291,7 +1354,7 @@ def alpha_ndcg(
     cu, ci = _sort_candidates(*_candidates(off, m, titems))
     cu, ci, key = _order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
     idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
-    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha)
+    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1576,7 +1639,7 @@ def alpha_beta_ndcg(
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
     cu, ci, key, cp = _order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
     idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam, gext=gtab)
-    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, cp=cp, gamma=gam)
+    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C, cp=cp, gamma=gam)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg
