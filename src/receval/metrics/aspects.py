@@ -41,7 +41,10 @@ each category); candidates with the same content (categories, and P for αβ-nDC
 are interchangeable; when candidates of equal gain and equal key still differ
 in content, the ideal is the **largest** DCG over those choices
 (:func:`_ideal_search`, run only for such users).  The value is thus the same for
-every renaming of items and categories.  It equals ``ndeval``'s whenever
+every renaming of items and categories, with one limit left: a gain is summed (α) or
+multiplied (αβ) over its categories in category-code order, so where three or more terms
+are not exact in binary (α-nDCG with α other than 0, 1/2, 1, ...; αβ-nDCG) two
+mathematically equal gains can differ in the last bit, and which way depends on the codes.  It equals ``ndeval``'s whenever
 ``ndeval``'s tie choices lead to the same ideal (always when tied candidates
 share their categories).  The greedy is an approximation: a run can, rarely,
 beat it, so values slightly above 1 are possible (``ndeval`` does not clip
@@ -1258,7 +1261,8 @@ def alpha_ndcg(
     when items attaining the maximum differ in their categories, every choice is
     followed and :math:`\alpha\text{-DCG}^{*}` is the largest of the resulting DCGs
     (items with the same categories are interchangeable).  The value is the same
-    for every renaming of items and categories.  ``ndeval`` instead breaks ties by
+    for every renaming of items and categories (up to the floating point order of a
+    gain's terms, see the module notes).  ``ndeval`` instead breaks ties by
     the largest docno; the two agree whenever ``ndeval``'s choices give the same
     ideal DCG (e.g. when tied items share their categories).
 
