@@ -55,13 +55,15 @@ def _cols(**kw) -> dict[str, list]:
 
 
 @st.composite
-def cases(draw, distinct_scores: bool = False, dups: bool = False, rank: bool = False) -> Case:
+def cases(draw, distinct_scores: bool = False, dups: bool = False, rank: bool = False, rich: bool = False) -> Case:
     """Up to 6 truth users (ids 0..7) with 1..4 graded truth rows (ratings 1..5), up to 7
     recommendations per user over 12 items with coarse scores (2, 4 or 10 levels: ties are the
     rule) unless ``distinct_scores`` (distinct over all rows, and over the baseline's rows); some truth users without
     recommendations, up to two recommendation users (8, 9) outside the truth; every side input.
     ``dups``: some recommendation rows repeated (for ``dup=keep`` specs); ``rank``: a 1-based rank
-    column (score descending) next to the score.
+    column (score descending) next to the score. ``rich``: 3..10 truth rows per user and every item
+    in 1..3 of 4 categories (greedy ideals over categories then meet ties between different
+    category sets).
 
     Hypothesis draws the sizes, the number of score levels, the relevance threshold and a seed;
     the seed fills in the rows (few draws per example: generation stays cheap, and shrinking
@@ -76,7 +78,7 @@ def cases(draw, distinct_scores: bool = False, dups: bool = False, rank: bool = 
     recs: dict[str, list] = {"user_id": [], "item_id": [], "score": []}
     truth: dict[str, list] = {"user_id": [], "item_id": [], "rating": []}
     for u in users:
-        for i in rnd.sample(items, rnd.randint(1, 4)):
+        for i in rnd.sample(items, rnd.randint(3, 10) if rich else rnd.randint(1, 4)):
             truth["user_id"].append(u)
             truth["item_id"].append(i)
             truth["rating"].append(float(rnd.randint(1, 5)))
@@ -110,8 +112,9 @@ def cases(draw, distinct_scores: bool = False, dups: bool = False, rank: bool = 
     all_users = sorted(set(users) | set(rec_users))
     # side inputs
     categories: dict[str, list] = {"item_id": [], "category": []}
-    for i in sorted(rnd.sample(items, rnd.randint(2, N_ITEMS))):
-        for c in rnd.sample(["c1", "c2", "c3"], rnd.choice([1, 1, 2])):
+    names = ["c1", "c2", "c3", "c4"] if rich else ["c1", "c2", "c3"]
+    for i in sorted(rnd.sample(items, N_ITEMS if rich else rnd.randint(2, N_ITEMS))):
+        for c in rnd.sample(names, rnd.choice([1, 2, 3] if rich else [1, 1, 2])):
             categories["item_id"].append(i)
             categories["category"].append(c)
     n_train = rnd.randint(3, 14)
@@ -234,11 +237,24 @@ def id_maps(case: Case, seed: int, kind: str) -> tuple[dict, dict]:
     return one(users, "u"), one(items, "i")
 
 
-def rename(case: Case, umap: dict, imap: dict) -> Case:
+def category_map(case: Case, seed: int, monotone: bool = False) -> dict:
+    """A bijection of the category ids onto other strings: in another order, or (``monotone``)
+    in the same order."""
+    cats = sorted(set(case.side["categories"]["category"])) if "categories" in case.side else []
+    new = sorted(random.Random(seed).sample(range(100, 1000), len(cats)))
+    if not monotone:
+        random.Random(seed + 1).shuffle(new)
+    return {c: f"k{n}" for c, n in zip(cats, new)}
+
+
+def rename(case: Case, umap: dict, imap: dict, cmap: dict | None = None) -> Case:
+    """The ids renamed: users by ``umap``, items by ``imap``, categories by ``cmap`` (if given)."""
     def frame(name: str, cols: Any) -> Any:
         if name == "catalog":
             return [imap[i] for i in cols]
         out: dict[str, list] = dict(cols)
+        if name == "categories" and cmap is not None:
+            out["category"] = [cmap[c] for c in cols["category"]]
         if name in USER_COLS:
             out["user_id"] = [umap[u] for u in cols["user_id"]]
         if name in ITEM_COLS:

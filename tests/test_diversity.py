@@ -84,22 +84,69 @@ def ref_alpha_ndcg(asp, lst, rel_items, alpha, k):
     lst = [x for x in lst[:k] if x >= 0]
     dcg = sum(g * disc(j + 1) for j, g in enumerate(gains(lst)))
     # greedy ideal
-    cands = sorted(rel_items)
-    chosen, cnt = [], {}
-    idcg = 0.0
-    for j in range(min(k, len(cands))):
-        best, bg = None, -1.0
-        for d in cands:
-            if d in chosen:
-                continue
-            g = sum((1 - alpha) ** cnt.get(c, 0) for c in np.flatnonzero(asp[d]))
-            if g > bg or (g == bg and d > best):
-                best, bg = d, g
-        chosen.append(best)
-        for c in np.flatnonzero(asp[best]):
-            cnt[c] = cnt.get(c, 0) + 1
-        idcg += bg * disc(j + 1)
+    cands = sorted(d for d in rel_items if asp[d].any())
+    oma = 1 - alpha
+
+    def gain(d, chosen):  # the state of each category multiplied pick by pick, as the kernels
+        g = 0.0
+        for c in np.flatnonzero(asp[d]):
+            s = 1.0
+            for q in chosen:
+                if asp[q, c]:
+                    s *= oma
+            g += s
+        return g
+
+    idcg = ref_ideal(cands, gain, tie_keys(asp, cands), lambda d: tuple(np.flatnonzero(asp[d])), k)
     return 0.0 if idcg == 0 or dcg == 0 else dcg / idcg
+
+
+def _mix(x, salt):  # SplitMix64's finaliser of x + salt, modulo 2**64
+    z = (x + salt) % 2**64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+    return z ^ (z >> 31)
+
+
+def tie_keys(asp, cands, p=None):
+    """The label-free tie key of every candidate (receval.metrics.aspects._tie_keys, textbook)."""
+    cats = {d: np.flatnonzero(asp[d]).tolist() for d in cands}
+    m = {}
+    for d in cands:
+        for c in cats[d]:
+            m[c] = m.get(c, 0) + 1
+    h1 = {d: sum(_mix(m[c], 1) for c in cats[d]) % 2**64 for d in cands}
+    if p is not None:
+        h1 = {d: (h1[d] + _mix(int(np.float64(p[d]).view(np.uint64)), 4)) % 2**64 for d in cands}
+    b = {}
+    for d in cands:
+        for c in cats[d]:
+            b[c] = (b.get(c, 0) + _mix(h1[d], 2)) % 2**64
+    return {d: (_mix(h1[d], 5) + sum(_mix(b[c], 3) for c in cats[d])) % 2**64 for d in cands}
+
+
+def ref_ideal(cands, gain, key, content, k):
+    """The greedy ideal DCG: at each rank the candidates of the largest gain, among them those of
+    the largest tie key; when they differ in content, the largest DCG over every choice."""
+    memo = {}
+
+    def best(chosen):
+        j = len(chosen)
+        if j == k or j == len(cands):
+            return 0.0
+        if frozenset(chosen) in memo:
+            return memo[frozenset(chosen)]
+        left = [d for d in cands if d not in chosen]
+        top = max((gain(d, chosen), key[d]) for d in left)
+        tied = {}
+        for d in left:
+            if (gain(d, chosen), key[d]) == top:
+                tied.setdefault(content(d), d)  # one candidate per content: identical ones are interchangeable
+        v = top[0] * disc(j + 1) + max(best(chosen + [d]) for d in tied.values())
+        memo[frozenset(chosen)] = v
+        return v
+
+    return best([])
 
 
 def ref_ab_ndcg(asp, lst, truth, alpha, beta, r_max, k):
@@ -126,17 +173,9 @@ def ref_ab_ndcg(asp, lst, truth, alpha, beta, r_max, k):
     lst = [x for x in lst[:k] if x >= 0]
     dcg = sum(gain(x, lst[:j]) * disc(j + 1) for j, x in enumerate(lst))
     cands = sorted(i for i, r in truth.items() if r > 0 and asp[i].any())
-    chosen, idcg = [], 0.0
-    for j in range(min(k, len(cands))):
-        best, bg = None, -1.0
-        for d in cands:
-            if d in chosen:
-                continue
-            g = gain(d, chosen)
-            if g > bg or (g == bg and d > best):
-                best, bg = d, g
-        chosen.append(best)
-        idcg += bg * disc(j + 1)
+    p = {i: beta * (truth[i] / r_max) for i in cands}
+    key = tie_keys(asp, cands, p)
+    idcg = ref_ideal(cands, gain, key, lambda d: (tuple(np.flatnonzero(asp[d])), p[d]), k)
     return 0.0 if idcg == 0 else dcg / idcg
 
 
@@ -354,3 +393,19 @@ def test_ild_identical_and_disjoint():
     same = np.ones((4, 2), dtype=bool)
     for d in ("jaccard", "cosine"):
         assert intra_list_diversity([[0, 1, 2, 3]], same, distance=d)[0] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("shape", [dict(C=10, p_aspect=0.75), dict(n_items=90, max_truth=80, C=4)],
+                         ids=["items with > 6 categories", "users with > 64 candidates"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_greedy_ideal_tie_rule_on_the_sparse_kernel(seed, shape):
+    # the sparse kernel (many categories per item, or many candidates per user) breaks ties as the others
+    asp, items, rating, off, ti, tr = make(seed, U=12, **shape)
+    rel = np.nan_to_num(rating, nan=0.0) >= 3.5
+    got = alpha_ndcg(items, rel, asp, off, ti, tr, 3.5, k=6)
+    gab = alpha_beta_ndcg(items, rating, asp, off, ti, tr, alpha=0.05, beta=0.5, r_max=5.0, k=6)
+    for u in range(items.shape[0]):
+        ru = {int(i) for i, r in zip(ti[off[u]:off[u + 1]], tr[off[u]:off[u + 1]]) if r >= 3.5}
+        assert got[u] == pytest.approx(ref_alpha_ndcg(asp, items[u].tolist(), ru, 0.5, 6), abs=1e-12)
+        truth = {int(i): float(r) for i, r in zip(ti[off[u]:off[u + 1]], tr[off[u]:off[u + 1]])}
+        assert gab[u] == pytest.approx(ref_ab_ndcg(asp, items[u].tolist(), truth, 0.05, 0.5, 5.0, 6), abs=1e-12)

@@ -327,7 +327,8 @@ Transform = Callable[[Unit, D.Case, int, Path, dict[str, Outcome]], dict[str, Ou
 def _renaming(kind: str) -> Transform:
     def run(unit: Unit, case: D.Case, seed: int, tmp: Path, base: dict[str, Outcome]) -> dict[str, Outcome]:
         k = {"perm": "monotone", "str": "monotone_str", "categorical": "monotone_str"}[kind] if unit.monotone else kind
-        renamed = D.rename(case, *D.id_maps(case, seed, "str" if k == "categorical" else k))
+        cmap = D.category_map(case, seed, monotone=unit.monotone)  # category ids too: a side input's ids
+        renamed = D.rename(case, *D.id_maps(case, seed, "str" if k == "categorical" else k), cmap)
         return memory(unit, D.categorical(renamed) if kind == "categorical" else renamed, expect=base)
 
     return run
@@ -519,6 +520,97 @@ def test_read_side_input_is_in_the_signature(name):
                     problems.append(f"{spec}: {s}= changes the value ({b.value!r} -> {a.value!r}) "
                                     f"but not the signature [{a.signature}]")
         assert not problems, "\n".join(problems) + "\n--- reproducer ---\n" + case.describe()
+
+    run()
+
+
+# ---- ties of the greedy ideals over categories; repeated truth rows ----------------------------------
+
+CATEGORY_METRICS = sorted(n for n in TABLE if "categories" in TABLE[n].needs | TABLE[n].optional)
+
+
+def _swap_ids(case: D.Case, items: dict, cats: dict) -> D.Case:
+    """``case`` with the item ids and the category ids of the maps swapped (others kept)."""
+    _, all_items = D.all_ids(case)
+    users, _ = D.all_ids(case)
+    names = set(case.side["categories"]["category"])
+    return D.rename(case, {u: u for u in users}, {i: items.get(i, i) for i in all_items},
+                    {c: cats.get(c, c) for c in names})
+
+
+def test_greedy_ideal_ties_read_no_id():
+    """Relevant items 1 {c1, c2}, 2 {c1, c3}, 3 {c2, c4} all gain 2 at rank 1, but 1 leads to
+    [2, 1.5] and 2 or 3 to [2, 2]; alpha_ndcg took the larger item id, so swapping the ids 1 and
+    3 changed alpha_ndcg@2 (0.6131 and 0.6788)."""
+    case = D.case_of({"user_id": [0, 0, 0], "item_id": [2, 4, 1], "score": [3.0, 2.0, 1.0]},
+                     {"user_id": [0, 0, 0], "item_id": [1, 2, 3], "rating": [5.0, 5.0, 5.0]},
+                     categories={"item_id": [1, 1, 2, 2, 3, 3, 4], "category": ["c1", "c2", "c1", "c3", "c2", "c4", "c1"]})
+    unit = Unit("standard", ("alpha_ndcg@2", "alpha_ndcg@3"))
+    base = memory(unit, case)
+    problems = []
+    for what, items, cats in [("items 1, 3 swapped", {1: 3, 3: 1}, {}), ("categories c1, c2 swapped", {}, {"c1": "c2", "c2": "c1"}),
+                              ("both", {1: 3, 3: 1}, {"c1": "c2", "c2": "c1"})]:
+        problems += _diff(base, memory(unit, _swap_ids(case, items, cats)), what)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", CATEGORY_METRICS)
+def test_category_metrics_under_renaming(name):
+    """Every metric that reads categories, on richer category data (3..10 truth rows per user,
+    items in 1..3 of 4 categories) with distinct scores: the same outcome after the rows are
+    shuffled and after the user, item and category ids are renamed (onto other integers and
+    category strings, and onto strings)."""
+    unit = Unit("standard", (TABLE[name].spec,))
+
+    @_settings(N_STANDARD * 2)
+    @given(data=st.data())
+    def run(data):
+        case = data.draw(D.cases(distinct_scores=True, rich=True), label="case")
+        seed = data.draw(st.integers(0, 2**31 - 1), label="seed")
+        base = memory(unit, case)
+        problems = []
+        for kind in ("perm", "str"):
+            renamed = D.rename(case, *D.id_maps(case, seed, kind), D.category_map(case, seed))
+            problems += _diff(base, memory(unit, renamed), f"ids {kind} and category ids renamed")
+        problems += _diff(base, memory(unit, D.shuffle(case, seed)), "shuffled rows")
+        assert not problems, "\n".join(problems) + "\n--- reproducer ---\n" + case.describe()
+
+    run()
+
+
+TDUP_METRICS = sorted(n for n in TABLE if "tdup" in registered()[n].context)
+
+
+def _with_repeats(case: D.Case, rows: list[int], later: bool) -> D.Case:
+    """The truth with each of ``rows`` repeated with another rating (rating % 5 + 1), the repeat
+    after the original row (``later``) or before it."""
+    t = case.truth
+    out: dict[str, list] = {c: [] for c in t}
+    for j in range(len(t["user_id"])):
+        pair = [j, None] if later else [None, j]
+        for q in (pair if j in rows else [j]):
+            for c in t:
+                out[c].append(t[c][j] if q is not None or c != "rating" else t[c][j] % 5 + 1)
+    return D.replace(case, truth=out)
+
+
+@pytest.mark.parametrize("tdup", ["first", "max", "keep"])
+@pytest.mark.parametrize("name", TDUP_METRICS)
+def test_repeated_truth_rows_with_different_ratings(name, tdup):
+    """Truth rows of one (user, item) with different ratings: the outcome (value, or refusal) is
+    the same whichever of them comes first."""
+    unit = Unit("standard", (TABLE[name].spec,))
+
+    @_settings(N_SIDE)
+    @given(data=st.data())
+    def run(data):
+        case = data.draw(unit.strategy(), label="case")
+        n = len(case.truth["user_id"])
+        rows = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=2, unique=True), label="repeated rows")
+        a = memory(unit, _with_repeats(case, rows, True), tdup=tdup)
+        b = memory(unit, _with_repeats(case, rows, False), tdup=tdup)
+        problems = _diff(a, b, f"tdup={tdup}: the repeat before the original row")
+        assert not problems, "\n".join(problems) + "\n--- reproducer ---\n" + _with_repeats(case, rows, True).describe()
 
     run()
 

@@ -253,6 +253,20 @@ def _dup_error(what: str, n: int, example: tuple) -> DataError:
     )
 
 
+def _check_first_agrees(dup, r_sorted, sk, order, tu, ti, du, di) -> None:
+    """tdup=first keeps the first of a key's rows: refuse when the repeated rows of one key
+    disagree on the rating (the first would then depend on the row order)."""
+    same = (r_sorted[1:] == r_sorted[:-1]) | (np.isnan(r_sorted[1:]) & np.isnan(r_sorted[:-1]))
+    bad = dup[1:] & ~same
+    if bad.any():
+        keys = np.unique(sk[1:][bad])
+        j = order[1:][bad][np.argmin(sk[1:][bad])]  # the smallest key: the same pair in any row order
+        raise DataError(
+            f"pass tdup='max' to keep the highest rating, or drop the repeats: {len(keys)} (user, item) pairs "
+            f"repeat in the ground truth with different ratings, e.g. {(_py(du(tu[j])), _py(di(ti[j])))}"
+        )
+
+
 @dataclass
 class _Inputs:
     """What both matchers read: the recommendation columns, the truth columns, the build options."""
@@ -460,16 +474,22 @@ def _match_general(b: _Inputs, ids: tuple[Any, Any] | None) -> _Matched:
         first_dup = order[np.flatnonzero(dup)[0]]
         if tdup == "error":
             raise _dup_error("ground truth", n_dup, (_py(du(tu[first_dup])), _py(di(ti[first_dup]))))
-        if tdup == "first":
+        if tdup in ("first", "max"):
+            r_sorted = rating[order]
+            if tdup == "max":  # each key's highest rating first (rows of one key, one rating: alike)
+                order = np.lexsort((-rating, t_key))
+            else:
+                _check_first_agrees(dup, r_sorted, sk, order, tu, ti, du, di)
             keep_rows[order[dup]] = False
         info["truth_duplicates"] = n_dup
     relevant = np.ones(len(tu), dtype=bool) if threshold is None else rating >= threshold
-    # unique keys for matching: first row of each key; with tdup='keep' the first *relevant*
-    # row, so that an item counted in |R| by one of its rows is also a hit when recommended
+    # unique keys for matching: first row of each key; with tdup='keep' a *relevant* row, so that
+    # an item counted in |R| by one of its rows is also a hit when recommended, and of them the
+    # highest rating (not the first: the row order would decide)
     uniq_mask = ~dup
     u_keys = sk[uniq_mask]
-    if n_dup and tdup == "keep" and not relevant.all():
-        order = np.lexsort((~relevant, t_key))  # stable: by key, relevant rows first
+    if n_dup and tdup == "keep":
+        order = np.lexsort((-rating, ~relevant, t_key))  # by key, relevant rows first, highest rating first
     u_rows = order[uniq_mask]
 
     # ---- recommendations -------------------------------------------------------------------

@@ -231,8 +231,12 @@ CONTEXT_AXES: dict[str, Axis] = {
             "duplicate (user, item) rows in the ground truth",
             {
                 "error": "refuse the input and say how many and which",
-                "first": "keep the first row of each (user, item)",
-                "keep": "count every row in |R| (RecTools, RePlay's len(R), MS Recommenders)",
+                "first": "keep the first row of each (user, item); refused when its rows disagree on the rating",
+                "max": "keep the row of each (user, item) with the highest rating",
+                "keep": (
+                    "count every row in |R| (RecTools, RePlay's len(R), MS Recommenders); a recommended item "
+                    "is matched to its relevant row of highest rating"
+                ),
             },
         ),
         Axis(

@@ -31,11 +31,22 @@ match ``ndeval`` to the last bit where possible.
 Greedy ideal ranking
 --------------------
 Finding the ideal ranking is NP-complete (Clarke et al. 2008), so both metrics
-normalise by a greedily built ideal list, exactly like ``ndeval``'s
-``idealResult``: at each rank pick the candidate with the largest current gain;
-**ties go to the largest item code** (``ndeval`` keeps the candidate with the
-larger ``strcmp`` docno, which is the largest item code when docnos are the
-zero-padded item codes).  The greedy is an approximation: a run can, rarely,
+normalise by a greedily built ideal list, as ``ndeval``'s ``idealResult``: at
+each rank pick the candidate with the largest current gain.  Ties are broken
+**without reading any id** (``ndeval`` keeps the largest docno, which makes the
+value depend on how items are named): among the candidates of the largest gain,
+the one with the largest label-free tie key :math:`\kappa` (:func:`_tie_keys`:
+two rounds of colour refinement from the number of the user's candidates in
+each category); candidates with the same content (categories, and P for αβ-nDCG)
+are interchangeable; when candidates of equal gain and equal key still differ
+in content, the ideal is the **largest** DCG over those choices
+(:func:`_ideal_search`, run only for such users).  The value is thus the same for
+every renaming of items and categories, with one limit left: a gain is summed (α) or
+multiplied (αβ) over its categories in category-code order, so where three or more terms
+are not exact in binary (α-nDCG with α other than 0, 1/2, 1, ...; αβ-nDCG) two
+mathematically equal gains can differ in the last bit, and which way depends on the codes.  It equals ``ndeval``'s whenever
+``ndeval``'s tie choices lead to the same ideal (always when tied candidates
+share their categories).  The greedy is an approximation: a run can, rarely,
 beat it, so values slightly above 1 are possible (``ndeval`` does not clip
 either; neither do we).
 """
@@ -289,8 +300,8 @@ def _truth_users(truth_offsets):
 def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.ndarray):
     """Per segment: the max gain and the index of the **last** position attaining it.
 
-    Candidates are sorted by ascending item code inside a segment, so "last"
-    means "largest item code", ndeval's tie rule.
+    Candidates are in the order of :func:`_order_by_tie_key` inside a segment, so "last"
+    means "largest tie key" (then largest item code, among interchangeable candidates).
     """
     gmax = np.maximum.reduceat(gain, seg_starts)
     ismax = gain == np.repeat(gmax, seg_len)
@@ -313,7 +324,7 @@ def _greedy_ideal_sparse(
 ) -> np.ndarray:
     """Greedy ideal DCG@k for every user, vectorised over users (loop over ranks).
 
-    Candidates must be sorted by (user, item) and each must have >= 1 aspect.
+    Candidates must be grouped by user, in the order of :func:`_order_by_tie_key`, and each must have >= 1 aspect.
     ``cand_p is None`` selects α-nDCG gains ``Σ_c (1-α)^{count_c}``; otherwise
     αβ-nDCG gains ``1 - Π_c (1 - p γ_c s_c)`` with per-user-aspect state ``s``.
     Chosen candidates and finished users are compacted away after each step.
@@ -400,10 +411,10 @@ def _greedy_ideal(
     :func:`_greedy_ideal_sparse`, evaluated on a dense layout.
 
     Every user's candidates form one column of ``[width, rows]`` arrays
-    (candidates in ascending item code down the column; the aspects padded to
+    (candidates in the order of :func:`_order_by_tie_key` down the column; the aspects padded to
     ``D`` per candidate with a dummy state slot of gain 0).  A step evaluates
     all columns of the current width at once: column max, the **last** row
-    attaining it (largest item code, ndeval's tie rule), state update, and the
+    attaining it (the last in the candidate order: largest tie key), state update, and the
     picked row is removed by shifting the rows below it up.  Users enter when
     the width reaches their candidate count, so users of all sizes share one
     loop over widths; each user advances one rank per iteration.  Gains are
@@ -517,9 +528,9 @@ def _greedy_cohorts(cand_user, cand_item, itab, PGc, Pc, nu, cstart, C1, D, k, d
     user's state is its own), so at every step every column holds the same number *w* of
     candidates in rows ``0..w-1``: the working arrays are contiguous prefixes, and the
     temporaries reuse buffers. A pick is removed by moving its column's last row into its
-    place; the rows then no longer follow the item order, so each row carries its candidate's
-    rank in the user's item order (``key``; ``pos`` maps it back to a row) and ties go to the
-    largest rank: the largest item code, ndeval's rule. The users' state slots are numbered
+    place; the rows then no longer follow the candidate order, so each row carries its candidate's
+    rank in the user's candidate order (``key``; ``pos`` maps it back to a row) and ties go to the
+    largest rank: the largest tie key (:func:`_order_by_tie_key`). The users' state slots are numbered
     cohort by cohort (users by count, largest first), so a cohort reads a contiguous range."""
     ab = Pc is not None
     users = np.flatnonzero(nu)
@@ -557,7 +568,7 @@ def _cohort(us, m, cstart, Kc, PGc, Pc, state, idcg, disc, k, D, oma):
         PGs = [PGc[t].take(idx) for t in range(D)]
         Ps = Pc.take(idx)
         moved += PGs + [Ps]
-    key = np.repeat(np.arange(1, m + 1, dtype=np.int64)[:, None], R, axis=1)  # rank in the item order, + 1
+    key = np.repeat(np.arange(1, m + 1, dtype=np.int64)[:, None], R, axis=1)  # rank in the candidate order, + 1
     cols = np.arange(R, dtype=np.int64)
     posf = (np.arange(m, dtype=np.int64)[:, None] * R + cols).ravel()  # posf[rank * R + column]: its cell
     # flat views of the [m, R] arrays (cell = row * R + column): 1-D take/put are the fast gathers
@@ -643,7 +654,7 @@ _DEAD_KEY = 1 << 62
 def _greedy_window(cand_user, cand_item, itab, PGx, Pc, nu, cstart, C1, D, k, disc, idcg):
     """The αβ greedy of :func:`_greedy_ideal` when gains only fall (:func:`_falling_gains`):
     the same gains, by the same floating point operations in the same order, the same picks
-    (ties to the largest item code) and the same sums, computed for far fewer candidates.
+    (ties to the last in the candidate order) and the same sums, computed for far fewer candidates.
 
     A candidate's gain never exceeds its first one, ``g0`` (every state 1). Each user's
     candidates are sorted once by ``(g0, item)``, descending; at every step a *window* of
@@ -721,7 +732,7 @@ def _window_block(us, cnt, r0, mb, cstart, Kc, PGx, Px, g0, state, acc, disc, k,
     cols = np.arange(R, dtype=np.int64)
     rows = np.arange(mb, dtype=np.int64)
     live = rows < cnt[:, None]  # [R, mb]
-    # sort keys: g0 descending, then the item (its rank in the user's item order) descending;
+    # sort keys: g0 descending, then the item (its rank in the user's candidate order) descending;
     # g0's bits (>= 0: ordered as the values) lose their last _KEY_BITS bits to the rank; the
     # order of the few values that differ only there is checked and repaired below
     kmask = (1 << _KEY_BITS) - 1
@@ -734,7 +745,7 @@ def _window_block(us, cnt, r0, mb, cstart, Kc, PGx, Px, g0, state, acc, disc, k,
     v.sort(axis=1)
     vT = np.ascontiguousarray(v.T)  # [mb, R]
     liveT = vT < _DEAD_KEY
-    key = kmask - (vT & kmask)  # the candidate's rank in the user's item order
+    key = kmask - (vT & kmask)  # the candidate's rank in the user's candidate order
     cand = np.where(liveT, cstart[us] + key, n)  # dead cells: the spare candidate n
     G0 = g0.take(cand)
     np.putmask(G0, ~liveT, -1.0)  # dead cells sort last
@@ -958,6 +969,242 @@ def _sort_candidates(cu, ci, *rest):
     return (cu, ci) + rest
 
 
+# ---------------------------------------------------------------------------
+# the greedy ideal's tie rule: label-free (the same for any renaming of items and categories)
+# ---------------------------------------------------------------------------
+
+def _mix(x: np.ndarray, salt: int) -> np.ndarray:
+    """SplitMix64's finaliser of ``x + salt`` (uint64, wrapping): the hash of the tie key."""
+    with np.errstate(over="ignore"):
+        z = x.astype(np.uint64) + np.uint64(salt)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _tie_keys(cu: np.ndarray, ci: np.ndarray, indptr: np.ndarray, indices: np.ndarray, C: int,
+              p: np.ndarray | None = None) -> np.ndarray:
+    r"""The label-free tie key :math:`\kappa(d)` of every candidate (uint64): two rounds of
+    colour refinement on the user's candidates and their categories, from counts only.
+
+    With :math:`m_c` the number of the user's candidates in category *c* and *H* SplitMix64
+    (:func:`_mix`, sums modulo :math:`2^{64}`):
+    :math:`h_1(d) = \sum_{c \in d} H(m_c)`, :math:`b_c = \sum_{d' \ni c} H(h_1(d'))`,
+    :math:`\kappa(d) = H(h_1(d)) + \sum_{c \in d} H(b_c)` (each *H* with its own salt); αβ-nDCG (``p``) adds :math:`H(\text{bits of } P(d))`
+    to :math:`h_1(d)`. No id enters: renaming items or categories leaves every key unchanged."""
+    if cu.shape[0] == 0:
+        return np.zeros(0, dtype=np.uint64)
+    rep, asp, deg = _expand(ci, indptr, indices)
+    pair, inv, m = np.unique(cu[rep] * C + asp, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    tstart = np.cumsum(deg) - deg
+    with np.errstate(over="ignore"):
+        h1 = np.add.reduceat(_mix(m, 1)[inv], tstart)
+        if p is not None:
+            h1 += _mix(np.ascontiguousarray(p, dtype=np.float64).view(np.uint64), 4)
+        b = np.zeros(pair.shape[0], dtype=np.uint64)
+        np.add.at(b, inv, _mix(h1, 2)[rep])
+        return np.add.reduceat(_mix(b, 3)[inv], tstart) + _mix(h1, 5)
+
+
+def _order_by_tie_key(cu, ci, *rest, indptr, indices, C, p=None):
+    """Candidates ordered by (user, tie key, item): the kernels' "last of the maximal gains"
+    is then the largest tie key (the item code only orders candidates of equal key)."""
+    key = _tie_keys(cu, ci, indptr, indices, C, p)
+    order = np.lexsort((ci, key, cu))
+    return (cu[order], ci[order], key[order]) + tuple(r[order] for r in rest)
+
+
+def _same_sets(a: np.ndarray, b: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """For item pairs ``(a[j], b[j])``: the two items have the same categories."""
+    da, db = np.diff(indptr)[a], np.diff(indptr)[b]
+    out = da == db
+    sel = np.flatnonzero(out & (da > 0))
+    if sel.shape[0]:
+        ra, ca, dg = _expand(a[sel], indptr, indices)
+        _, cb, _ = _expand(b[sel], indptr, indices)
+        diff = np.bincount(ra, weights=(ca != cb), minlength=sel.shape[0])
+        out[sel] = diff == 0
+    return out
+
+
+def _private(cu, ci, indptr, indices, C):
+    """Which categories are private: held, among the user's candidates, only by candidates of
+    one category set. Returns ``(private, tstart, setid)``: per (candidate, category) triple
+    (:func:`_expand` order), the first triple of each candidate, and an id of each candidate's
+    category set within its user (equal sets found by a hash of the codes, checked exactly; a
+    collision can only split a set, which makes fewer categories private)."""
+    rep, asp, deg = _expand(ci, indptr, indices)
+    tstart = np.cumsum(deg) - deg
+    with np.errstate(over="ignore"):
+        sh = np.add.reduceat(_mix(asp, 7), tstart)
+    o = np.lexsort((sh, cu))
+    same = (cu[o][1:] == cu[o][:-1]) & (sh[o][1:] == sh[o][:-1])
+    j = np.flatnonzero(same)
+    same[j] = _same_sets(ci[o][j], ci[o][j + 1], indptr, indices)
+    setid = np.empty(cu.shape[0], dtype=np.int64)
+    setid[o] = np.cumsum(np.r_[True, ~same])
+    _, inv = np.unique(cu[rep] * C + asp, return_inverse=True)
+    inv = inv.ravel()
+    t = np.lexsort((setid[rep], inv))  # triples by (pair, set): a pair is private iff its first and last set agree
+    starts = np.flatnonzero(np.r_[True, inv[t][1:] != inv[t][:-1]])
+    ends = np.r_[starts[1:], t.shape[0]] - 1
+    uniform = np.zeros(int(inv.max()) + 1, dtype=bool)
+    uniform[inv[t][starts]] = setid[rep][t][starts] == setid[rep][t][ends]
+    return uniform[inv], tstart, setid
+
+
+def _ambiguous_users(cu, ci, key, indptr, indices, extra=None, C=None) -> np.ndarray:
+    """The users with two candidates of equal tie key whose contents differ (categories, or
+    ``extra``) in a way that may matter: the only users whose greedy ideal may depend on the
+    item codes. Candidates are ordered by (user, key, ...).
+
+    ``C`` given (gains that can only fall), two such candidates do not count when
+
+    * either is *isolated* (all its categories private, :func:`_private`): an isolated category
+      set forms its own stream of gains, independent of every other candidate and falling with
+      each of its picks; the other candidates form another falling stream; the greedy merges the
+      streams by largest gain, and a merge of falling streams yields the same gains whichever
+      of two equal heads it takes;
+    * (α-nDCG, ``extra`` None) both have the same shared categories, as many private ones and
+      as many candidates of their set: swapping their private categories maps the candidates
+      onto themselves and fixes every other set, so when they tie (the same number of picks of
+      each, or α in {0, 1}) the two choices lead to mirrored, equal ideals."""
+    if cu.shape[0] < 2:
+        return np.zeros(0, dtype=np.int64)
+    priv = None
+    if C is not None:
+        priv, tstart, setid = _private(cu, ci, indptr, indices, C)
+        keep = ~np.logical_and.reduceat(priv, tstart)
+        mult_of = np.bincount(setid)[setid]  # set ids are distinct across users
+        idx = np.flatnonzero(keep)
+        cu, ci, key, mult_of = cu[idx], ci[idx], key[idx], mult_of[idx]
+        starts = tstart[idx]
+        extra = None if extra is None else extra[idx]
+    if cu.shape[0] < 2:
+        return np.zeros(0, dtype=np.int64)
+    same_key = (cu[1:] == cu[:-1]) & (key[1:] == key[:-1])
+    j = np.flatnonzero(same_key)
+    differ = ~_same_sets(ci[j], ci[j + 1], indptr, indices)
+    if extra is not None:
+        differ |= extra[j] != extra[j + 1]
+    elif priv is not None:
+        for x in np.flatnonzero(differ).tolist():
+            a, b = j[x], j[x] + 1
+            if mult_of[a] != mult_of[b]:
+                continue
+            ca, cb = indices[indptr[ci[a]]:indptr[ci[a] + 1]], indices[indptr[ci[b]]:indptr[ci[b] + 1]]
+            pa, pb = priv[starts[a]:starts[a] + ca.shape[0]], priv[starts[b]:starts[b] + cb.shape[0]]
+            if int(pa.sum()) == int(pb.sum()) and np.array_equal(ca[~pa], cb[~pb]):
+                differ[x] = False
+    return np.unique(cu[j[differ]])
+
+
+def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] | None, k: int, *,
+                  alpha: float, gamma: dict[int, float] | None = None) -> float:
+    """The ideal DCG of one user by the rule of the kernels, every remaining choice explored.
+
+    At each rank the candidates of the largest gain, among them those of the largest tie key;
+    when these differ in content (categories, and P for αβ), the ideal is the largest DCG over
+    the choices. Candidates of one content are interchangeable (one class with a multiplicity);
+    two classes whose categories differ only in categories no other class holds, with the
+    same counts there and the same multiplicity, are interchangeable too (swapping those
+    categories maps the state onto itself), so only one of them is explored. Gains are summed
+    in the kernels' order (ascending category code) from states multiplied step by step, so
+    the floating point values are the kernels'."""
+    content = sorted(set(zip(cats, keys, ps if ps is not None else [None] * len(cats))))
+    cls = {c: i for i, c in enumerate(content)}
+    mult0 = [0] * len(content)
+    for c in zip(cats, keys, ps if ps is not None else [None] * len(cats)):
+        mult0[cls[c]] += 1
+    carriers: dict[int, list[int]] = {}
+    for i, (cs, _, _) in enumerate(content):
+        for c in cs:
+            carriers.setdefault(c, []).append(i)
+    disc = ndeval_discount(k).tolist()
+    oma = 1.0 - alpha
+    memo: dict[tuple[int, ...], float] = {}
+
+    def states(mult):
+        st: dict[int, float] = {}
+        for i, m in enumerate(mult):
+            for _ in range(mult0[i] - m):
+                cs, _, p = content[i]
+                for c in cs:
+                    st[c] = st.get(c, 1.0) * (oma if p is None else 1.0 - p)
+        return st
+
+    def value(mult: tuple[int, ...], j: int) -> float:
+        if j == k:
+            return 0.0
+        got = memo.get(mult)
+        if got is not None:
+            return got
+        st = states(mult)
+        best: tuple[float, int] | None = None
+        tied: list[int] = []
+        for i, m in enumerate(mult):
+            if not m:
+                continue
+            cs, key, p = content[i]
+            if p is None:
+                g = 0.0
+                for c in cs:
+                    g += st.get(c, 1.0)
+            else:
+                f = 1.0
+                for c in cs:
+                    f *= 1.0 - p * gamma.get(c, 0.0) * st.get(c, 1.0)
+                g = 1.0 - f
+            if best is None or (g, key) > best:
+                best, tied = (g, key), [i]
+            elif (g, key) == best:
+                tied.append(i)
+        if best is None:
+            return 0.0
+        seen = set()
+        out = -math.inf
+        for i in tied:
+            cs, _, p = content[i]
+            shared = frozenset(c for c in cs if any(mult[x] and x != i for x in carriers[c]))
+            private = sorted((st.get(c, 1.0), 0.0 if gamma is None else gamma.get(c, 0.0)) for c in cs if c not in shared)
+            sig = (shared, tuple(private), p, mult[i])
+            if sig in seen:
+                continue
+            seen.add(sig)
+            nxt = list(mult)
+            nxt[i] -= 1
+            out = max(out, value(tuple(nxt), j + 1))
+        v = best[0] * disc[j] + out
+        memo[mult] = v
+        return v
+
+    return value(tuple(mult0), 0)
+
+
+def _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, *, alpha, C, cp=None, gamma=None) -> None:
+    """Replace the kernel's ideal of the users whose ties may read the item codes by
+    :func:`_ideal_search` (in place)."""
+    if cp is None:  # alpha in [0, 1]: every weight (1 - alpha)^n falls with n
+        falling = 0.0 <= alpha <= 1.0
+    else:  # P in [0, 1] and gamma >= 0: every factor 1 - P gamma state rises, so every gain falls
+        g = gamma.dense if gamma.dense is not None else gamma.values
+        falling = _unit(cp) and (g is None or g.size == 0 or bool(np.nanmin(g) >= 0.0 and not np.isnan(g).any()))
+    amb = _ambiguous_users(cu, ci, key, indptr, indices, cp, C if falling else None)
+    if amb.shape[0] == 0:
+        return
+    lo = np.searchsorted(cu, amb, side="left")
+    hi = np.searchsorted(cu, amb, side="right")
+    for u, a, b in zip(amb.tolist(), lo.tolist(), hi.tolist()):
+        cats = [tuple(indices[indptr[i]:indptr[i + 1]].tolist()) for i in ci[a:b].tolist()]
+        g = None
+        if gamma is not None:
+            cs = np.unique(np.concatenate([np.asarray(c, dtype=np.int64) for c in cats]))
+            g = dict(zip(cs.tolist(), gamma.at(np.full(cs.shape[0], u, dtype=np.int64), cs).tolist()))
+        idcg[u] = _ideal_search(cats, key[a:b].tolist(), None if cp is None else cp[a:b].tolist(), k,
+                                alpha=alpha, gamma=g)
+
+
 def _divide(dcg, idcg):
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
@@ -980,7 +1227,7 @@ def alpha_ndcg(
     k: int | None = None,
     return_parts: bool = False,
 ):
-    r"""α-nDCG@k (Clarke et al., SIGIR 2008), computed exactly as TREC ``ndeval`` v4.5.
+    r"""α-nDCG@k (Clarke et al., SIGIR 2008), computed as TREC ``ndeval`` v4.5 but for the ideal's ties.
 
     Mapping to ``ndeval``: user = topic, category = subtopic, item = document.
     The user's subtopics are the categories of their relevant truth items
@@ -1002,10 +1249,22 @@ def alpha_ndcg(
         \alpha\text{-DCG}@k = \sum_{j=1}^{k} \frac{G[j]}{\log_2(1+j)},\qquad
         \alpha\text{-nDCG}@k = \frac{\alpha\text{-DCG}@k}{\alpha\text{-DCG}^{*}@k}
 
-    where :math:`\alpha\text{-DCG}^{*}` is the DCG of ``ndeval``'s greedy ideal
-    list over the user's relevant items: at each rank the item with the largest
-    current gain, ties to the largest item code (``ndeval``: largest docno by
-    ``strcmp``; identical for zero-padded numeric docnos).
+    where :math:`\alpha\text{-DCG}^{*}` is the DCG of the greedy ideal list over
+    the user's relevant categorised items: at each rank :math:`j` an item of
+
+    .. math::
+        \max_{d \notin S_{j-1}} \bigl(G_{S_{j-1}}(d),\ \kappa(d)\bigr)
+        \quad\text{(lexicographic)},
+
+    :math:`G_S(d)` the gain of *d* after the items :math:`S` and :math:`\kappa` the
+    label-free tie key of :func:`_tie_keys` (no item or category id enters it);
+    when items attaining the maximum differ in their categories, every choice is
+    followed and :math:`\alpha\text{-DCG}^{*}` is the largest of the resulting DCGs
+    (items with the same categories are interchangeable).  The value is the same
+    for every renaming of items and categories (up to the floating point order of a
+    gain's terms, see the module notes).  ``ndeval`` instead breaks ties by
+    the largest docno; the two agree whenever ``ndeval``'s choices give the same
+    ideal DCG (e.g. when tied items share their categories).
 
     Symbols: :math:`d_j` the item at rank *j*; :math:`C` number of categories;
     :math:`\alpha\in[0,1]` redundancy intolerance (``ndeval`` default 0.5).
@@ -1039,7 +1298,7 @@ def alpha_ndcg(
     >>> v, dcg, idcg = alpha_ndcg(items, rel, asp, off, ti, tr, 4.0, return_parts=True)
 
     Run gains 1, 0.5, 1 → DCG = 1 + 0.5/log2(3) + 1/2 = 1.8155;
-    ideal (greedy) = [2, 1, 0] (tie 1 vs 0 → larger code) gains 1, 1, 0.5 →
+    ideal (greedy) = [2, 0, 1] or [2, 1, 0] (0 and 1 are interchangeable) gains 1, 1, 0.5 →
     1 + 1/log2(3) + 0.25 = 1.8809.
 
     >>> round(float(dcg[0]), 4), round(float(idcg[0]), 4), round(float(v[0]), 6)
@@ -1097,7 +1356,9 @@ def alpha_ndcg(
     m = trat >= threshold
     m &= np.diff(indptr)[titems] > 0
     cu, ci = _sort_candidates(*_candidates(off, m, titems))
+    cu, ci, key = _order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
     idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
+    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1216,7 +1477,9 @@ def alpha_beta_ndcg(
         \alpha\beta\text{-nDCG}@k=\frac{\mathrm{DCG}@k}{\mathrm{DCG}^{*}@k}.
 
     :math:`\mathrm{DCG}^{*}` is the DCG of a greedily built ideal list (max
-    current gain at each rank, ties to the largest item code, as ``ndeval``).
+    current gain at each rank; ties as :func:`alpha_ndcg`'s ideal, by the label-free key
+    :math:`\kappa` of :func:`_tie_keys` with :math:`H(\text{bits of } P(d))` added, the largest DCG
+    over the choices when tied candidates still differ in categories or P).
 
     Decisions (the paper's values/choices were not available — see
     docs/axioms.md and the reference notes §2.2):
@@ -1378,7 +1641,9 @@ def alpha_beta_ndcg(
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & (ideg[titems] > 0)
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
+    cu, ci, key, cp = _order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
     idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam, gext=gtab)
+    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C, cp=cp, gamma=gam)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg

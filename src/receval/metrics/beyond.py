@@ -433,7 +433,7 @@ ALPHA = Axis("alpha", "alpha", 0.5, "redundancy penalty α: each repeat of a sub
 
 @register("alpha_ndcg", side={"categories"}, axes=[ALPHA], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
-    r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, exactly as TREC ndeval.
+    r"""α-nDCG@k (Clarke et al. 2008) with item categories as subtopics, as TREC ndeval but for the ideal's ties.
 
     Formula
     -------
@@ -444,7 +444,12 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     :math:`J(d, c) = 1` when *d* is relevant to the user and has category *c*;
     :math:`r_{c,j-1}` counts the items above *j* covering *c*; :math:`G^*` is the greedy ideal
-    list over the user's relevant items (ties to the largest item code, as ndeval).
+    list over the user's relevant items: at each rank an item of the largest gain, among them one
+    of the largest label-free tie key :math:`\kappa` (counts of the user's items per category,
+    :func:`receval.metrics.aspects._tie_keys`), and where such items still differ in their
+    categories the largest DCG over the choices; no id is read, so renaming items or categories
+    leaves the value unchanged (ndeval takes the largest docno; the two agree whenever that
+    choice reaches the same ideal).
 
     With ``ties=average`` the run's α-DCG is its expectation over the orderings of the tie
     groups (the ideal does not read the order): an item at slot *t* of a group of *n* follows
@@ -518,7 +523,7 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\beta r_{u,i}/r_{max}` if rated; :math:`\gamma^u_\varphi` is the rating-weighted share
     of aspect φ among the user's truth items; τ and ρ count unrated and rated items with φ above
     rank *k*. DCG uses 1/log2(1+j); the normaliser is a greedy ideal list over the user's rated
-    items. Defaults α = 0.02, β = 0.2 are receval's choice (the paper's values are unknown).
+    items, its ties broken without reading ids as alpha_ndcg's (the tie key also reads P). Defaults α = 0.02, β = 0.2 are receval's choice (the paper's values are unknown).
 
     Examples
     --------
