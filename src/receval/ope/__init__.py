@@ -71,8 +71,8 @@ def from_obp(bandit_feedback: dict[str, Any], action_dist: np.ndarray,
     log: dict[str, np.ndarray] = {"context_id": np.arange(n, dtype=np.int64), "item_id": action,
                                   "reward": np.asarray(bandit_feedback["reward"], dtype=np.float64),
                                   "propensity": np.asarray(bandit_feedback["pscore"], dtype=np.float64)}
-    t, a, k = np.meshgrid(np.arange(n), np.arange(n_actions), np.arange(len_list), indexing="ij")
-    t, a, k = t.ravel(), a.ravel(), k.ravel()
+    grid = np.meshgrid(np.arange(n), np.arange(n_actions), np.arange(len_list), indexing="ij")
+    t, a, k = (g.ravel() for g in grid)
     p = dist.ravel()
     keep = p > 0
     target: dict[str, np.ndarray] = {"context_id": t[keep], "item_id": a[keep], "propensity": p[keep]}

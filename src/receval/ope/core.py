@@ -144,12 +144,12 @@ class OpeResults:
         several = len({e.target for e in self.entries}) > 1
         head = (["target"] if several else []) + ["estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
                                                    "mean_weight", "signature"]
-        rows = [([e.target] if several else []) + [e.estimator, e.value, e.low, e.high, e.diagnostics.get("ess"),
+        rows: list[list[Any]] = [([e.target] if several else []) + [e.estimator, e.value, e.low, e.high, e.diagnostics.get("ess"),
                                                     e.diagnostics.get("max_weight"), e.diagnostics.get("mean_weight"), e.signature]
                 for e in self.entries]
         out = render(head, rows, fmt, digits=digits, width=None)
         if self.differences:
-            rows = [[d.estimator, d.a, d.b, d.value, d.low, d.high] for d in self.differences]
+            rows = [[d.estimator, d.a, d.b, d.value, d.low, d.high] for d in self.differences]  # noqa: E501
             out += "\n" + render(["estimator", "a", "b", "a - b", "ci_low", "ci_high"], rows, fmt, digits=digits, width=None)
         return out
 
@@ -262,7 +262,7 @@ def _interval(parts: Sequence[Parts], signs: Sequence[float], center: float, ci:
 
 
 def _diagnostics(p: Parts, d: Aligned) -> dict[str, float | None]:
-    out: dict[str, float | None] = {"rounds": float(len(p.a))}
+    out: dict[str, float | None] = {}
     if p.w is None or p.raw_w is None:
         return out | {"ess": None, "max_weight": None, "mean_weight": None, "clipped": None, "unsupported": _fsum_mean(d.unsupported)}
     sw, sw2 = math.fsum(p.w.tolist()), math.fsum((p.w ** 2).tolist())
@@ -363,7 +363,7 @@ def evaluate(
         raise bad_param("slate_size", "an integer >= 1", slate_size)
     model_needed = [n for s, n in zip(specs, names) if s.estimator.rewards]
     if model_needed and rewards is None:
-        raise SpecError(f"pass rewards= (a reward model: context_id, item_id, [position], estimate) for {', '.join(model_needed)}")
+        raise SpecError(f"pass rewards= / --rewards FILE (a reward model: context_id, item_id, [position], estimate) for {', '.join(model_needed)}")
     cols = OpeColumns(context=context_col, item=item_col, reward=reward_col, propensity=propensity_col, position=position_col,
                       rank=rank_col, score=score_col, estimate=estimate_col)
     lf = read_log(log, cols)

@@ -10,6 +10,7 @@ sum over rows runs in an order fixed by the content (see :mod:`receval.ope.core`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ class OpeColumns:
     joint: str = "joint_propensity"
 
 
-def _example(frame: pl.DataFrame, cols: list[str]) -> str:
+def _example(frame: pl.DataFrame, cols: Sequence[str]) -> str:
     row = frame.select(cols).row(0)
     return ", ".join(f"{c}={v!r}" for c, v in zip(cols, row))
 
@@ -47,7 +48,7 @@ def _numbers(frame: pl.DataFrame, col: str, what: str, name: str) -> pl.DataFram
     """The column as finite Float64, or a one-line refusal (text, missing, NaN or infinite values)."""
     s = frame.get_column(col)
     if not (s.dtype.is_numeric() or s.dtype == pl.Boolean):
-        raise DataError(f"give numbers in the {what} column '{name}' (it holds {s.dtype}, e.g. {s[0]!r})")
+        raise DataError(f"give numbers in the {what} column '{name}' (it holds {s.dtype!s}, e.g. {s[0]!r})")
     if s.null_count():
         raise DataError(f"fill or drop the {s.null_count()} missing values of the {what} column '{name}'")
     f = s.cast(pl.Float64)
@@ -75,8 +76,9 @@ def _positions(frame: pl.DataFrame, col: str, what: str, name: str) -> pl.DataFr
     if s.null_count():
         raise DataError(f"fill or drop the {s.null_count()} missing values of the {what} column '{name}'")
     s = s.cast(pl.Int64)
-    if int(s.min()) < 1:  # type: ignore[arg-type]
-        raise DataError(f"number positions from 1 (the top) in the {what} column '{name}': found {s.min()}")
+    low = int(s.min())  # type: ignore[arg-type]
+    if low < 1:
+        raise DataError(f"number positions from 1 (the top) in the {what} column '{name}': found {low}")
     return frame.with_columns(s.alias(col))
 
 
