@@ -12,7 +12,9 @@ def build_command(p: argparse.ArgumentParser):
                    "several are compared on the same rounds, each named by its file name")
     p.add_argument("-e", "--estimator", action="append", required=True, help="an estimator, e.g. ips or 'ips(cap=10)' (repeatable)")
     p.add_argument("--rewards", metavar="FILE", help="a reward model (context_id, item_id, [position], estimate) for dm, dr, switch_dr, sndr")
-    p.add_argument("--format", choices=("table", "json", "markdown", "latex", "csv"), default="table")
+    from ..report import command_formats
+
+    p.add_argument("--format", choices=command_formats("ope"), default="table")
     p.add_argument("--ci", choices=("normal", "bootstrap", "none"), default="normal")
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--resamples", type=int, default=10_000)
