@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("results", ["results", "comparison", "tables"]),
     ("engine", ["engine"]),
     ("backends and facade", ["backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
-    ("applications", ["compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
+    ("applications", ["ope", "ope.*", "compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
                       "conformance", "conformance.*", "audit", "segments", "page", "adapters", "adapters.*"]),
 ]

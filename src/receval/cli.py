@@ -432,6 +432,12 @@ def _conformance(p: argparse.ArgumentParser):
     return run
 
 
+def _ope(p: argparse.ArgumentParser):
+    from .ope.cli import build_command
+
+    return build_command(p)
+
+
 def _audit(p: argparse.ArgumentParser):
     from .audit import build_command
 
@@ -449,6 +455,7 @@ COMMANDS: dict[str, tuple[str, Builder]] = {
     "reproduce": ("run the RecSys'21 study's protocol and print the consistency table", _reproduce),
     "verify": ("recompute a published JSON result from its signatures and check its data fingerprints", _verify),
     "conformance": ("export the conformance suite: cases with their expected values, for any implementation", _conformance),
+    "ope": ("offline A/B test: estimate target policies' online value from a logged policy's log (IPS, SNIPS, DR, ...)", _ope),
     "audit": ("find which definition of a metric an implementation computes, on the conformance suite", _audit),
 }
 

@@ -55,12 +55,12 @@ _BOTH = ("rows", "comparison")
 #: every table format, in the order a command lists its choices
 TABLE_FORMATS: dict[str, TableFormat] = {f.name: f for f in (
     TableFormat("table", "the terminal: aligned columns (rich)", _BOTH,
-                ("evaluate", "runs", "compare", "metrics", "dialects", "verify"), (".txt",)),
-    TableFormat("markdown", "a Markdown table", _BOTH, ("evaluate", "runs", "compare", "metrics", "dialects", "verify"), (".md",)),
-    TableFormat("latex", "a booktabs tabular", _BOTH, ("evaluate", "runs", "compare"), (".tex",)),
+                ("evaluate", "runs", "compare", "metrics", "dialects", "verify", "ope"), (".txt",)),
+    TableFormat("markdown", "a Markdown table", _BOTH, ("evaluate", "runs", "compare", "metrics", "dialects", "verify", "ope"), (".md",)),
+    TableFormat("latex", "a booktabs tabular", _BOTH, ("evaluate", "runs", "compare", "ope"), (".tex",)),
     TableFormat("html", "one self-contained HTML document", ("comparison",), ("runs",), (".html", ".htm")),
-    TableFormat("csv", "comma-separated values, full precision", _BOTH, ("evaluate", "runs", "compare"), (".csv",)),
-    TableFormat("json", "every number and signature", _BOTH, ("evaluate", "runs", "compare", "dialects", "verify"), (".json",)),
+    TableFormat("csv", "comma-separated values, full precision", _BOTH, ("evaluate", "runs", "compare", "ope"), (".csv",)),
+    TableFormat("json", "every number and signature", _BOTH, ("evaluate", "runs", "compare", "dialects", "verify", "ope"), (".json",)),
     TableFormat("trec", "trec_eval's summary lines: measure, all, value", (), ("evaluate",)),
 )}
 
