@@ -169,7 +169,9 @@ __all__ = ["Interval", "PairTest", "Comparison"]
 
 def read_json(text: str) -> Comparison:
     """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
-    doc = json.loads(text)
+    from .jsonread import load_json
+
+    doc = load_json(text, "the table's JSON")
 
     def interval(d: dict[str, Any] | None) -> Interval | None:
         return None if d is None else Interval(_f(d["low"]), _f(d["high"]), d["method"], d["level"])
