@@ -47,7 +47,7 @@ def check_parquet(path: str | Path, what: str) -> list[Path]:
             schema = dict(pl.read_parquet_schema(part))
             rows += int(pl.scan_parquet(part).select(pl.len()).collect().item())
         except Exception as exc:
-            raise DataError(f"re-write the {what} file {part}: it cannot be read (corrupt, truncated or not Parquet): {_first(exc)}") from None
+            raise DataError(f"re-write the {what} file {part}: cannot read it (corrupt, truncated or not Parquet): {_first(exc)}") from None
         schemas.append((part, schema))
     first_part, first = schemas[0]
     for part, schema in schemas[1:]:
