@@ -66,6 +66,9 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if isinstance(obj, (str, os.PathLike)):
         return _read_path(Path(obj), what, ids, parse_sep(sep))
     mod = type(obj).__module__
+    if type(obj).__name__ in ("Series", "ChunkedArray", "Array") and mod.startswith(("pandas", "polars", "pyarrow")):
+        raise DataError(f"pass the {what} as a frame with named columns, not a {type(obj).__name__} "
+                        "(e.g. series.to_frame(), or a DataFrame of user_id, item_id, ...)")
     if mod.startswith("pyarrow"):
         return pl.from_arrow(obj)  # type: ignore[return-value]
     if mod.startswith("pandas"):
