@@ -10,7 +10,6 @@ Keys: a *run* is the name the user gave (``"ease"``), a *metric* the canonical s
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
