@@ -45,10 +45,15 @@ def select_dialects(dialects: Any = "all") -> list[Any]:
         if text == "defaults":
             return [None] + [d for d in all_dialects() if d.name != "standard" and d.default]
         names: Iterable[Any] = [t for t in (p.strip() for p in dialects.split(",")) if t]
-    else:
+    elif isinstance(dialects, (list, tuple, set, frozenset)):
         names = dialects
+    else:
+        raise SpecError(f"pass dialects as 'all', 'defaults', a comma-separated string or a list of names; "
+                        f"got a {type(dialects).__name__}")
     out: list[Any] = []
     for n in names:
+        if not (n is None or isinstance(n, str) or type(n).__name__ == "Dialect"):
+            raise SpecError(f"pass dialect names as strings (e.g. 'recbole@1.2'); got a {type(n).__name__}: {n!r}")
         if n is None or (isinstance(n, str) and n.strip().lower() == "standard"):
             d = None
         else:

@@ -10,7 +10,6 @@ Keys: a *run* is the name the user gave (``"ease"``), a *metric* the canonical s
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -172,7 +171,9 @@ __all__ = ["Interval", "PairTest", "Comparison"]
 
 def read_json(text: str) -> Comparison:
     """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
-    doc = json.loads(text)
+    from .jsonread import load_json
+
+    doc = load_json(text, "the table's JSON")
 
     def interval(d: dict[str, Any] | None) -> Interval | None:
         return None if d is None else Interval(_f(d["low"]), _f(d["high"]), d["method"], d["level"])

@@ -66,6 +66,9 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if isinstance(obj, (str, os.PathLike)):
         return _read_path(Path(obj), what, ids, parse_sep(sep))
     mod = type(obj).__module__
+    if type(obj).__name__ in ("Series", "ChunkedArray", "Array") and mod.startswith(("pandas", "polars", "pyarrow")):
+        raise DataError(f"pass the {what} as a frame with named columns, not a {type(obj).__name__} "
+                        "(e.g. series.to_frame(), or a DataFrame of user_id, item_id, ...)")
     if mod.startswith("pyarrow"):
         return pl.from_arrow(obj)  # type: ignore[return-value]
     if mod.startswith("pandas"):
@@ -176,11 +179,10 @@ def _check_pandas(frame: Any, what: str) -> None:
 def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame:
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
+    from .partfiles import check_parquet
+
     if path.is_dir():
-        parts = sorted(path.glob("*.parquet"))
-        if not parts:
-            raise DataError(f"the {what} path {path} is a directory; name a file (.csv, .tsv, .parquet, .run, .qrels, .trec) "
-                            "or a directory of .parquet part files")
+        parts = check_parquet(path, what)  # one policy for every engine: corrupt parts, schemas, no rows
         try:
             return pl.read_parquet(parts)
         except Exception as exc:
@@ -194,6 +196,7 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
+            check_parquet(path, what)
             return pl.read_parquet(path)
         if suffix in (".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz"):
             default = "\t" if suffix.startswith(".tsv") else ","
@@ -229,12 +232,13 @@ def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     path = Path(obj)
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
+    from .partfiles import check_parquet, check_text_rows
+
     if path.is_dir():
-        parts = sorted(path.glob("*.parquet"))
-        return pl.scan_parquet(parts) if parts else None
+        return pl.scan_parquet(check_parquet(path, what))
     suffix = "".join(path.suffixes[-2:]).lower() if path.suffix == ".gz" else path.suffix.lower()
     if suffix in (".parquet", ".pq"):
-        return pl.scan_parquet(path)
+        return pl.scan_parquet(check_parquet(path, what))
     if suffix in (".csv", ".tsv", ".txt"):  # gzip is not scanned (read whole)
         from .trec import trec_kind
 
@@ -245,6 +249,7 @@ def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
         if sep is None or sep not in _header(path):
             sep = default
         check_header(path, sep, what)
+        check_text_rows(path, what)
         return pl.scan_csv(path, separator=sep, infer_schema_length=10000, schema_overrides={c: pl.String for c in ids})
     return None
 

@@ -507,6 +507,16 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
             f"the score source is of type {type(scores).__name__}; pass a function scores(user_id) -> one score per catalogue item "
             "(in the catalogue's order), or a frame with user_id, item_id, score"
         )
+    if callable(scores) and not _frame_like(scores):
+        import inspect
+
+        try:
+            inspect.signature(scores).bind(0)
+        except TypeError:
+            raise DataError("pass a score function that takes one user id, scores(user_id) -> one score per catalogue "
+                            f"item; {getattr(scores, '__name__', type(scores).__name__)} cannot be called with one argument") from None
+        except ValueError:  # no signature to inspect (a builtin): called as given
+            pass
     cat, order = _read_catalog(catalog)
     t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
     if rel == "auto":  # the standard default: rel:>0 when the truth is rated, every row without a rating column

@@ -133,7 +133,15 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
         gids, names = read_groups(groups, cols.user, "user groups", role="user")
         found = _lookup(ids, gids, [str(x) for x in names], None)
         labels = sorted({x for x in found if x is not None})
-        if any(x is None for x in found):
+        missing = sum(x is None for x in found)
+        if len(ids) and not labels:
+            raise DataError(f"pass groups whose user ids are the runs' users: none of the {len(gids)} users of the groups "
+                            f"is among the {len(ids)} users evaluated (e.g. {_example(gids)} / {_example(ids)})")
+        if missing:
+            from .errors import note
+
+            note(f"{missing} of the {len(ids)} users evaluated are in no group of the groups given: "
+                 "they form the segment '(no group)'")
             labels.append("(no group)")
             found = np.asarray([("(no group)" if x is None else x) for x in found], dtype=object)
         of_user = np.asarray([labels.index(x) for x in found], dtype=np.int64)
@@ -153,11 +161,15 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
         if truth is None:
             raise SpecError("segments='cold-items' needs the ground truth: pass truth=")
         from .engine import read_truth
+        from .io import columns_of
+        from .side import same_ids, text_ids
 
-        frame = read_truth(truth, cols).frame
-        t_users, t_items = frame[cols.user].to_numpy(), frame[cols.item].to_numpy()
-        warm_items = set(np.unique(np.asarray(ti)).tolist())
-        cold_row = np.asarray([x not in warm_items for x in t_items.tolist()], dtype=bool)
+        read = read_truth(truth, cols)  # ids read as every side input's (text ids canonical as integers)
+        frame = text_ids(read.frame, (cols.user, cols.item)) if read.text else read.frame
+        got = columns_of(frame, "ground truth", {"user": cols.user, "item": cols.item}, {})
+        t_users, t_items = got["user"], got["item"]
+        t_items_cmp, warm = same_ids(t_items, np.unique(np.asarray(ti)))
+        cold_row = ~np.isin(t_items_cmp, warm)
         cold_users = np.unique(t_users[cold_row]) if cold_row.any() else np.asarray([], dtype=t_users.dtype)
         has_cold = _lookup(ids, cold_users, [True] * len(cold_users), False).astype(bool)
         labels = ["users with cold items", "users without cold items"]
@@ -174,6 +186,11 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
         labels.append(f"activity {b + 1}/{n} ({lo}-{hi} train rows)")
     return _drop_empty(Segmentation(f"activity:{n}", labels, bucket.astype(np.int64), ids,
                                     f"the users' train rows in {n} quantile buckets", source))
+
+
+def _example(ids: Any) -> str:
+    a = np.asarray(ids)
+    return repr(a[0].item() if hasattr(a[0], "item") else a[0]) if len(a) else "none"
 
 
 def _drop_empty(s: Segmentation) -> Segmentation:

@@ -69,7 +69,8 @@ def categories_frame(obj: Any, cols: Any) -> tuple[Any, str]:
     if isinstance(obj, (str, os.PathLike)):
         from .data.movielens import load_genres
 
-        frame = read_frame(obj, "categories", sep=getattr(cols, "sep", None)) if not str(obj).endswith((".dat",)) else None
+        frame = (read_ids_frame(obj, "categories", (item_col,), sep=getattr(cols, "sep", None))
+                 if not str(obj).endswith((".dat",)) else None)
         if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
             frame = load_genres(obj)
             item_col = "item_id"
@@ -101,10 +102,45 @@ def read_categories(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
     return items, frame.get_column("category").cast(pl.String).to_numpy().astype(object)
 
 
+def read_ids_frame(obj: Any, what: str, ids: tuple[str, ...], sep: str | None = None) -> Any:
+    """A side input as a frame, its id columns ``ids`` read as the engine reads the
+    recommendations' and the truth's: from a text file as text, then integers when every value
+    is a canonical decimal integer (``"7"``, never ``"007"``), so that an id compares as the same
+    value whatever file type carried it (:func:`same_ids` compares two id columns)."""
+    from .engine import is_text_path
+
+    frame = read_frame(obj, what, ids=ids, sep=sep)
+    return text_ids(frame, ids) if is_text_path(obj) else frame
+
+
+def text_ids(frame: Any, ids: tuple[str, ...]) -> Any:
+    """A text file's id columns ``ids`` (read as text) as integers when every value is a
+    canonical decimal integer, else left as text."""
+    import polars as pl
+
+    from .encode import _canonical_ints
+
+    for c in ids:
+        if c in frame.columns and frame.schema[c] == pl.String and _canonical_ints(frame.get_column(c).drop_nulls()):
+            frame = frame.with_columns(pl.col(c).cast(pl.Int64))
+    return frame
+
+
+def same_ids(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two id arrays of one type: as given when both are integers or both text; else both as
+    text (an integer id is the text it prints: 7 is '7', never '007')."""
+    text_a, text_b = a.dtype == object or a.dtype.kind in "US", b.dtype == object or b.dtype.kind in "US"
+    if text_a == text_b:
+        return a, b
+    return (np.asarray([str(x) for x in a.tolist()], dtype=object),
+            np.asarray([str(x) for x in b.tolist()], dtype=object))
+
+
 def read_train(obj: Any, cols: Any) -> tuple[np.ndarray, np.ndarray]:
     user_col = cols.user if cols is not None else "user_id"
     item_col = cols.item if cols is not None else "item_id"
-    c = columns_of(read_frame(obj, "train interactions", sep=getattr(cols, "sep", None)), "train interactions", {"user": user_col, "item": item_col}, {})
+    frame = read_ids_frame(obj, "train interactions", (user_col, item_col), sep=getattr(cols, "sep", None))
+    c = columns_of(frame, "train interactions", {"user": user_col, "item": item_col}, {})
     return c["user"], c["item"]
 
 
@@ -113,14 +149,15 @@ def read_catalog(obj: Any, cols: Any) -> np.ndarray:
     if isinstance(obj, (list, tuple, np.ndarray)):
         arr = np.asarray(obj)
         return arr.astype(object) if arr.dtype.kind in "US" else arr  # string ids as the other inputs hold them
-    return columns_of(read_frame(obj, "catalog", sep=getattr(cols, "sep", None)), "catalog", {"item": item_col}, {})["item"]
+    frame = read_ids_frame(obj, "catalog", (item_col,), sep=getattr(cols, "sep", None))
+    return columns_of(frame, "catalog", {"item": item_col}, {})["item"]
 
 
 def read_groups(obj: Any, key_col: str, what: str, role: str = "item") -> tuple[np.ndarray, np.ndarray]:
     """(ids, group names) of a groups input; an id with more than one group is refused."""
     import polars as pl
 
-    frame = read_frame(obj, what)
+    frame = read_ids_frame(obj, what, (key_col,))
     if "group" not in frame.columns:
         raise DataError(f"{what} are missing column 'group' (found: {', '.join(frame.columns)})")
     ids = columns_of(frame, what, {role: key_col}, {})[role]
@@ -152,7 +189,7 @@ _READERS: dict[str, Any] = {
 }
 
 
-__all__ = ["SideInputs", "categories_frame", "read_categories", "read_train", "read_catalog", "read_groups", "read_baseline"]
+__all__ = ["SideInputs", "read_ids_frame", "same_ids", "categories_frame", "read_categories", "read_train", "read_catalog", "read_groups", "read_baseline"]
 
 
 # ---- which side inputs a value reads (declared at registration: ``register(..., side=...)``) --

@@ -175,11 +175,15 @@ def load_result(source: Any) -> tuple[dict[str, Any], str]:
 
 
 def _parse(text: str, where: str) -> dict[str, Any]:
+    from .jsonread import load_json
+
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{where} is not JSON ({exc.msg} at line {exc.lineno}); pass the output of "
-                        "receval evaluate --format json") from None
+        doc = load_json(text, where)
+    except DataError as exc:
+        if " is not JSON (" not in str(exc):
+            raise
+        raise DataError(f"{exc}".replace("; check that it was written completely", "; pass the output of "
+                        "receval evaluate --format json")) from None
     if not isinstance(doc, dict):
         raise DataError(f"{where} is not a receval result (a JSON object with 'results'); pass the output of "
                         "receval evaluate --format json")

@@ -178,6 +178,29 @@ def evaluate_polars(
     recommendations and the truth hashed batch by batch as they are evaluated (the inputs are
     not read again; the row hashes of a fingerprint add up over any split of the rows).
     """
+    try:
+        return _evaluate_polars(recs, truth, metrics, dialect=dialect, columns=columns, overrides=overrides,
+                                categories=categories, train=train, catalog=catalog, n_batches=n_batches,
+                                baseline=baseline, item_groups=item_groups, user_groups=user_groups, budget=budget,
+                                text=text, fingerprints=fingerprints)
+    except pl.exceptions.PolarsError as exc:  # a reader error found while scanning (a corrupt data page, ...)
+        raise read_error(exc, {"recommendations": recs, "ground truth": truth}) from None
+
+
+def read_error(exc: BaseException, inputs: dict[str, Any]) -> DataError:
+    """One line for a reader error met while the inputs are scanned: the files it may come from
+    and the fix (every file is opened before, so this is damage past the footer)."""
+    files = [f"{k} {v}" for k, v in inputs.items() if isinstance(v, (str, os.PathLike))]
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    where = f" ({', '.join(files)})" if files else ""
+    return DataError(f"re-write the input files{where}: they cannot be read to the end (corrupt, truncated or of "
+                     f"mixed types): {first}")
+
+
+def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, columns: Columns | None,
+                     overrides: dict[str, Any] | None, categories: Any, train: Any, catalog: Any, n_batches: int | None,
+                     baseline: Any, item_groups: Any, user_groups: Any, budget: int | None,
+                     text: tuple[bool, bool] | None, fingerprints: bool):
     cols = columns or Columns()
     side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
     resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read

@@ -109,9 +109,13 @@ def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
         if not os.path.exists(path):
             raise DataError(f"{what} file not found: {path}")
         low = path.lower()
+        from ..partfiles import check_parquet, check_text_rows
+
         if low.endswith((".parquet", ".pq")) or os.path.isdir(path):
+            check_parquet(path, what)  # the memory and Polars engines' policy: corrupt parts, schemas, no rows
             return session.read.parquet(path)
         if low.endswith((".csv", ".tsv", ".txt", ".csv.gz")):
+            check_text_rows(path, what)
             if sep is None:
                 from pathlib import Path
 

@@ -104,6 +104,7 @@ def cases(metric: str | None = None, folder: str | Path | None = None) -> list[C
 def read_folder(folder: str | Path) -> list[dict[str, Any]]:
     """The cases of an exported folder (``cases/*.json``), as JSON objects."""
     from ..errors import DataError
+    from ..jsonread import load_json
 
     root = Path(folder)
     files = sorted((root / "cases").glob("*.json")) if (root / "cases").is_dir() else []
@@ -112,7 +113,7 @@ def read_folder(folder: str | Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for f in files:
         try:
-            data = json.loads(f.read_text(encoding="utf-8"))
+            data = load_json(f.read_text(encoding="utf-8"), str(f))
             out.extend(data["cases"])
         except (ValueError, KeyError, TypeError) as exc:
             raise DataError(f"'{f}' is not a conformance case file: {exc}") from None
