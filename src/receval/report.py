@@ -594,3 +594,72 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[st
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return [line(headers), *(line(r) for r in rows)]
+
+
+def latex_label(label: str | None, title: str = "", default: str = "tab:receval") -> str:
+    r"""The ``\label`` of a LaTeX table: ``label`` (``tab:`` in front when it has no ``:``),
+    else ``tab:`` and the words of ``title``, else ``default``. A label holds letters, digits
+    and ``:-_./+`` only.
+
+    >>> latex_label(None, "EASE vs. Pop (ML-20M)")
+    'tab:ease-vs-pop-ml-20m'
+    >>> latex_label("main"), latex_label("fig:x")
+    ('tab:main', 'fig:x')
+    """
+    if label is None:
+        words = re.findall(r"[a-z0-9]+", title.lower())
+        return "tab:" + "-".join(words)[:60].strip("-") if words else default
+    if not label or not re.fullmatch(r"[A-Za-z0-9:._/+-]+", label):
+        from .errors import SpecError
+
+        raise SpecError(f"a LaTeX label holds letters, digits and :-_./+ only (e.g. tab:main), got {label!r}")
+    return label if ":" in label else "tab:" + label
+
+
+def _latex_sig(sig: str) -> str:
+    """A signature in typewriter type, breakable after every field."""
+    from .spec import SIG_SEP
+
+    return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split(SIG_SEP)) + "}"
+
+
+def latex_signature_notes(signatures: list[str], short: bool = True) -> list[str]:
+    r"""The lines under a LaTeX table that give its signatures: whole, one per line
+    (``short=False``), or in the short form: each signature's own fields then ``\dots``, and
+    the fields all of them end with written once (:func:`receval.report.shared_fields`)."""
+    own, shared = shared_fields(signatures) if short else (list(signatures), "")
+    if not shared:
+        return [_latex_sig(s) + r"\par" for s in signatures]
+    lines = [r"Signatures (\dots{}: the fields all of them end with, given last):\par"]
+    lines += [_latex_sig(o) + r"\textbar{}\dots{}\par" for o in own]
+    lines.append(r"\dots{} = " + _latex_sig(shared) + r"\par")
+    return lines
+
+
+def latex_float(body: list[str], *, caption: str, label: str, fit: str, notes: list[str], standalone: bool,
+                placement: str = "t") -> str:
+    r"""A ``table`` float around a ``tabular`` (``body``): the caption and label above, the
+    tabular fitted to ``\linewidth`` as ``fit`` says (:data:`LATEX_FITS`), ``notes`` in a
+    footnote-size paragraph under it; a whole document when ``standalone``."""
+    lines = []
+    if standalone:
+        lines += [r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}}{}",
+                  r"\usepackage{booktabs}", r"\usepackage{graphicx}", r"\usepackage[margin=2cm]{geometry}",
+                  r"\pagestyle{empty}", r"\begin{document}", r"\null"]
+    # a document of one table: here, at the top (a float alone would go to a float page)
+    lines += [r"\begin{table}[" + ("!h" if standalone else placement) + "]", r"\centering"]
+    lines.append(r"\caption{" + latex_cell(caption) + r"}\label{" + label + "}")
+    body = list(body)
+    if fit == "shrink":  # scaled down to the line only when wider; a narrow table keeps its size
+        body[0] = r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{" + body[0]
+    elif fit == "linewidth":
+        body[0] = r"\resizebox{\linewidth}{!}{" + body[0]
+    if fit != "none":
+        body[-1] += "}"
+    lines += body
+    lines.append(r"\par\smallskip\begin{minipage}{\linewidth}\footnotesize\raggedright")
+    lines += notes
+    lines += [r"\end{minipage}", r"\end{table}"]
+    if standalone:
+        lines.append(r"\end{document}")
+    return "\n".join(lines) + "\n"

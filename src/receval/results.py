@@ -230,7 +230,7 @@ class Results:
 
     def _latex(self, digits: int, title: str, label: str | None, fit: str, signatures: str) -> str:
         from .report import latex_cell
-        from .tables import LATEX_FITS, LATEX_SIGNATURES, latex_float, latex_label, latex_signature_notes
+        from .report import LATEX_FITS, LATEX_SIGNATURES, latex_float, latex_label, latex_signature_notes
 
         if fit not in LATEX_FITS:
             raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
