@@ -155,7 +155,8 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
         from .engine import read_truth
 
         frame = read_truth(truth, cols).frame
-        t_users, t_items = frame[cols.user].to_numpy(), frame[cols.item].to_numpy()
+        tc = cols.truth()
+        t_users, t_items = frame[tc.user].to_numpy(), frame[tc.item].to_numpy()
         warm_items = set(np.unique(np.asarray(ti)).tolist())
         cold_row = np.asarray([x not in warm_items for x in t_items.tolist()], dtype=bool)
         cold_users = np.unique(t_users[cold_row]) if cold_row.any() else np.asarray([], dtype=t_users.dtype)
