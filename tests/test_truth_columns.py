@@ -162,3 +162,13 @@ def test_spark_truth_columns(tmp_path):
         assert [e.signature for e in got.entries] == [e.signature for e in ref.entries]
     with pytest.raises(DataError, match=r"^ground truth is missing column 'uid' .*--truth-user-col"):
         receval.evaluate(RECS.to_pandas(), TRUTH.to_pandas(), METRICS, engine="spark", **{**NAMES, "truth_user_col": "uid"})
+
+
+def test_compare_and_verify_with_truth_columns():
+    from receval.compare import compare
+    from receval.verification import verify
+
+    got = compare(RECS, TRUTH, ["ndcg@3", "map@3"], dialects="defaults", **NAMES)
+    assert got.equals(compare(RENAMED, TRUTH, ["ndcg@3", "map@3"], dialects="defaults"))
+    published = receval.evaluate(RENAMED, TRUTH, METRICS)
+    assert verify(published, RECS, TRUTH, **NAMES).ok
