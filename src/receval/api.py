@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .engine import SideInputs, evaluate_encoded, exact_items, plan, say, settle_rel
@@ -20,11 +21,13 @@ def evaluate(
     metrics: Metrics,
     *,
     dialect: DialectLike = None,
-    user_col: str = "user_id",
-    item_col: str = "item_id",
+    user_col: str | Mapping[str, str] = "user_id",
+    item_col: str | Mapping[str, str] = "item_id",
     score_col: str = "score",
     rank_col: str = "rank",
     rating_col: str = "rating",
+    truth_user_col: str | None = None,
+    truth_item_col: str | None = None,
     rel: float | str | Unset = UNSET,
     order: str | Unset = UNSET,
     ties: str | Unset = UNSET,
@@ -60,6 +63,15 @@ def evaluate(
     dialect
         A dialect name (``"recbole"``, ``"daisyrec@2.3"``) or :class:`receval.dialects.Dialect`:
         the defaults of that library. Options written in a spec win over it.
+    user_col, item_col, score_col, rank_col, rating_col
+        Column names: ``user_col`` / ``item_col`` name the id columns of the recommendations,
+        of the side inputs, and of the ground truth unless ``truth_user_col`` /
+        ``truth_item_col`` name its own; ``score_col`` / ``rank_col`` are read from the
+        recommendations, ``rating_col`` from the ground truth. ``user_col={"recs": "user",
+        "truth": "user_id"}`` is the same as ``user_col="user", truth_user_col="user_id"``.
+        Column names are not part of a value or its signature.
+    truth_user_col, truth_item_col
+        The ground truth's user / item column (default: ``user_col`` / ``item_col``).
     rel, order, ties, hitscore, dup, tdup, empty, norecs
         Context options for every metric (see ``receval metrics``); a spec's own option wins.
     categories, train, catalog
@@ -83,12 +95,13 @@ def evaluate(
         Values by canonical spec, per-user values, signatures, exports and the fingerprints of
         the inputs (:mod:`receval.fingerprint`). Inputs are never modified.
     """
-    from .io import parse_sep
+    from .io import id_columns, parse_sep
 
     from .spec import announce
 
     announce(metrics)  # another vocabulary's names (nDCG@10, AP) say once what they resolve to
-    cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
+    ids = id_columns(user_col, item_col, truth_user_col, truth_item_col)
+    cols = Columns(score=score_col, rank=rank_col, rating=rating_col, sep=parse_sep(sep), **ids)
     overrides = {"rel": rel, "order": order, "ties": ties, "hitscore": hitscore, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
     from .outputs import input_paths
 

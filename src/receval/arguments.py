@@ -12,18 +12,21 @@ import argparse
 
 
 def add_column_args(p: argparse.ArgumentParser) -> None:
-    """The ``column names`` group: ``--user-col`` ... ``--rating-col``."""
+    """The ``column names`` group: ``--user-col`` ... ``--rating-col``, ``--truth-user-col``, ``--truth-item-col``."""
     g = p.add_argument_group("column names")
-    g.add_argument("--user-col", default="user_id")
-    g.add_argument("--item-col", default="item_id")
-    g.add_argument("--score-col", default="score")
-    g.add_argument("--rank-col", default="rank")
-    g.add_argument("--rating-col", default="rating")
+    g.add_argument("--user-col", default="user_id", help="the user column of the recommendations and side inputs (and of the ground truth)")
+    g.add_argument("--item-col", default="item_id", help="the item column of the recommendations and side inputs (and of the ground truth)")
+    g.add_argument("--score-col", default="score", help="the recommendations' score column")
+    g.add_argument("--rank-col", default="rank", help="the recommendations' rank column")
+    g.add_argument("--rating-col", default="rating", help="the ground truth's rating column")
+    g.add_argument("--truth-user-col", metavar="NAME", help="the ground truth's user column (default: --user-col)")
+    g.add_argument("--truth-item-col", metavar="NAME", help="the ground truth's item column (default: --item-col)")
 
 
 def column_kwargs(a: argparse.Namespace) -> dict:
     """The column names given, as keyword arguments of :func:`receval.evaluate`."""
-    return dict(user_col=a.user_col, item_col=a.item_col, score_col=a.score_col, rank_col=a.rank_col, rating_col=a.rating_col)
+    return dict(user_col=a.user_col, item_col=a.item_col, score_col=a.score_col, rank_col=a.rank_col, rating_col=a.rating_col,
+                truth_user_col=a.truth_user_col, truth_item_col=a.truth_item_col)
 
 
 def add_context_args(p: argparse.ArgumentParser) -> None:

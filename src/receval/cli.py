@@ -68,7 +68,8 @@ def _evaluate(p: argparse.ArgumentParser):
             from .trec import read_qrels, read_run
 
             ids = dict(user_col=a.user_col, item_col=a.item_col)
-            recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **ids)
+            tids = dict(user_col=a.truth_user_col or a.user_col, item_col=a.truth_item_col or a.item_col)
+            recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **tids)
         res = evaluate(
             recs, truth, a.metric, dialect=a.dialect, categories=a.categories, train=a.train,
             **({"baseline": a.baseline} if a.baseline else {}), **({"catalog": a.catalog} if a.catalog else {}),
@@ -174,7 +175,8 @@ def _runs(p: argparse.ArgumentParser):
             from .io import Columns
             from .segments import compare_segments, render_segments, write_segments
 
-            cols = Columns(a.user_col, a.item_col, a.score_col, a.rank_col, a.rating_col, sep=a.sep)
+            cols = Columns(a.user_col, a.item_col, a.score_col, a.rank_col, a.rating_col, sep=a.sep,
+                           truth_user=a.truth_user_col, truth_item=a.truth_item_col)
             sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, **stat)
             c = sc.overall
             text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none")

@@ -101,6 +101,8 @@ def compare_results(
     score_col: str = "score",
     rank_col: str = "rank",
     rating_col: str = "rating",
+    truth_user_col: str | None = None,
+    truth_item_col: str | None = None,
     categories: Any = None,
     train: Any = None,
     catalog: Any = None,
@@ -154,7 +156,7 @@ def compare_results(
 
     if type(recs).__module__.startswith("pyspark"):  # pragma: no cover
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")
-    cols = Columns(user_col, item_col, score_col, rank_col, rating_col)
+    cols = Columns(user_col, item_col, score_col, rank_col, rating_col, truth_user=truth_user_col, truth_item=truth_item_col)
     enc = encode_inputs(recs, truth, cols)
     from .resolve import decide_rel
 

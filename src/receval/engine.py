@@ -137,7 +137,8 @@ def read_truth(truth: Any, cols: Columns) -> Truth:
     """Read the ground truth once (any frame type or file); pass the result as ``truth``."""
     if isinstance(truth, Truth):
         return truth
-    return Truth(read_frame(truth, "ground truth", ids=(cols.user, cols.item), sep=cols.sep), is_text_path(truth))
+    tc = cols.truth()
+    return Truth(read_frame(truth, "ground truth", ids=(tc.user, tc.item), sep=cols.sep), is_text_path(truth))
 
 
 def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
@@ -151,7 +152,8 @@ def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> E
 def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False),
                   exact: bool = True) -> Encoded:
     rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
-    troles = check_columns(tf, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
+    tc = cols.truth()
+    troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
     enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
     enc.info["columns"] = cols
     return enc

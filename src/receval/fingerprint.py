@@ -355,10 +355,12 @@ def _as_lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = N
 
 
 def _roles(data: pl.DataFrame | pl.LazyFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, str]:
+    from .io import missing_column
+
     names = data.collect_schema().names()
     for role, name in required.items():
         if name not in names:
-            raise DataError(f"{what} are missing column '{name}' (found: {', '.join(names)}); name it with --{role}-col / {role}_col=")
+            raise DataError(missing_column(what, name, role, names))
     return {role: name for role, name in {**required, **optional}.items() if name in names}
 
 
@@ -370,7 +372,8 @@ def run_fingerprint(data: pl.DataFrame | pl.LazyFrame, what: str, cols: Columns,
 
 def truth_fingerprint(data: pl.DataFrame | pl.LazyFrame, cols: Columns, text: bool) -> FrameFingerprint:
     """The fingerprint of a ground truth to be fed its rows."""
-    roles = _roles(data, "ground truth", {"user": cols.user, "item": cols.item}, {"rating": cols.rating})
+    tc = cols.truth()
+    roles = _roles(data, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
     return FrameFingerprint(data, roles, text=text, what="ground truth")
 
 
@@ -464,7 +467,8 @@ def input_fingerprints(recs: Any, truth: Any, cols: Columns, side: SideInputs | 
     if isinstance(truth, Truth):
         t_data, t_text = truth.frame, truth.text
     else:
-        t_data, t_text = _as_lazy(truth, "ground truth", ids, cols.sep), is_text_path(truth)
+        tc = cols.truth()
+        t_data, t_text = _as_lazy(truth, "ground truth", (tc.user, tc.item), cols.sep), is_text_path(truth)
     out = {"recs": _run_fp(_as_lazy(recs, "recommendations", ids, cols.sep), "recommendations", cols, is_text_path(recs)),
            "truth": _truth_fp(t_data, cols, t_text)}
     return {**out, **side_fingerprints(side)}

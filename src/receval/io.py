@@ -7,19 +7,23 @@ passed is modified.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from .errors import DataError
+from .errors import DataError, SpecError
 
 
 @dataclass(frozen=True)
 class Columns:
-    """Column names of the inputs (every one overridable)."""
+    """Column names of the inputs (every one overridable). ``user`` / ``item`` name the id
+    columns of the recommendations and of every side input, and of the ground truth unless
+    ``truth_user`` / ``truth_item`` name its own; ``score`` / ``rank`` are read from the
+    recommendations only, ``rating`` from the ground truth only."""
 
     user: str = "user_id"
     item: str = "item_id"
@@ -28,6 +32,42 @@ class Columns:
     rating: str = "rating"
     #: the field separator of text files (None: ',' for .csv/.txt, tab for .tsv, checked against the header)
     sep: str | None = None
+    #: the ground truth's user / item column (None: ``user`` / ``item``)
+    truth_user: str | None = None
+    truth_item: str | None = None
+
+    def truth(self) -> Columns:
+        """The names the ground truth is read by: ``user`` / ``item`` are its own (idempotent).
+
+        >>> Columns("user", "item", truth_user="user_id").truth().user
+        'user_id'
+        """
+        return replace(self, user=self.truth_user or self.user, item=self.truth_item or self.item,
+                       truth_user=self.truth_user or self.user, truth_item=self.truth_item or self.item)
+
+
+def id_columns(user_col: Any, item_col: Any, truth_user_col: Any = None, truth_item_col: Any = None) -> dict[str, Any]:
+    """The id-column arguments of :func:`receval.evaluate` as :class:`Columns` fields: a
+    ``user_col`` / ``item_col`` given as a mapping ``{"recs": NAME, "truth": NAME}`` names each
+    input's column (a key left out: the default), a string names both's.
+
+    >>> id_columns({"recs": "user", "truth": "uid"}, "item_id")
+    {'user': 'user', 'item': 'item_id', 'truth_user': 'uid', 'truth_item': None}
+    """
+    out: dict[str, Any] = {}
+    for role, shared, own, default in (("user", user_col, truth_user_col, "user_id"), ("item", item_col, truth_item_col, "item_id")):
+        if isinstance(shared, Mapping):
+            extra = set(shared) - {"recs", "truth"}
+            if extra:
+                raise SpecError(f"give {role}_col as a name or a mapping with the keys 'recs' and 'truth'; got the key {sorted(map(str, extra))[0]!r}")
+            if own is not None and "truth" in shared:
+                raise SpecError(f"give the truth's {role} column once: truth_{role}_col= or {role}_col={{'truth': ...}}")
+            shared, own = shared.get("recs", default), shared.get("truth", own)
+        for name, value in ((f"{role}_col", shared), (f"truth_{role}_col", own)):
+            if value is not None and not isinstance(value, str):
+                raise SpecError(f"give {name} as a column name (a string), got {value!r}")
+        out[role], out[f"truth_{role}"] = shared, own
+    return {k: out[k] for k in ("user", "item", "truth_user", "truth_item")}
 
 
 #: names a separator may be given by (``--sep tab``)
@@ -308,12 +348,16 @@ def check_columns(frame: pl.DataFrame, what: str, required: dict[str, str], opti
     found = frame.columns
     for role, name in required.items():
         if name not in found:
-            verb = "are" if what.endswith("s") else "is"
-            raise DataError(
-                f"{what} {verb} missing column '{name}' (found: {', '.join(found)}); "
-                f"name it with --{role}-col / {role}_col="
-            )
+            raise DataError(missing_column(what, name, role, found))
     return {role: name for role, name in {**required, **optional}.items() if name in found}
+
+
+def missing_column(what: str, name: str, role: str, found: Any) -> str:
+    """The message of a missing column: the ground truth's id columns are named by their own
+    options (``--truth-user-col`` / ``truth_user_col=``)."""
+    verb = "are" if what.endswith("s") else "is"
+    option = f"--truth-{role}-col / truth_{role}_col=" if what == "ground truth" and role in ("user", "item") else f"--{role}-col / {role}_col="
+    return f"{what} {verb} missing column '{name}' (found: {', '.join(found)}); name it with {option}"
 
 
 def columns_of(frame: pl.DataFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, np.ndarray]:

@@ -232,19 +232,76 @@ def _or(v: Any, missing: str | None) -> Any:
     return missing if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
 
+#: the record of the report files receval wrote in a folder (name -> SHA-256 of what it wrote):
+#: a file at a report name is replaced only if it is still exactly what receval wrote there
+MANIFEST = ".receval-report.json"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def own_files(out: Path) -> dict[str, str] | None:
+    """The report files receval recorded writing in ``out`` (name -> SHA-256): {} without a
+    manifest, None when something else holds its name (a link, a folder, a file that is not
+    receval's manifest)."""
+    path = Path(out) / MANIFEST
+    if not path.is_symlink() and not path.exists():
+        return {}
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        files = doc["files"]
+        if not str(doc.get("written_by", "")).startswith("receval ") or not isinstance(files, dict):
+            return None
+        return {str(n): str(h) for n, h in files.items() if n in REPORT_FILES}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _foreign(path: Path, recorded: str | None) -> bool:
+    """Whether ``path`` holds something receval did not write: a link, a folder, or a file whose
+    content is not the one recorded (an edited or planted file). A free name is not foreign."""
+    import os
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return not stat.S_ISREG(st.st_mode) or recorded is None or recorded != _sha256(path)
+
+
+def foreign_files(out: Path) -> list[str]:
+    """The report names in ``out`` (and :data:`MANIFEST`) taken by something receval did not
+    write there (:func:`_foreign`)."""
+    own = own_files(out)
+    if own is None:
+        return [MANIFEST, *(n for n in REPORT_FILES if _foreign(Path(out) / n, None))]
+    return [n for n in REPORT_FILES if _foreign(Path(out) / n, own.get(n))]
+
+
 def check_report_dir(out: Path, overwrite: bool = False) -> None:
-    """Refuse a report folder that is a file, or that already holds a report (unless
-    ``overwrite``: then only receval's own file names are replaced; nothing else is touched)."""
+    """Refuse a report folder that is a file, or that holds at a report file name something
+    receval did not write there (:func:`foreign_files`; unless ``overwrite``: then those names
+    are replaced too, a link replaced, never written through). A report receval wrote is
+    replaced; nothing else in the folder is touched."""
     from .errors import DataError
 
     if out.exists() and not out.is_dir():
         raise DataError(f"the report folder '{out}' is a file; choose another --out")
     if out.is_dir() and not overwrite:
-        present = [n for n in REPORT_FILES if (out / n).exists()]
+        present = foreign_files(out)
         if present:
+            shown = ", ".join(present[:2]) + (f" and {len(present) - 2} more" if len(present) > 2 else "")
             raise DataError(
-                f"the report folder '{out}' already holds a report ({', '.join(present)}); "
-                "choose another --out, or pass --force to replace those files (nothing else is touched)"
+                f"choose another --out, or pass --force to replace them: the report folder '{out}' holds "
+                f"{shown} that receval did not write (or that changed since)"
             )
 
 
@@ -268,15 +325,18 @@ def published_rows(columns: list[str]) -> list[list[Any]]:
 def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[Path]:
     """Write the report folder (:data:`REPORT_FILES`); return the files written.
 
-    A folder that already holds a report is refused unless ``overwrite``; only receval's own
-    file names are ever written, nothing is deleted."""
+    A report receval wrote there before is replaced (file by file, each whole or not at all);
+    a report name taken by anything else (:func:`foreign_files`) is refused unless
+    ``overwrite``. Only the report file names and :data:`MANIFEST` are ever written, nothing
+    is deleted."""
     from .outputs import write_output  # every file whole or not at all, a link replaced, never written through
 
     out = Path(out)
     check_report_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
     headers = ["dialect", *rep.columns]
-    files = []
+    files: list[Path] = []
+    written = _Written(out, overwrite)
     for fmt, name in (("csv", "table.csv"), ("markdown", "table.md"), ("latex", "table.tex")):
         path = out / name
         text = render(headers, rep.cells("not offered" if fmt == "csv" else None), fmt)
@@ -285,7 +345,7 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
             text += "\n" + LEGEND + "\n" + "".join(f"\n- error: {d} {c}: {why}" for d, e in rep.errors.items() for c, why in e.items())
         elif fmt == "latex":
             text += "% " + LEGEND + "\n"
-        write_output(path, text, "report file")
+        written.add(path, lambda path=path, text=text: write_output(path, text, "report file"))
         files.append(path)
     table_json = {
         "dialects": {d: {c: _num(v) for c, v in vals.items()} for d, vals in rep.table.items()},
@@ -307,22 +367,51 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
         "version": __version__,
     }
     path = out / "table.json"
-    write_output(path, json.dumps(table_json, indent=2), "report file")
+    written.add(path, lambda: write_output(path, json.dumps(table_json, indent=2), "report file"))
     files.append(path)
     path = out / "protocol.json"
-    write_output(path, json.dumps(rep.protocol, indent=2, default=str), "report file")
+    written.add(path, lambda: write_output(path, json.dumps(rep.protocol, indent=2, default=str), "report file"))
     files.append(path)
     path = out / "signatures.txt"
     lines = [f"{d}\t{c}\t{s}" for d, sigs in rep.signatures.items() for c, s in sigs.items()]
-    write_output(path, "\n".join(lines) + "\n", "report file")
+    written.add(path, lambda: write_output(path, "\n".join(lines) + "\n", "report file"))
     files.append(path)
     path = out / "spread.png"
-    plot_spread(rep, path)
+    written.add(path, lambda: plot_spread(rep, path))
     files.append(path)
-    from .page import write_reproduction_page  # the report page: everything above in one self-contained file
+    from .page import PAGE_NAME, write_reproduction_page  # the report page: everything above in one self-contained file
 
-    files.append(write_reproduction_page(rep, out, legend=LEGEND, published=published_rows(rep.columns)))
+    path = out / PAGE_NAME
+    written.add(path, lambda: write_reproduction_page(rep, out, legend=LEGEND, published=published_rows(rep.columns)))
+    files.append(path)
     return files
+
+
+class _Written:
+    """The report files written in one folder: each name checked just before it is written (still
+    free, or still what receval wrote there, unless ``overwrite``), and recorded in
+    :data:`MANIFEST` (by its SHA-256) just after."""
+
+    def __init__(self, out: Path, overwrite: bool):
+        self.out, self.overwrite = out, overwrite
+        self.own = own_files(out) or {}  # a foreign manifest was refused (or is replaced under overwrite)
+
+    def add(self, path: Path, write: Any) -> None:
+        from .errors import DataError
+        from .outputs import write_output
+
+        if path.name not in REPORT_FILES:  # pragma: no cover - a new report file must be named in REPORT_FILES
+            raise AssertionError(f"{path.name} is not in REPORT_FILES")
+        if not self.overwrite and _foreign(path, self.own.get(path.name)):
+            raise DataError(f"choose another --out, or pass --force to replace it: '{path}' appeared while the report "
+                            "was computed, and receval did not write it")
+        write()
+        self.own[path.name] = _sha256(path)
+        if not self.overwrite and own_files(self.out) is None:
+            raise DataError(f"choose another --out, or pass --force to replace it: '{self.out / MANIFEST}' appeared while "
+                            "the report was computed, and receval did not write it")
+        doc = {"written_by": f"receval {__version__} reproduce", "files": dict(sorted(self.own.items()))}
+        write_output(self.out / MANIFEST, json.dumps(doc, indent=2) + "\n", "report manifest")
 
 
 def _num(v: Any) -> float | None:
@@ -346,8 +435,10 @@ def build_command(p: argparse.ArgumentParser):
     p.add_argument("--model", choices=["ease", "popularity"], default="ease")
     p.add_argument("--lambda", dest="lambda_", type=float, default=0.5, help="EASE regularisation (the study's code: 0.5)")
     p.add_argument("--beyond", action="store_true", help="add α-nDCG, αβ-nDCG, entropy and coverage columns (MovieLens genres)")
-    p.add_argument("--out", default="receval-report", help="report folder (an existing report in it is kept unless --force)")
-    p.add_argument("--force", action="store_true", help="replace the report files in --out (nothing else there is touched)")
+    p.add_argument("--out", default="receval-report",
+                   help="report folder (a report receval wrote there is replaced; a report file name taken by anything else is refused unless --force)")
+    p.add_argument("--force", action="store_true",
+                   help="also replace report file names in --out that receval did not write (a link is replaced, never followed; nothing else there is touched)")
 
     def go(a: argparse.Namespace) -> int:
         from rich.console import Console
@@ -363,7 +454,7 @@ def build_command(p: argparse.ArgumentParser):
         from .outputs import not_an_input
 
         data = [a.data] if a.data else [str(bundled_path("ratings.csv")), str(bundled_path("movies.csv"))]
-        for name in REPORT_FILES:  # never an input, compared as files (a link to --data is refused)
+        for name in (*REPORT_FILES, MANIFEST):  # never an input, compared as files (a link to --data is refused)
             not_an_input(Path(a.out) / name, data, "report file")
         console = Console(stderr=True)
         t0 = time.perf_counter()
@@ -441,4 +532,4 @@ def cli_message(message: str, data: str | None) -> str:
     return message
 
 
-__all__ = ["run", "headline", "spreads", "Spread", "DIALECT_LINE", "write_report", "check_report_dir", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]
+__all__ = ["run", "headline", "spreads", "Spread", "DIALECT_LINE", "write_report", "check_report_dir", "MANIFEST", "own_files", "foreign_files", "LEGEND", "REPORT_FILES", "published_rows", "Reproduction", "fmt_value"]

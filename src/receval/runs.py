@@ -187,7 +187,7 @@ def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **o
     """
     from .api import evaluate
     from .engine import read_truth
-    from .io import Columns, parse_sep
+    from .io import Columns, id_columns, parse_sep
 
     from .stats import check_run_names
 
@@ -198,10 +198,10 @@ def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **o
         raise SpecError("norecs=skip would compare the runs on different users; keep norecs=zero (a missing list scores 0)")
     if options.get("engine") == "spark":
         raise SpecError("evaluate_runs runs in memory; evaluate each run on Spark with receval.evaluate")
-    cols = Columns(
-        options.get("user_col", "user_id"), options.get("item_col", "item_id"), options.get("score_col", "score"),
-        options.get("rank_col", "rank"), options.get("rating_col", "rating"), sep=parse_sep(options.get("sep")),
-    )
+    ids = id_columns(options.get("user_col", "user_id"), options.get("item_col", "item_id"),
+                     options.get("truth_user_col"), options.get("truth_item_col"))
+    cols = Columns(score=options.get("score_col", "score"), rank=options.get("rank_col", "rank"),
+                   rating=options.get("rating_col", "rating"), sep=parse_sep(options.get("sep")), **ids)
     shared = read_truth(truth, cols) if not hasattr(truth, "collect") else truth
     results: dict[str, Results] = {}
     users: np.ndarray | None = None

@@ -165,8 +165,9 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
         from .side import same_ids, text_ids
 
         read = read_truth(truth, cols)  # ids read as every side input's (text ids canonical as integers)
-        frame = text_ids(read.frame, (cols.user, cols.item)) if read.text else read.frame
-        got = columns_of(frame, "ground truth", {"user": cols.user, "item": cols.item}, {})
+        tc = cols.truth()
+        frame = text_ids(read.frame, (tc.user, tc.item)) if read.text else read.frame
+        got = columns_of(frame, "ground truth", {"user": tc.user, "item": tc.item}, {})
         t_users, t_items = got["user"], got["item"]
         t_items_cmp, warm = same_ids(t_items, np.unique(np.asarray(ti)))
         cold_row = ~np.isin(t_items_cmp, warm)

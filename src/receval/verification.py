@@ -239,6 +239,8 @@ def verify(
     score_col: str = "score",
     rank_col: str = "rank",
     rating_col: str = "rating",
+    truth_user_col: str | None = None,
+    truth_item_col: str | None = None,
     sep: str | None = None,
 ) -> Verification:
     """Recompute every value of a published result from its signature on ``recs`` and
@@ -269,7 +271,8 @@ def verify(
         raise DataError(f"{where} names an input this receval does not know: {unknown[0]!r}")
     res = evaluate(
         recs, truth, [sig for _, sig, _ in entries], user_col=user_col, item_col=item_col, score_col=score_col,
-        rank_col=rank_col, rating_col=rating_col, sep=sep, **{k: v for k, v in given.items() if v is not None},
+        rank_col=rank_col, rating_col=rating_col, truth_user_col=truth_user_col, truth_item_col=truth_item_col,
+        sep=sep, **{k: v for k, v in given.items() if v is not None},
     )
     checks = [Check(metric, sig, value, e.value) for (metric, sig, value), e in zip(entries, res.entries)]
     inputs = [InputCheck(name, published[name], res.fingerprints.get(name))
@@ -306,7 +309,8 @@ def build_command(p: argparse.ArgumentParser):
             from .trec import read_qrels, read_run
 
             ids = dict(user_col=a.user_col, item_col=a.item_col)
-            recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **ids)
+            tids = dict(user_col=a.truth_user_col or a.user_col, item_col=a.truth_item_col or a.item_col)
+            recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **tids)
         v = verify(a.results, recs, truth, train=a.train, catalog=a.catalog, categories=a.categories,
                    item_groups=a.item_groups, user_groups=a.user_groups, baseline=a.baseline, sep=a.sep, **column_kwargs(a))
         print(v.render(a.format), end="")

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ import polars as pl
 from ..encode import check_lazy_overlap, harmonize, items_meet, user_batches
 from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch, say, settle_rel
 from ..errors import DataError
-from ..io import Columns, read_frame, scan_frame
+from ..io import Columns, missing_column, read_frame, scan_frame
 from ..resolve import Resolved
 from ..signature import note_side
 
@@ -208,7 +209,9 @@ def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, colum
         text = (is_text_path(recs) or (isinstance(recs, Truth) and recs.text),
                 is_text_path(truth) or (isinstance(truth, Truth) and truth.text))
     files = (_is_file(recs), _is_file(truth))
-    frecs, ftruth = _source(recs, "recommendations", cols), _source(truth, "ground truth", cols)
+    given = cols
+    frecs, ftruth = _source(recs, "recommendations", cols), _source(truth, "ground truth", cols.truth())
+    ftruth, cols = _shared_names(ftruth, cols)  # the truth's own id columns renamed to the shared ones
     fps = _InPass(frecs, ftruth, cols, text) if fingerprints else None  # types decided on the inputs as given
     resolved, rel_said = settle_rel(resolved, ftruth, cols.rating)  # rel:>0 when the truth is rated
     if needs_truth_max(resolved):  # over the whole truth, not one batch's users
@@ -255,7 +258,7 @@ def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, colum
         if got is not None:
             res.fingerprints = {**got, **side_fingerprints(side)}
         else:  # an input the hash refused (a missing value): it says so when read
-            res.fingerprints = LazyFingerprints(lambda: input_fingerprints(recs, truth, cols, side))
+            res.fingerprints = LazyFingerprints(lambda: input_fingerprints(recs, truth, given, side))
     return res
 
 
@@ -457,6 +460,22 @@ def _is_terminal() -> bool:
         return sys.stderr is not None and sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _shared_names(ftruth: pl.DataFrame | pl.LazyFrame, cols: Columns) -> tuple[pl.DataFrame | pl.LazyFrame, Columns]:
+    """The ground truth with its own id columns (``cols.truth_user`` / ``truth_item``) renamed to
+    the shared names, so that both sides are batched and joined by one name; and the columns
+    without truth-side names. A column of the truth already holding a shared name is dropped."""
+    tc, shared = cols.truth(), replace(cols, truth_user=None, truth_item=None)
+    renames = {own: name for own, name in ((tc.user, cols.user), (tc.item, cols.item)) if own != name}
+    if not renames:
+        return ftruth, shared
+    names = ftruth.collect_schema().names()
+    for role, own in (("user", tc.user), ("item", tc.item)):
+        if own not in names:
+            raise DataError(missing_column("ground truth", own, role, names))
+    clash = [n for n in renames.values() if n in names and n not in renames]
+    return ftruth.drop(clash).rename(renames), shared
 
 
 def _truth_max(ltruth: pl.LazyFrame, cols: Columns) -> float:

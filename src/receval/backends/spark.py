@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..io import Columns
+from ..io import Columns, missing_column
 from ..resolve import UNSET
 
 _META = "__meta__"
@@ -196,16 +196,14 @@ def evaluate_spark(
 
     session = _session(spark)
     rdf, tdf = _frame(session, recs, "recommendations", cols.sep), _frame(session, truth, "ground truth", cols.sep)
-    for df, what, need in ((rdf, "recommendations", (cols.user, cols.item)), (tdf, "ground truth", (cols.user, cols.item))):
-        for name in need:
+    tc = cols.truth()  # the truth's own id column names
+    for df, what, c in ((rdf, "recommendations", cols), (tdf, "ground truth", tc)):
+        for role, name in (("user", c.user), ("item", c.item)):
             if name not in df.columns:
-                raise DataError(
-                    f"{what} {'are' if what.endswith('s') else 'is'} missing column '{name}' (found: {', '.join(df.columns)}); "
-                    f"name it with --{'user' if name == cols.user else 'item'}-col / {'user' if name == cols.user else 'item'}_col="
-                )
+                raise DataError(missing_column(what, name, role, df.columns))
     rtypes, ttypes = dict((f.name, f.dataType) for f in rdf.schema.fields), dict((f.name, f.dataType) for f in tdf.schema.fields)
-    for role, name in (("user", cols.user), ("item", cols.item)):
-        a, b = _kind(rtypes[name]), _kind(ttypes[name])
+    for role, name, tname in (("user", cols.user, tc.user), ("item", cols.item, tc.item)):
+        a, b = _kind(rtypes[name]), _kind(ttypes[tname])
         if a != b and "string" in (a, b):
             raise DataError(
                 f"{role} ids have different types in recommendations ({a}) "
@@ -222,21 +220,21 @@ def evaluate_spark(
     utype = rtypes[cols.user] if _kind(rtypes[cols.user]) != "integer" else T.LongType()
     itype = rtypes[cols.item] if _kind(rtypes[cols.item]) != "integer" else T.LongType()
 
-    def tagged(df, tag: int, score: str | None, rank: str | None, rating: str | None):
+    def tagged(df, tag: int, names: Columns, score: str | None, rank: str | None, rating: str | None):
         # only the value columns one side has (an all-null column still crosses the shuffle and Arrow)
         values = [(F.col(c).cast(t) if c else F.lit(None).cast(t)).alias(a)
                   for c, t, a, has in ((score, "double", "s", has_score), (rank, "long", "k", has_rank), (rating, "double", "y", has_rating))
                   if has]
         return df.select(
-            F.col(cols.user).cast(utype).alias("u"),
-            F.col(cols.item).cast(itype).alias("i"),
+            F.col(names.user).cast(utype).alias("u"),
+            F.col(names.item).cast(itype).alias("i"),
             *values,
             F.lit(tag).cast("byte").alias("tag"),
             F.monotonically_increasing_id().alias("rid"),  # the input position (per side)
         )
 
-    both = tagged(rdf, 0, cols.score if has_score else None, cols.rank if has_rank else None, None).unionByName(
-        tagged(tdf, 1, None, None, cols.rating if has_rating else None)
+    both = tagged(rdf, 0, cols, cols.score if has_score else None, cols.rank if has_rank else None, None).unionByName(
+        tagged(tdf, 1, tc, None, None, cols.rating if has_rating else None)
     )
     parts = partitions_for(session, [rdf, tdf], n_partitions)
     # no sort in Spark: each worker puts its rows back in input order (_Job), cheaper than a JVM sort
