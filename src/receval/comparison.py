@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
 
 
@@ -133,33 +134,23 @@ class Comparison:
                 for r in self.runs]
         return "\n".join([head, *text_table(["run", *self.metrics], rows), "* the best value per metric"])
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """The notebook display: the table of :func:`receval.tables.render_table` (best values
         in bold, significance letters, intervals), its legend, each metric's signature as its
-        header's tooltip (and whole in a ``<details>`` element) and the paired tests."""
-        import html
+        header's tooltip (and whole in a ``<details>`` element) and the paired tests. Drawn by
+        the renderer that :mod:`receval.tables` registers when it is loaded (the data class does
+        not import its renderer); None (the text form) before."""
+        return _HTML_DISPLAY[0](self) if _HTML_DISPLAY else None
 
-        from .report import html_display, html_signature, html_signatures, shared_fields
-        from .tables import build, html_table, is_significant
 
-        esc = html.escape
-        model = build(self, ci=bool(self.intervals))
-        sigs = [self.signatures[m] for m in self.metrics if m in self.signatures]
-        _, shared = shared_fields(sigs)
-        body = html_table(model, 4, f"{len(self.runs)} runs on {self.users} paired users", signatures=True)
-        body += [f'<p class="note">{esc(x)}</p>' for x in model.legend]
-        body.append('<p class="note">signatures: ' + ", ".join(html_signature(s, shared) for s in sigs) + "</p>")
-        body.append(html_signatures(sigs))
-        if self.pairs:
-            rows = "".join(
-                f"<tr><td>{esc(t.metric)}</td><td>{esc(t.a)}</td><td>{esc(t.b)}</td><td>{_fmt(t.diff)}</td>"
-                f"<td>{'–' if t.ci is None else f'[{_fmt(t.ci.low)}, {_fmt(t.ci.high)}]'}</td><td>{_fmt(t.p_adjusted)}</td>"
-                f"<td>{'yes' if is_significant(t, model.alpha) else 'no'}</td><td>{t.wins}/{t.ties}/{t.losses}</td></tr>"
-                for t in self.pairs)
-            body.append(f"<details><summary>paired tests ({len(self.pairs)})</summary><table><thead><tr><th>metric</th>"
-                        "<th>a</th><th>b</th><th>mean a−b</th><th>interval</th><th>p adjusted</th><th>significant</th>"
-                        f"<th>wins/ties/losses</th></tr></thead><tbody>{rows}</tbody></table></details>")
-        return html_display(body)
+#: the notebook display of a :class:`Comparison` (:func:`register_html_display`)
+_HTML_DISPLAY: list[Callable[[Comparison], str]] = []
+
+
+def register_html_display(render: Callable[[Comparison], str]) -> None:
+    """Set the function that draws a :class:`Comparison` in a notebook (``_repr_html_``):
+    :mod:`receval.tables` registers its own when it is loaded, as pandas' plotting backends do."""
+    _HTML_DISPLAY[:] = [render]
 
 
 def _fmt(v: float | None, digits: int = 4) -> str:

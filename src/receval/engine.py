@@ -11,7 +11,6 @@ messages live in :mod:`receval.policy`; the input checks in :mod:`receval.encode
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from ._version import __version__
 from .encode import Encoded, encode, gather, rank_order
 from .errors import DataError, SpecError, TiesRefused
 from .hits import Hits, build
-from .io import Columns, check_columns, read_frame
+from .io import Columns, check_columns, is_text_path, read_frame
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, decide_rel, resolve
@@ -109,13 +108,6 @@ def say(message: str | None) -> None:
 
 
 # ---- inputs ------------------------------------------------------------------------------------
-
-
-def is_text_path(obj: Any) -> bool:
-    if not isinstance(obj, (str, os.PathLike)):
-        return False
-    name = str(obj).lower()
-    return name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz"))
 
 
 def exact_items(resolved: Sequence[Resolved]) -> bool:

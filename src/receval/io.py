@@ -382,3 +382,10 @@ def _to_numpy(series: pl.Series, what: str, name: str) -> np.ndarray:
         return series.cast(pl.String).to_numpy().astype(object)
     shown = str(dtype) if len(str(dtype)) <= 60 else str(dtype)[:45] + "…" + str(dtype)[-14:]  # a nested type can be huge
     raise DataError(f"{what} column '{name}' has type {shown}; use integers, floats or strings")
+
+
+def is_text_path(obj: Any) -> bool:
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    name = str(obj).lower()
+    return name.endswith((".csv", ".csv.gz", ".tsv", ".tsv.gz", ".txt", ".txt.gz"))

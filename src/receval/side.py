@@ -107,7 +107,7 @@ def read_ids_frame(obj: Any, what: str, ids: tuple[str, ...], sep: str | None = 
     recommendations' and the truth's: from a text file as text, then integers when every value
     is a canonical decimal integer (``"7"``, never ``"007"``), so that an id compares as the same
     value whatever file type carried it (:func:`same_ids` compares two id columns)."""
-    from .engine import is_text_path
+    from .io import is_text_path
 
     frame = read_frame(obj, what, ids=ids, sep=sep)
     return text_ids(frame, ids) if is_text_path(obj) else frame

@@ -70,6 +70,7 @@ import numpy as np
 from .comparison import Comparison, Interval, PairTest
 from .errors import DataError, SpecError, bad_param
 from .spec import signature_fields, signature_text
+from .tables import comparison_html  # noqa: F401  (loads the notebook display of the Comparisons made here)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import Ids

@@ -60,8 +60,10 @@ from .report import (
 )
 from .spec import signature_fields
 
-if TYPE_CHECKING:  # a table reads a Comparison; comparison.py builds its display from these tables
-    from .comparison import Comparison, Interval, PairTest
+from .comparison import Comparison, register_html_display
+
+if TYPE_CHECKING:
+    from .comparison import Interval, PairTest
 
 #: the formats of :func:`render_table` and :func:`render_pairs`
 FORMATS = formats("comparison")
@@ -585,6 +587,41 @@ def _json(cmp: Comparison, model: TableModel) -> str:
 def _f(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
+
+
+def comparison_html(cmp: Comparison) -> str:
+    """The notebook display: the table of :func:`receval.tables.render_table` (best values
+    in bold, significance letters, intervals), its legend, each metric's signature as its
+    header's tooltip (and whole in a ``<details>`` element) and the paired tests."""
+    import html
+
+    from .report import html_display, html_signature, html_signatures, shared_fields
+
+    esc = html.escape
+    model = build(cmp, ci=bool(cmp.intervals))
+    sigs = [cmp.signatures[m] for m in cmp.metrics if m in cmp.signatures]
+    _, shared = shared_fields(sigs)
+    body = html_table(model, 4, f"{len(cmp.runs)} runs on {cmp.users} paired users", signatures=True)
+    body += [f'<p class="note">{esc(x)}</p>' for x in model.legend]
+    body.append('<p class="note">signatures: ' + ", ".join(html_signature(s, shared) for s in sigs) + "</p>")
+    body.append(html_signatures(sigs))
+    if cmp.pairs:
+        rows = "".join(
+            f"<tr><td>{esc(t.metric)}</td><td>{esc(t.a)}</td><td>{esc(t.b)}</td><td>{_cmp_fmt(t.diff)}</td>"
+            f"<td>{'–' if t.ci is None else f'[{_cmp_fmt(t.ci.low)}, {_cmp_fmt(t.ci.high)}]'}</td><td>{_cmp_fmt(t.p_adjusted)}</td>"
+            f"<td>{'yes' if is_significant(t, model.alpha) else 'no'}</td><td>{t.wins}/{t.ties}/{t.losses}</td></tr>"
+            for t in cmp.pairs)
+        body.append(f"<details><summary>paired tests ({len(cmp.pairs)})</summary><table><thead><tr><th>metric</th>"
+                    "<th>a</th><th>b</th><th>mean a−b</th><th>interval</th><th>p adjusted</th><th>significant</th>"
+                    f"<th>wins/ties/losses</th></tr></thead><tbody>{rows}</tbody></table></details>")
+    return html_display(body)
+
+
+def _cmp_fmt(v: float | None, digits: int = 4) -> str:
+    return "–" if v is None or v != v else f"{v:.{digits}f}"
+
+
+register_html_display(comparison_html)  # Comparison._repr_html_ draws through it
 
 __all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "partial_runs", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]
