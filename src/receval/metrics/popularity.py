@@ -107,15 +107,18 @@ def _tail_of(s: ListSpace, pop: np.ndarray, o: dict, level: bool) -> np.ndarray:
         if level and len(order):  # the tail takes every item as unpopular as its last one
             n = int(np.flatnonzero(pop[order] <= pop[order[min(n, len(order)) - 1]])[-1]) + 1
         tail[order[:n]] = True
-    else:
-        tail[cat[p <= o["cut"]]] = True
+    else:  # split=count reads no catalogue: every item with φ(i) ≤ cut (0 outside train) is in the tail
+        tail[:-1] = pop <= o["cut"]
     return tail
 
 
-def _lists(h: Hits, k: int, metric: str) -> np.ndarray:
-    """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else a one-line error)."""
+def _lists(h: Hits, k: int, metric: str, o: dict | None = None) -> np.ndarray:
+    """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else
+    :class:`receval.errors.OutsideCatalogue`); ``split=count`` (in ``o``) reads no catalogue
+    and checks none."""
     s = h.lists
-    s.catalog_top(k, metric)  # the check
+    if o is None or o.get("split") != "count":
+        s.catalog_top(k, metric)  # the check
     return s.top(k)[0]
 
 
@@ -126,8 +129,13 @@ def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
     w = h.top_chance(k)
     if metric is not None:
         s = h.lists
-        s.check_in_catalog((w > 0) & (s.to_catalog[s.row_code] < 0), metric)
+        s.check_in_catalog(s.row_code[w > 0], metric)
     return w
+
+
+def _checked(o: dict, metric: str) -> str | None:
+    """The metric name when its split reads the catalogue (so its items are checked), else None."""
+    return None if o.get("split") == "count" else metric
 
 
 def _top_sum(h: Hits, k: int, f: np.ndarray, metric: str | None = None) -> np.ndarray:
@@ -214,8 +222,8 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return safe_div(_top_sum(h, k, tail.astype(np.float64), "aplt"), list_den(h.lists.top(k)[0], k, o))
-        items = _lists(h, k, "aplt")
+            return safe_div(_top_sum(h, k, tail.astype(np.float64), _checked(o, "aplt")), list_den(h.lists.top(k)[0], k, o))
+        items = _lists(h, k, "aplt", o)
         return safe_div(tail[items].sum(axis=1).astype(np.float64), list_den(items, k, o))
 
     return per_k(ks, one)
@@ -245,8 +253,8 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     tail = _tail(h, o, "aclt")
     if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-        return per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), "aclt"))
-    return per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
+        return per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), _checked(o, "aclt")))
+    return per_k(ks, lambda k: tail[_lists(h, k, "aclt", o)].sum(axis=1).astype(np.float64))
 
 
 # ---- PopREO / PopRSP -----------------------------------------------------------------------
@@ -399,10 +407,10 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
             num = np.bincount(h.row_user, weights=w * use * nov[s.row_code], minlength=h.n_users)
             return safe_div(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
         items, rel, _ = s.top(k)
-        pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
-        disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
+        pos = s.top_pos(k)  # the rows' positions (tied rows share one under ties=optimistic)
+        disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape)
         valid = items >= 0
-        w = np.where(valid, disc[None, :], 0.0)
+        w = np.where(valid, disc, 0.0)
         use = rel if o["relevance"] == "hits" else valid
         # summed row by row in position order, as the tie-averaged form above sums: a user's value
         # is the same bits whether or not other users (another batch) have ties
