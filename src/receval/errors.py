@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 
 class RecevalError(ValueError):
@@ -86,7 +87,7 @@ class OutsideCatalogue(DataError):
     item ids outside it. The batched engines unite the ids of their batches (:meth:`plus`), so
     every engine refuses with the same count and the same examples (the smallest ids)."""
 
-    def __init__(self, metric: str, ids: Iterable[object]) -> None:
+    def __init__(self, metric: str, ids: Iterable[Any]) -> None:
         self.metric, self.ids = metric, sorted(set(ids))
         super().__init__(self.text())
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..errors import DataError, OutsideCatalogue
+from ..errors import OutsideCatalogue
 from ..hits import WIDE, Hits
 from ..lists import ListSpace, encoder, index_in
 from ..options import Axis
