@@ -14,14 +14,20 @@ and a long tail :math:`\Gamma = I \setminus H`:
 * ``split=items`` (RecBole ``tail_ratio`` ≤ 1): the tail is the ``max(⌊cut·|I|⌋, 1)`` least
   popular items (default ``cut`` 0.1);
 * ``split=count`` (RecBole ``tail_ratio`` > 1): the tail is the items with
-  :math:`\phi(i) \le` ``cut`` (no default).
+  :math:`\phi(i) \le` ``cut`` (no default), an item unseen in train (:math:`\phi = 0`)
+  included; ``aplt`` and ``aclt`` then read no catalogue.
+
+A recommended item outside the catalogue is refused when the metric reads one
+(:class:`receval.errors.OutsideCatalogue`, one rule for every such metric).
 
 Items tied in popularity at the cut go by ``boundary``: ``level`` (the default) puts every
 item as popular as the last one the rule takes on the same side (the head for
 ``interactions``, the tail for ``items``), so the split depends on the popularities only and
 not on the ids; ``id`` breaks the tie by item id, the smaller first (Elliot, RecBole).
 
-Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user.
+Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user:
+every row at a position :math:`\le k`, so more than *k* rows when ``ties=optimistic`` puts
+several at one position.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ SPLIT = Axis(
     {
         "interactions": "the head is the most popular items holding at least `cut` of the train interactions (Elliot pop_ratio, default 0.8); ties at the cut by `boundary`",
         "items": "the tail is the max(⌊cut·|I|⌋, 1) least popular items (RecBole tail_ratio ≤ 1, default 0.1); ties at the cut by `boundary`",
-        "count": "the tail is the items with φ(i) ≤ cut (RecBole tail_ratio > 1)",
+        "count": "the tail is the items with φ(i) ≤ cut, an item unseen in train (φ = 0) included; reads no catalogue (RecBole tail_ratio > 1)",
     },
 )
 BOUNDARY = Axis(
@@ -538,7 +544,9 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{Unexp}@k = 1 - \frac{|L_k \cap B_k|}{k}
 
     :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
-    A user without recommendations or without baseline recommendations scores 0 (RePlay).
+    :math:`|L_k \cap B_k|` counts list positions: under ``dup=keep`` a repeated row is a
+    position in it as in *k*, as in every other list metric. A user without recommendations or
+    without baseline recommendations scores 0 (RePlay).
 
     ``ties=average``: each row weighs its chance (m/n) to be in the top k, and each baseline row
     its chance to be in the baseline's top k (the two lists' tie orders are independent), which
