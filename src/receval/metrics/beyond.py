@@ -75,8 +75,9 @@ def _exposure_partial(h: Hits, ks: list[int], o: dict, metric: str, weights: boo
         stats = {"ids": s.universe[nz], "cnt": cnt[nz], "users": int((ell > 0).sum()), "outside": s.outside(items[valid & ~inside])}
         if weights:  # lists of each length holding each item: integers, exact in any batching
             length = np.broadcast_to(ell[:, None], items.shape)[valid]
-            key, n = np.unique(items[valid].astype(np.int64) * (k + 1) + length, return_counts=True)
-            stats["w"] = (s.universe[key // (k + 1)], key % (k + 1), n)
+            span = items.shape[1] + 1  # a list holds up to items.shape[1] rows (more than k under ties=optimistic)
+            key, n = np.unique(items[valid].astype(np.int64) * span + length, return_counts=True)
+            stats["w"] = (s.universe[key // span], key % span, n)
         per_k.append(stats)
     own = s.catalog is None and s.train is None
     return {"k": per_k, "catalog": s.universe if own else None, "n_catalog": None if own else s.n_catalog}
@@ -338,7 +339,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
                 return out
 
             return _per_k(h, ks, expected)
-    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"], k=k)))
 
 
 @register("unseen", side={"train"}, needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))

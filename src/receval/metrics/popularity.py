@@ -40,7 +40,7 @@ from ..lists import ListSpace, encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
 from ..side import split_reads
-from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
+from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, row_sum, safe_div
 
 # ---- shared pieces ---------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = h.lists.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, pop), list_den(items, k, o))
-        return safe_div(pop[items].sum(axis=1), list_den(items, k, o))
+        return safe_div(row_sum(pop[items], k), list_den(items, k, o))
 
     return per_k(ks, one)
 
@@ -527,7 +527,7 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = s.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, w), list_den(items, k, o))
-        return safe_div(w[items].sum(axis=1), list_den(items, k, o))
+        return safe_div(row_sum(w[items], k), list_den(items, k, o))
 
     return per_k(ks, one)
 
