@@ -189,15 +189,19 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
                         seen_items.add(item)
                         kept_rows.append(row)
                 ranked = _rank(kept_rows, order, ctx["ties"])
-        hits, listed, scores = [], [], []
-        for (pos, item), rec in zip(ranked, _sorted_rows(kept_rows, order, ctx["ties"])):
+        hits, listed, scores, hit_rows = [], [], [], set()
+        for j, ((pos, item), rec) in enumerate(zip(ranked, _sorted_rows(kept_rows, order, ctx["ties"]))):
             scores.append(rec["score"])
             row = first_row.get((u, item))
             if row is not None and is_relevant(row):
                 listed.append((pos, rating_of(row)))
                 if ctx["hitscore"] == "any" or rec["score"] > 0:
                     hits.append((pos, rating_of(row)))
-        out[u] = {"ranked": ranked, "scores": scores, "length": len(ranked), "hits": hits, "listed": listed, "rel": relevant_ratings[u]}
+                    hit_rows.add(j)
+        # hit_rows: the indices into ``ranked`` of the hits (a position does not name a row:
+        # under ties=optimistic several rows share one)
+        out[u] = {"ranked": ranked, "scores": scores, "length": len(ranked), "hits": hits, "listed": listed,
+                  "rel": relevant_ratings[u], "hit_rows": hit_rows}
     return out
 
 

@@ -32,7 +32,7 @@ def _cats(categories: dict) -> dict:
 def per_user(metric, k, o, user, side) -> float:
     top = [(pos, i) for pos, i in user["ranked"] if pos <= k]
     items = [i for _, i in top]
-    hit_pos = {pos for pos, _ in user["hits"]}
+    hit = [j in user["hit_rows"] for j in range(len(top))]  # ranked is in position order: top is its head
     if metric == "filled":
         return float(len(items) >= k) if o["form"] == "all" else min(len(items) / k, 1.0)
     if metric == "unrepeated":
@@ -47,8 +47,8 @@ def per_user(metric, k, o, user, side) -> float:
     if metric == "serendipity":
         n, pi = side["n_catalog"], side["poprank"]
         total = 0.0
-        for pos, i in top:
-            if pos in hit_pos:
+        for j, (pos, i) in enumerate(top):
+            if hit[j]:
                 pu = (n + 1 - pi[i]) / n if i in pi else 0.0
                 total += max((n + 1 - pos) / n - pu, 0.0)
         den = k if o["denominator"] == "k" else len(items)
@@ -60,8 +60,8 @@ def per_user(metric, k, o, user, side) -> float:
         return 0.0 if den == 0 else len(distinct) / den
     if metric == "srecall":
         found = set()
-        for pos, i in top:
-            if pos in hit_pos:
+        for j, (pos, i) in enumerate(top):
+            if hit[j]:
                 found |= cats.get(i, set())
         allc = set().union(*(cats.get(i, set()) for i in side["relevant_of"](user["id"]))) if side["relevant_of"](user["id"]) else set()
         return 0.0 if not allc else len(found) / len(allc)
@@ -103,6 +103,10 @@ def reference_lists(recs, truth, metric, k, options=None, *, train=None, catalog
         if ctx["rel"] is None or r >= ctx["rel"]:
             rel_of[truth["user_id"][j]].add(truth["item_id"][j])
     side["relevant_of"] = lambda u: rel_of.get(u, set())
+    if metric == "serendipity" and (catalog is not None or train is not None):
+        cat = set(catalog) if catalog is not None else set(train["item_id"])
+        if any(i not in cat for data in users.values() for pos, i in data["ranked"] if pos <= k):
+            raise RefError("recommended item outside the catalogue")  # the one rule of every catalogue reader
     if metric == "unrepeated" and ctx["dup"] != "keep":
         raise RefError("needs dup=keep")
     policy_empty = metric not in NO_RELEVANCE

@@ -81,7 +81,6 @@ def _baseline(baseline: dict | None, user) -> list:
 
 def per_user_pop(metric, k, o, user, ctx) -> float:
     items = [i for pos, i in user["ranked"] if pos <= k]
-    hit_positions = {pos for pos, _ in user["hits"]}
     ell = len(items)
     den = k if o.get("denominator") == "k" else ell
     pop, n_users = ctx["pop"], ctx["n_train_users"]
@@ -97,12 +96,12 @@ def per_user_pop(metric, k, o, user, ctx) -> float:
     if metric in ("epc", "efd"):
         upop = ctx["upop"]
         num = norm = 0.0
-        for pos, i in user["ranked"]:
+        for j, (pos, i) in enumerate(user["ranked"]):
             if pos > k:
                 continue
             d = 1.0 / math.log2(pos + 1) if o["discount"] == "log" else 1.0
             norm += d
-            if o["relevance"] == "hits" and pos not in hit_positions:
+            if o["relevance"] == "hits" and j not in user["hit_rows"]:
                 continue
             p = upop.get(i, 0)
             nov = 1.0 - p / n_users if metric == "epc" else -math.log2(max(p, 1) / n_users)
@@ -119,7 +118,9 @@ def per_user_pop(metric, k, o, user, ctx) -> float:
         base = ctx["baseline_of"](user["id"])[:k]
         if not items or not base:
             return 0.0
-        return 1.0 - len(set(items) & set(base)) / k
+        # |L_k ∩ B_k| counts list positions: a repeated row (dup=keep) is a position in the
+        # numerator as in the denominator k, as in every other list metric (issue 31, ruling 2)
+        return 1.0 - sum(1 for i in items if i in set(base)) / k
     raise KeyError(metric)
 
 
@@ -136,9 +137,14 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
     side = {
         "pop": pop, "upop": popularity(train, "users"), "n_train_users": len(set(train["user_id"])),
         "tail": long_tail(cat, pop, o["split"], o["cut"], o.get("boundary", "level")) if "split" in o else set(),
+        # split=count reads no catalogue (aplt, aclt): every item with φ(i) ≤ cut is in the tail
+        "count_tail": {i for i in set(recs["item_id"]) | set(cat) if pop.get(i, 0) <= (o.get("cut") or 0)},
         "baseline_of": lambda u: _baseline(baseline, u), "train": train,
     }
-    if metric in ("aplt", "aclt", "popreo", "poprsp"):
+    if metric in ("aplt", "aclt") and o["split"] == "count":
+        side["tail"] = side["count_tail"]
+    # one rule for every metric that reads a catalogue: a recommended item outside it is refused
+    if metric in ("popreo", "poprsp") or (metric in ("aplt", "aclt") and o["split"] != "count"):
         for u, data in users.items():
             for pos, i in data["ranked"]:
                 if pos <= k and i not in cat:
@@ -157,15 +163,12 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
             if o["users"] == "listed" and data["length"] == 0:
                 continue
             top = [(pos, i) for pos, i in data["ranked"] if pos <= k]
-            hit_pos = {pos for pos, _ in data["hits"]}
             if metric == "popreo":
-                rel_items = {i for pos, i in data["ranked"] if pos in hit_pos}
                 # R_u: the relevant truth items of u (from the truth rows)
                 R = user_relevant(truth, u, ctx)
                 for g, grp in (("H", head), ("T", tail)):
-                    num[g] += sum(1 for pos, i in top if pos in hit_pos and i in grp)
+                    num[g] += sum(1 for j, (_, i) in enumerate(top) if j in data["hit_rows"] and i in grp)
                     den[g] += sum(1 for i in R if i in grp)
-                del rel_items
             else:
                 for g, grp in (("H", head), ("T", tail)):
                     num[g] += sum(1 for _, i in top if i in grp)

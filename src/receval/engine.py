@@ -21,7 +21,7 @@ import polars as pl
 
 from ._version import __version__
 from .encode import Encoded, encode, gather, rank_order
-from .errors import DataError, SpecError, TiesRefused
+from .errors import DataError, OutsideCatalogue, SpecError, TiesRefused
 from .hits import Hits, build
 from .io import Columns, check_columns, is_text_path, read_frame
 from .options import CONTEXT_AXES
@@ -416,8 +416,9 @@ class Batch:
     partials: list[Any]  # per spec: partial statistics (global metrics), else None
     whole: list[Any]  # per spec: the global value when computed on all users at once
     info: dict[str, Any] = field(default_factory=dict)
-    #: per spec: the ties=average refusal of this batch (the counts are added over batches)
-    refused: dict[int, TiesRefused] = field(default_factory=dict)
+    #: per spec: the ties=average refusal, or the items outside the catalogue, of this batch
+    #: (the counts and the items are added over batches)
+    refused: dict[int, TiesRefused | OutsideCatalogue] = field(default_factory=dict)
 
 
 def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInputs | None = None,
@@ -442,7 +443,7 @@ def run_batch(enc: Encoded | None, resolved: Sequence[Resolved], side: SideInput
             ks = ks_of(resolved, fidx)
             try:
                 _batch_values(h, r0, ks, fidx, resolved, out, whole_globals)
-            except TiesRefused as exc:  # judged on all batches together (merge)
+            except (TiesRefused, OutsideCatalogue) as exc:  # judged on all batches together (merge)
                 for i in fidx:
                     out.refused[i] = exc
             for i in fidx:
@@ -534,15 +535,19 @@ def merge(batches: Sequence[Batch], resolved: Sequence[Resolved]) -> Results:
     return Results(entries, user_ids, __version__, info)
 
 
-def raise_refused(refused: Sequence[dict[int, TiesRefused]], n: int) -> None:
-    """Raise the ``ties=average`` refusal of the first spec any batch refused, with the counts
-    of every batch added (each batch judged only its own users)."""
+def raise_refused(refused: Sequence[dict[int, TiesRefused | OutsideCatalogue]], n: int) -> None:
+    """Raise the ``ties=average`` refusal (or the items outside the catalogue) of the first spec
+    any batch refused, with the counts (the items) of every batch added (each batch judged only
+    its own users)."""
     for i in range(n):
         got = [b[i] for b in refused if i in b]
         if got:
             exc = got[0]
             for more in got[1:]:
-                exc = exc.plus(more)
+                if isinstance(exc, TiesRefused) and isinstance(more, TiesRefused):
+                    exc = exc.plus(more)
+                elif isinstance(exc, OutsideCatalogue) and isinstance(more, OutsideCatalogue):
+                    exc = exc.plus(more)
             raise exc
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import Any
 
 
 class RecevalError(ValueError):
@@ -77,6 +78,38 @@ class TiesRefused(DataError):
         where = f"within the top {k}" if k else "in their lists"
         return (f"pass ties=item (or item_desc, input): {m}{'@' + str(k) if k else ''} has no tie-averaged value; "
                 f"{who} ties {where} (receval explain ties)")
+
+
+class OutsideCatalogue(DataError):
+    """Recommended items outside the catalogue, for a metric that reads one (issue 31, ruling 3:
+    one rule for aplt, aclt, popreo, poprsp, coverage, gini, serendipity). ``ids`` the distinct
+    item ids outside it. The batched engines unite the ids of their batches (:meth:`plus`), so
+    every engine refuses with the same count and the same examples (the smallest ids)."""
+
+    def __init__(self, metric: str, ids: Iterable[Any]) -> None:
+        self.metric, self.ids = metric, sorted(set(ids))
+        super().__init__(self.text())
+
+    def __reduce__(self):  # picklable (Spark ships a batch's refusal back to the driver)
+        return (OutsideCatalogue, (self.metric, self.ids))
+
+    def plus(self, other: OutsideCatalogue) -> OutsideCatalogue:
+        return OutsideCatalogue(self.metric, [*self.ids, *other.ids])
+
+    def text(self) -> str:
+        n = len(self.ids)
+        eg = ", ".join(_short(i) for i in self.ids[:3])
+        return (f"add the items to the catalogue or drop them from the recommendations: {n} recommended "
+                f"{'item is' if n == 1 else 'items are'} not in the catalogue of {self.metric}, e.g. {eg}")
+
+
+def _short(item: object) -> str:
+    """An item id for a message: its repr, cut to 16 characters."""
+    item = item.item() if hasattr(item, "item") else item
+    if isinstance(item, str) and len(item) > 14:
+        item = item[:13] + "…"
+    text = repr(item)
+    return text if len(text) <= 16 else text[:15] + "…"
 
 
 class RecevalWarning(UserWarning):

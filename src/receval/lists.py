@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, OutsideCatalogue
 from .side import SideInputs
 
 
@@ -80,37 +80,68 @@ class ListSpace:
         self.t_ratings = h.truth_rating[order].astype(np.float64)
         self.t_rel = h.truth_rel[order]
 
-    def top(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """items [U, width] (−1 pad), rel [U, width], rating [U, width] (NaN if unrated); no
-        wider than the longest list (later columns would be padding only)."""
+    def _layout(self, width: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """The rows at positions ≤ ``width`` (a mask over the rows), their columns and the
+        number of columns. A row's column is its position − 1, unless positions repeat within
+        a user (``ties=optimistic``, ``order=rank_value``: every row at a position ≤ k is in
+        the top k, so a top k can hold more than k rows); then the rows of a user fill the
+        columns in ranked order and :meth:`top_pos` gives their positions."""
         h = self._h
         width = h.width([width])
         keep = h.row_pos <= width
-        flat = h.row_user[keep] * width + (h.row_pos[keep] - 1)
-        items = np.full(h.n_users * width, -1, dtype=np.int64)
+        user, pos = h.row_user[keep], h.row_pos[keep]
+        if len(user) > 1 and np.any((user[1:] == user[:-1]) & (pos[1:] == pos[:-1])):
+            idx = np.arange(len(user), dtype=np.int64)
+            start = np.maximum.accumulate(np.where(np.r_[True, user[1:] != user[:-1]], idx, 0))
+            col = idx - start
+            return keep, col, int(col.max()) + 1
+        return keep, pos - 1, width
+
+    def top(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """items [U, W] (−1 pad), rel [U, W], rating [U, W] (NaN if unrated): every row at a
+        position ≤ ``width``; W = ``width`` but no wider than the longest list (later columns
+        would be padding only), or wider when repeated positions put more rows there (:meth:`_layout`)."""
+        h = self._h
+        keep, col, w = self._layout(width)
+        flat = h.row_user[keep] * w + col
+        items = np.full(h.n_users * w, -1, dtype=np.int64)
         items[flat] = self.row_code[keep]
         t = h.row_truth[keep]
-        rating = np.full(h.n_users * width, np.nan)
+        rating = np.full(h.n_users * w, np.nan)
         rating[flat[t >= 0]] = h.truth_rating[t[t >= 0]]
-        rel = np.zeros(h.n_users * width, dtype=bool)
+        rel = np.zeros(h.n_users * w, dtype=bool)
         rel[flat[t >= 0]] = h.truth_rel[t[t >= 0]]
-        shape = (h.n_users, width)
+        shape = (h.n_users, w)
         return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
+
+    def top_pos(self, width: int) -> np.ndarray:
+        """The 1-based positions [U, W] of :meth:`top`'s entries (as floats; padding holds its
+        column + 1, a position no row has, and is masked by the callers)."""
+        h = self._h
+        keep, col, w = self._layout(width)
+        out = np.broadcast_to(np.arange(1, w + 1, dtype=np.float64), (h.n_users, w)).copy()
+        out.ravel()[h.row_user[keep] * w + col] = h.row_pos[keep]
+        return out
 
     def catalog_top(self, width: int, metric: str) -> np.ndarray:
         """The top-width lists in catalogue codes 0..|I|-1 (−1 pad); items outside it are an error."""
         items = self.top(width)[0]
         out = self.to_catalog[items]  # items == -1 indexes the last slot, which is -1
-        self.check_in_catalog((items >= 0) & (out < 0), metric)
+        self.check_in_catalog(items[(items >= 0) & (out < 0)], metric)
         return out
 
-    def check_in_catalog(self, outside: np.ndarray, metric: str) -> None:
-        """Refuse recommended items outside the catalogue (``outside`` marks them) in one line."""
-        if outside.any():
-            raise DataError(
-                f"{metric}: {int(outside.sum())} recommended items are not in the catalogue; "
-                "pass a catalog= (or train=) that contains every recommended item"
-            )
+    def outside(self, codes: np.ndarray) -> np.ndarray:
+        """The distinct ids of the item ``codes`` (≥ 0) that are not in the catalogue."""
+        codes = np.unique(codes[self.to_catalog[codes] < 0])
+        return self.universe[codes]
+
+    def check_in_catalog(self, codes: np.ndarray, metric: str) -> None:
+        """The one rule for every metric that reads a catalogue (issue 31, ruling 3): a
+        recommended item (``codes``, item codes ≥ 0 of the recommended entries the metric reads)
+        outside the catalogue is refused, :class:`receval.errors.OutsideCatalogue`."""
+        ids = self.outside(codes)
+        if len(ids):
+            raise OutsideCatalogue(metric, ids.tolist())
 
     def need(self, what: str, metric: str) -> Any:
         if what == "categories" and self.categories is None:

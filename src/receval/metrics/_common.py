@@ -43,6 +43,17 @@ def list_den(items: np.ndarray, k: int, o: dict) -> np.ndarray:
     return np.full(items.shape[0], float(k)) if o["denominator"] == "k" else (items >= 0).sum(axis=1).astype(np.float64)
 
 
+def row_sum(x: np.ndarray, k: int) -> np.ndarray:
+    """Σ of each row of ``x`` [U, W] (a :meth:`receval.lists.ListSpace.top` view) in bits that
+    do not depend on W: the first k columns as numpy sums them (a view of k columns, as without
+    repeated positions), the columns a ``ties=optimistic`` top k holds beyond k added in order.
+    W depends on the other users of a batch; a user's value must not."""
+    out = x[:, :k].sum(axis=1)
+    if x.shape[1] > k:
+        out = out + np.cumsum(x[:, k:], axis=1)[:, -1]
+    return out
+
+
 def per_k(ks: list[int], fn: Callable[[int], np.ndarray]) -> np.ndarray:
     """``[U, len(ks)]``: the per-user values ``fn(k)`` stacked over the cut-offs."""
     return np.stack([fn(k) for k in ks], axis=1)

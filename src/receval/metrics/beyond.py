@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import OutsideCatalogue
 from ..hits import WIDE, Hits
 from ..lists import ListSpace, encoder, index_in
 from ..options import Axis
@@ -72,11 +72,12 @@ def _exposure_partial(h: Hits, ks: list[int], o: dict, metric: str, weights: boo
         ell = valid.sum(axis=1)
         cnt = np.bincount(items[valid], minlength=s.n_items)
         nz = np.flatnonzero(cnt)
-        stats = {"ids": s.universe[nz], "cnt": cnt[nz], "users": int((ell > 0).sum()), "outside": int((valid & ~inside).sum())}
+        stats = {"ids": s.universe[nz], "cnt": cnt[nz], "users": int((ell > 0).sum()), "outside": s.outside(items[valid & ~inside])}
         if weights:  # lists of each length holding each item: integers, exact in any batching
             length = np.broadcast_to(ell[:, None], items.shape)[valid]
-            key, n = np.unique(items[valid].astype(np.int64) * (k + 1) + length, return_counts=True)
-            stats["w"] = (s.universe[key // (k + 1)], key % (k + 1), n)
+            span = items.shape[1] + 1  # a list holds up to items.shape[1] rows (more than k under ties=optimistic)
+            key, n = np.unique(items[valid].astype(np.int64) * span + length, return_counts=True)
+            stats["w"] = (s.universe[key // span], key % span, n)
         per_k.append(stats)
     own = s.catalog is None and s.train is None
     return {"k": per_k, "catalog": s.universe if own else None, "n_catalog": None if own else s.n_catalog}
@@ -85,12 +86,9 @@ def _exposure_partial(h: Hits, ks: list[int], o: dict, metric: str, weights: boo
 def _exposure_merge(parts: list[dict], j: int, metric: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int, int]:
     """(item ids sorted, counts, weights or None, users, catalogue size) of cut-off ``j`` over all batches."""
     stats = [p["k"][j] for p in parts]
-    outside = sum(st["outside"] for st in stats)
-    if metric is not None and outside:
-        raise DataError(
-            f"{metric}: {outside} recommended items are not in the catalogue; "
-            "pass a catalog= (or train=) that contains every recommended item"
-        )
+    outside = [i for st in stats for i in st["outside"].tolist()]
+    if metric is not None and outside:  # the one rule of ListSpace.check_in_catalog, over every batch's items
+        raise OutsideCatalogue(metric, outside)
     ids, inv = np.unique(np.concatenate([st["ids"] for st in stats]), return_inverse=True)
     cnt = np.bincount(inv, weights=np.concatenate([st["cnt"] for st in stats]).astype(np.float64), minlength=len(ids))
     w = None
@@ -341,7 +339,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
                 return out
 
             return _per_k(h, ks, expected)
-    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"])))
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"], k=k)))
 
 
 @register("unseen", side={"train"}, needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))

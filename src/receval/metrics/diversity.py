@@ -332,7 +332,8 @@ def gini_of_counts(cnt, n_catalog: int, *, variant: str = "castells") -> float:
 # ---------------------------------------------------------------------------
 # novelty
 # ---------------------------------------------------------------------------
-def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", normalize: bool = False) -> np.ndarray:
+def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", normalize: bool = False,
+            k: int | None = None) -> np.ndarray:
     r"""Mean self-information of each user's recommended items (Zhou et al., PNAS 2010).
 
     .. math::
@@ -352,6 +353,8 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
           user, i.e. :math:`\log_2|U_{\mathrm{train}}|`, the maximum finite value;
         * ``"skip"`` (as Microsoft Recommenders): drop them from the user's mean.
     normalize : divide by :math:`\log_2|U_{\mathrm{train}}|` (RePlay ``Surprisal``, in [0, 1]).
+    k : the cut-off of ``items`` (a top-k view, wider than k under ``ties=optimistic``): the
+        sums are then in bits that do not depend on the view's width (:func:`receval.metrics._common.row_sum`).
 
     Policies: empty list (or everything skipped) → NaN.  Not to be confused
     with RePlay ``Novelty`` (share of items unseen by the user in train) or
@@ -381,7 +384,13 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
         raise ValueError(f"unknown policy {unknown!r}")
     si = -np.log2(p / float(n_train_users))
     n = use.sum(axis=1)
-    s = np.where(use, si, 0.0).sum(axis=1)
+    s = np.where(use, si, 0.0)
+    if k is None:
+        s = s.sum(axis=1)
+    else:
+        from ._common import row_sum
+
+        s = row_sum(s, k)
     out = np.full(a.shape[0], np.nan)
     np.divide(s, n, out=out, where=n > 0)
     if normalize:

@@ -14,14 +14,20 @@ and a long tail :math:`\Gamma = I \setminus H`:
 * ``split=items`` (RecBole ``tail_ratio`` ≤ 1): the tail is the ``max(⌊cut·|I|⌋, 1)`` least
   popular items (default ``cut`` 0.1);
 * ``split=count`` (RecBole ``tail_ratio`` > 1): the tail is the items with
-  :math:`\phi(i) \le` ``cut`` (no default).
+  :math:`\phi(i) \le` ``cut`` (no default), an item unseen in train (:math:`\phi = 0`)
+  included; ``aplt`` and ``aclt`` then read no catalogue.
+
+A recommended item outside the catalogue is refused when the metric reads one
+(:class:`receval.errors.OutsideCatalogue`, one rule for every such metric).
 
 Items tied in popularity at the cut go by ``boundary``: ``level`` (the default) puts every
 item as popular as the last one the rule takes on the same side (the head for
 ``interactions``, the tail for ``items``), so the split depends on the popularities only and
 not on the ids; ``id`` breaks the tie by item id, the smaller first (Elliot, RecBole).
 
-Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user.
+Per-user metrics read the top-k list :math:`L_k` (:math:`\ell_k` items) of each truth user:
+every row at a position :math:`\le k`, so more than *k* rows when ``ties=optimistic`` puts
+several at one position.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from ..lists import ListSpace, encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
 from ..side import split_reads
-from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, safe_div
+from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, row_sum, safe_div
 
 # ---- shared pieces ---------------------------------------------------------------------------
 
@@ -47,7 +53,7 @@ SPLIT = Axis(
     {
         "interactions": "the head is the most popular items holding at least `cut` of the train interactions (Elliot pop_ratio, default 0.8); ties at the cut by `boundary`",
         "items": "the tail is the max(⌊cut·|I|⌋, 1) least popular items (RecBole tail_ratio ≤ 1, default 0.1); ties at the cut by `boundary`",
-        "count": "the tail is the items with φ(i) ≤ cut (RecBole tail_ratio > 1)",
+        "count": "the tail is the items with φ(i) ≤ cut, an item unseen in train (φ = 0) included; reads no catalogue (RecBole tail_ratio > 1)",
     },
 )
 BOUNDARY = Axis(
@@ -107,15 +113,18 @@ def _tail_of(s: ListSpace, pop: np.ndarray, o: dict, level: bool) -> np.ndarray:
         if level and len(order):  # the tail takes every item as unpopular as its last one
             n = int(np.flatnonzero(pop[order] <= pop[order[min(n, len(order)) - 1]])[-1]) + 1
         tail[order[:n]] = True
-    else:
-        tail[cat[p <= o["cut"]]] = True
+    else:  # split=count reads no catalogue: every item with φ(i) ≤ cut (0 outside train) is in the tail
+        tail[:-1] = pop <= o["cut"]
     return tail
 
 
-def _lists(h: Hits, k: int, metric: str) -> np.ndarray:
-    """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else a one-line error)."""
+def _lists(h: Hits, k: int, metric: str, o: dict | None = None) -> np.ndarray:
+    """Top-k item codes [U, k] (−1 pad), every item in the catalogue (else
+    :class:`receval.errors.OutsideCatalogue`); ``split=count`` (in ``o``) reads no catalogue
+    and checks none."""
     s = h.lists
-    s.catalog_top(k, metric)  # the check
+    if o is None or o.get("split") != "count":
+        s.catalog_top(k, metric)  # the check
     return s.top(k)[0]
 
 
@@ -126,8 +135,13 @@ def _top_weights(h: Hits, k: int, metric: str | None = None) -> np.ndarray:
     w = h.top_chance(k)
     if metric is not None:
         s = h.lists
-        s.check_in_catalog((w > 0) & (s.to_catalog[s.row_code] < 0), metric)
+        s.check_in_catalog(s.row_code[w > 0], metric)
     return w
+
+
+def _checked(o: dict, metric: str) -> str | None:
+    """The metric name when its split reads the catalogue (so its items are checked), else None."""
+    return None if o.get("split") == "count" else metric
 
 
 def _top_sum(h: Hits, k: int, f: np.ndarray, metric: str | None = None) -> np.ndarray:
@@ -179,7 +193,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = h.lists.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, pop), list_den(items, k, o))
-        return safe_div(pop[items].sum(axis=1), list_den(items, k, o))
+        return safe_div(row_sum(pop[items], k), list_den(items, k, o))
 
     return per_k(ks, one)
 
@@ -214,8 +228,8 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-            return safe_div(_top_sum(h, k, tail.astype(np.float64), "aplt"), list_den(h.lists.top(k)[0], k, o))
-        items = _lists(h, k, "aplt")
+            return safe_div(_top_sum(h, k, tail.astype(np.float64), _checked(o, "aplt")), list_den(h.lists.top(k)[0], k, o))
+        items = _lists(h, k, "aplt", o)
         return safe_div(tail[items].sum(axis=1).astype(np.float64), list_den(items, k, o))
 
     return per_k(ks, one)
@@ -245,8 +259,8 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     tail = _tail(h, o, "aclt")
     if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
-        return per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), "aclt"))
-    return per_k(ks, lambda k: tail[_lists(h, k, "aclt")].sum(axis=1).astype(np.float64))
+        return per_k(ks, lambda k: _top_sum(h, k, tail.astype(np.float64), _checked(o, "aclt")))
+    return per_k(ks, lambda k: tail[_lists(h, k, "aclt", o)].sum(axis=1).astype(np.float64))
 
 
 # ---- PopREO / PopRSP -----------------------------------------------------------------------
@@ -399,10 +413,10 @@ def _expected(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
             num = np.bincount(h.row_user, weights=w * use * nov[s.row_code], minlength=h.n_users)
             return safe_div(num, np.bincount(h.row_user, weights=w, minlength=h.n_users))
         items, rel, _ = s.top(k)
-        pos = np.arange(1, items.shape[1] + 1, dtype=np.float64)
-        disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape[1])
+        pos = s.top_pos(k)  # the rows' positions (tied rows share one under ties=optimistic)
+        disc = 1.0 / np.log2(pos + 1.0) if o["discount"] == "log" else np.ones(items.shape)
         valid = items >= 0
-        w = np.where(valid, disc[None, :], 0.0)
+        w = np.where(valid, disc, 0.0)
         use = rel if o["relevance"] == "hits" else valid
         # summed row by row in position order, as the tie-averaged form above sums: a user's value
         # is the same bits whether or not other users (another batch) have ties
@@ -513,7 +527,7 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         items = s.top(k)[0]
         if h.row_lo is not None:  # ties=average: rows weighted by their chance to be in the top k
             return safe_div(_top_sum(h, k, w), list_den(items, k, o))
-        return safe_div(w[items].sum(axis=1), list_den(items, k, o))
+        return safe_div(row_sum(w[items], k), list_den(items, k, o))
 
     return per_k(ks, one)
 
@@ -530,7 +544,9 @@ def unexpectedness(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{Unexp}@k = 1 - \frac{|L_k \cap B_k|}{k}
 
     :math:`B_k` the top k of the ``baseline`` run (ordered by its rank, else score, else rows).
-    A user without recommendations or without baseline recommendations scores 0 (RePlay).
+    :math:`|L_k \cap B_k|` counts list positions: under ``dup=keep`` a repeated row is a
+    position in it as in *k*, as in every other list metric. A user without recommendations or
+    without baseline recommendations scores 0 (RePlay).
 
     ``ties=average``: each row weighs its chance (m/n) to be in the top k, and each baseline row
     its chance to be in the baseline's top k (the two lists' tie orders are independent), which

@@ -797,6 +797,9 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
             srt = np.lexsort((-g, u))
             u, g = u[srt], g[srt]
             rank = np.arange(len(u)) - np.searchsorted(u, u)
+            # an ideal list has at most k slots, even when ties=optimistic puts more than k hits
+            # at positions <= k (issue 31, ruling 1); OpenRec, the dialect with optimistic ties,
+            # has no IDCG to say otherwise (openrec/tf2/metrics/ranking_metrics.py:28-47, v0.3.0)
             cut = rank < kk
             disc = _discount(int(rank.max()) + 1 if len(rank) else 1, base)
             out[:, j] = np.bincount(u[cut], weights=g[cut] * disc[rank[cut]], minlength=h.n_users)
@@ -867,6 +870,12 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
+
+    An ideal list has at most *k* slots, also when ``ties=optimistic`` puts more than *k*
+    items at positions :math:`\le k` (each of them counts in DCG at its shared position, but
+    ``hits`` and ``listed`` keep only the *k* best gains). The one dialect with
+    ``ties=optimistic``, OpenRec 0.3.0, has no ideal to follow: its tf2 ``NDCG``
+    (``openrec/tf2/metrics/ranking_metrics.py``, l. 28–47) divides by none (``ideal=none``).
 
     A graded gain below 0 (a relevant rating below 0 with ``linear`` or ``exp2``, below
     :math:`t-1` with ``shifted``) is refused by default (``neg=error``): the ideal list would

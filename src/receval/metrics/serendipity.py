@@ -63,6 +63,9 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     def one(k: int) -> np.ndarray:
         items, rel, _ = s.top(k)
+        # n is the catalogue's size: a recommended item outside it is refused (the one rule of
+        # every metric that reads a catalogue); under ties=average, every row that may enter the top k
+        s.check_in_catalog(s.row_code[h.top_chance(k) > 0] if h.row_lo is not None else items[items >= 0], "serendipity")
         if h.row_lo is not None:  # ties=average: max(p(i) − p_u, 0) summed over the group's slots ≤ k, ÷ n_g
             t = h.row_truth
             r = (t >= 0) & h.truth_rel[np.maximum(t, 0)]
@@ -75,8 +78,8 @@ def serendipity(h: Hits, ks: list[int], o: dict) -> np.ndarray:
             total = np.where(h.row_hi == lo, np.where(lo <= k, alone, 0.0), total / (h.row_hi - lo + 1))
             gain = np.where(r, total, 0.0)
             return safe_div(np.bincount(h.row_user, weights=gain, minlength=h.n_users), list_den(items, k, o))
-        p = (n + 1 - np.arange(1, items.shape[1] + 1, dtype=np.float64)) / n
-        gain = np.maximum(p[None, :] - pu[items], 0.0) * rel
+        p = (n + 1 - s.top_pos(k)) / n  # the rows' positions (tied rows share one under ties=optimistic)
+        gain = np.maximum(p - pu[items], 0.0) * rel
         user = np.broadcast_to(np.arange(items.shape[0])[:, None], items.shape)  # summed in position order, as above
         return safe_div(np.bincount(user.ravel(), weights=gain.ravel(), minlength=items.shape[0]), list_den(items, k, o))
 
