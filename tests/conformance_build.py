@@ -92,7 +92,7 @@ def build() -> tuple[dict[str, Any], Counter]:
     from receval.conformance.suite import run_receval
     from receval.metrics import get_metric
     from receval.engine import dialect_of
-    from receval.resolve import resolve
+    from receval.resolve import decide_rel, resolve
 
     scenarios = {}
     for name, sc in SCENARIOS.items():
@@ -105,7 +105,7 @@ def build() -> tuple[dict[str, Any], Counter]:
     n_by_metric: Counter = Counter()
     every_side = frozenset(scenarios["basic"]["side"])
     for p in plans():
-        r = resolve(p.spec, dialect=dialect_of(p.dialect))
+        r = decide_rel([resolve(p.spec, dialect=dialect_of(p.dialect))], True)[0]  # every scenario's truth is rated
         m = get_metric(p.metric)
         read = sorted(m.side_reads(dict(r.options), every_side) or ())
         sc = scenarios[p.scenario]
@@ -140,7 +140,7 @@ def build() -> tuple[dict[str, Any], Counter]:
                            "side": {n: [list(r) for r in rows] for n, rows in a.side.items()}, "tags": list(a.tags),
                            "why": a.why}
         n_by_metric[a.metric] += 1
-        r = resolve(a.spec, dialect=dialect_of(a.dialect))
+        r = decide_rel([resolve(a.spec, dialect=dialect_of(a.dialect))], True)[0]
         read = sorted(set(get_metric(a.metric).side_reads(dict(r.options), frozenset(a.side)) or ()) & set(a.side))
         out.append(_case(f"{a.metric}-{n_by_metric[a.metric]:04d}", a.metric, a.spec, a.k, name, a.dialect,
                          list(a.tags), read, ours, "arithmetic", a.why))
@@ -160,14 +160,14 @@ def _same(ours: dict[str, Any], mean: float, per_user: dict[str, float]) -> bool
 def _case(cid: str, metric: str, spec: str, k: int | None, scenario: str, dialect: str | None, tags: list[str],
           side: list[str], ours: dict[str, Any], source: str, why: str) -> dict[str, Any]:
     from receval.engine import dialect_of
-    from receval.resolve import resolve
+    from receval.resolve import decide_rel, resolve
     from receval.signature import make_signature
     from receval.conformance.suite import strip_version
 
     c: dict[str, Any] = {"id": cid, "metric": metric, "spec": spec, "k": k, "dialect": dialect, "scenario": scenario,
                          "side": side}
     if "refusal" in ours:
-        c["signature"] = strip_version(make_signature(resolve(spec, dialect=dialect_of(dialect)), "x"))
+        c["signature"] = strip_version(make_signature(decide_rel([resolve(spec, dialect=dialect_of(dialect))], True)[0], "x"))
         c["expected"] = None
         c["refusal"] = ours["refusal"]
     else:
