@@ -291,8 +291,9 @@ class TieCount:
 
 def warn_ties(info: dict[str, Any], resolved: Sequence[Resolved] = ()) -> None:
     """The notes of one call (once each, pointing at the user's line): a tie rule the user did
-    not choose that decided values (``info["tied_users_noted"]``), and truth users with relevant
-    items but no recommendations scored under a ``norecs`` the user did not set."""
+    not choose that decided values (``info["tied_users_noted"]``), truth users with relevant
+    items but no recommendations scored under a ``norecs`` the user did not set, and truth users
+    without a relevant item left out under an ``empty`` the user did not set (a smaller user set)."""
     from .errors import note
 
     n, users = int(info.get("tied_users_noted", 0)), int(info.get("users", 0))
@@ -308,6 +309,11 @@ def warn_ties(info: dict[str, Any], resolved: Sequence[Resolved] = ()) -> None:
         with_rel = users - int(info.get("users_without_relevant", 0))
         note(f"{missing} of {with_rel} truth users with relevant items have no recommendations; they score 0 "
              "(norecs=zero); norecs=skip leaves them out")
+    empty = int(info.get("users_without_relevant", 0))
+    if empty and any("empty" in r.metric.context and "empty" not in r.chosen and r.options.get("empty") == "skip"
+                     for r in resolved):
+        note(f"{empty} of {users} truth users have no relevant item and are left out of the means (empty=skip); "
+             "empty=zero counts them as 0")
 
 
 # ---- one batch ---------------------------------------------------------------------------------
