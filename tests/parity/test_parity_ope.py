@@ -5,7 +5,8 @@ draws each case with obp's ``SyntheticBanditDataset`` (fixed seeds), fits obp's 
 where the case asks for it, and returns obp's estimates with the very arrays it used (action,
 position, reward, pscore, action_dist, estimated_rewards_by_reg_model); receval reads the same
 arrays through ``receval.ope.from_obp``. Names: obp ipw = ``ips``, snipw = ``snips``, dm, dr, sndr,
-SwitchDoublyRobust(tau=t) = ``switch_dr(tau=t)``. obp's DR-os (shrinkage) has no receval counterpart
+SwitchDoublyRobust(tau=t) = ``switch_dr(tau=t)``; slates (obp's ``SyntheticSlateBanditDataset``):
+SlateStandardIPS = ``sips``, SlateIndependentIPS = ``iips``, SlateRewardInteractionIPS = ``rips``. obp's DR-os (shrinkage) has no receval counterpart
 (receval's ``cap`` is obp 0.5's IPW/DR clipping ``lambda_``, absent in 0.4.1): not compared.
 
 Run: ``pytest -m parity tests/parity/test_parity_ope.py`` (build the env first:
@@ -41,6 +42,15 @@ CASES = [
     {"name": "continuous", "synthetic": {"n_rounds": 800, "n_actions": 4, "reward_type": "continuous",
                                          "random_state": 5, "behavior": "linear"}},
 ]
+SLATES = [
+    # obp's linear logging policy (softmax of logits, drawn without replacement), a near-optimal target
+    {"name": "slate_cascade", "slate": {"n_rounds": 400, "n_unique_action": 5, "len_list": 3, "random_state": 2,
+                                        "reward_structure": "cascade_additive", "epsilon": 0.3}},
+    # uniform logging, an anti-optimal target, standard (position-independent interaction) rewards, 4 positions
+    {"name": "slate_standard", "slate": {"n_rounds": 300, "n_unique_action": 6, "len_list": 4, "random_state": 9,
+                                         "behavior": "uniform", "reward_structure": "standard_additive",
+                                         "evaluation_policy": "anti-optimal", "epsilon": 0.5}},
+]
 NAMES = {"ipw": "ips", "snipw": "snips", "dm": "dm", "dr": "dr", "sndr": "sndr",
          **{f"switch-dr(tau={t:g})": f"switch_dr(tau={t:g})" for t in TAUS}}
 
@@ -51,7 +61,7 @@ def obp_run(tmp_path_factory) -> dict:
     if not py.exists():
         pytest.skip(f"peer env 'obp' is absent ({py}); build it with `bash .ci/peer-envs obp` (opt-in, ~1.5 GB)")
     d = tmp_path_factory.mktemp("obp")
-    job = {"cases": [dict(c, switch_tau=TAUS, dr_os_lambda=[]) for c in CASES]}
+    job = {"cases": [dict(c, switch_tau=TAUS, dr_os_lambda=[]) for c in CASES] + SLATES}
     (d / "job.json").write_text(json.dumps(job))
     proc = subprocess.run([str(py), str(RUNNERS_DIR / "obp_ope.py"), str(d / "job.json"), str(d / "out.json")],
                           capture_output=True, text=True, timeout=900)
@@ -73,7 +83,7 @@ def ope():
 
 def test_runner_reports_obp_0_4_1(obp_run):
     assert obp_run["library"] == "obp" and obp_run["version"] == "0.4.1"
-    assert set(obp_run["cases"]) == {c["name"] for c in CASES}
+    assert set(obp_run["cases"]) == {c["name"] for c in CASES + SLATES}
 
 
 @pytest.mark.parametrize("case", [c["name"] for c in CASES])
@@ -88,6 +98,23 @@ def test_estimates_match_obp(obp_run, ope, case):
         assert got.value(spec) == pytest.approx(want, rel=1e-10, abs=1e-12), f"{case}: {spec} vs obp {obp_name}"
 
 
+@pytest.mark.parametrize("case", [c["name"] for c in SLATES])
+def test_slate_estimates_match_obp(obp_run, ope, case):
+    """obp's slates are the rows of a slate_id; its pscore is the slate's joint probability (on every row),
+    pscore_item_position the per-position marginal, pscore_cascade the probability of the slate down to
+    the row: receval's propensity / joint_propensity / cascade_propensity, the target's given alike."""
+    res = obp_run["cases"][case]
+    a = {k: np.asarray(v) for k, v in res["arrays"].items()}
+    rows = {"context_id": a["slate_id"], "item_id": a["action"], "position": a["position"] + 1}
+    log = dict(rows, reward=a["reward"].astype(float), propensity=a["pscore_item_position"],
+               cascade_propensity=a["pscore_cascade"], joint_propensity=a["pscore"])
+    target = dict(rows, propensity=a["evaluation_policy_pscore_item_position"],
+                  cascade_propensity=a["evaluation_policy_pscore_cascade"], joint_propensity=a["evaluation_policy_pscore"])
+    got = ope.evaluate(log, target, ["sips", "iips", "rips"], ci="none")
+    for name in ("sips", "iips", "rips"):
+        assert got.value(name) == pytest.approx(res["estimates"][name], rel=1e-10), f"{case}: {name}"
+
+
 def test_the_cases_exercise_what_they_claim(obp_run):
     """The switch thresholds split the rounds and the positions are really used (else a case proves little)."""
     for case in ("uniform_egreedy", "linear_softmax"):
@@ -99,3 +126,6 @@ def test_the_cases_exercise_what_they_claim(obp_run):
     assert set(np.unique(pos)) == {0, 1, 2}
     est = obp_run["cases"]["linear_softmax"]["estimates"]
     assert len({round(est[f"switch-dr(tau={t:g})"], 12) for t in TAUS}) == len(TAUS)
+    for case in ("slate_cascade", "slate_standard"):  # the three slate weights really differ
+        est = obp_run["cases"][case]["estimates"]
+        assert len({round(est[k], 9) for k in ("sips", "iips", "rips")}) == 3, case

@@ -27,6 +27,16 @@ A job is ``{"cases": [case, ...]}``; each case has a ``name`` and exactly one so
     ``OpenBanditDataset.calc_on_policy_policy_value_estimate("bts", campaign)`` (the mean reward
     of the whole bts log) the ground truth; relative error = |estimate - truth| / truth.
 
+``slate``: ``obp.dataset.SyntheticSlateBanditDataset(n_unique_action, len_list, dim_context,
+    reward_type, reward_structure, click_model, base_reward_function=logistic_reward_function (binary) |
+    linear_reward_function (continuous), behavior_policy_function=linear_behavior_policy_logit
+    (None with "behavior": "uniform"), random_state).obtain_batch_bandit_feedback(n_rounds)`` and the
+    target's ``generate_evaluation_policy_pscore("optimal"|"anti-optimal"|"random", context, action,
+    epsilon)``; estimates: sips (SlateStandardIPS: pscore, the joint probability of the slate),
+    iips (SlateIndependentIPS: pscore_item_position) and rips (SlateRewardInteractionIPS:
+    pscore_cascade), each with its evaluation_policy_* counterpart; arrays: slate_id, action,
+    position, reward and the three pscores of both policies.
+
 Estimated rewards (for DM and the DR family), unless given: ``"regression": "logistic"`` (default)
 ``obp.ope.RegressionModel(n_actions, len_list, action_context, base_model=
 LogisticRegression(max_iter=1000, C=100, random_state=rs)).fit_predict(context, action, reward,
@@ -64,7 +74,9 @@ warnings.simplefilter("ignore")
 from obp.dataset import (  # noqa: E402
     OpenBanditDataset,
     SyntheticBanditDataset,
+    SyntheticSlateBanditDataset,
     linear_behavior_policy,
+    linear_behavior_policy_logit,
     linear_reward_function,
     logistic_reward_function,
 )
@@ -76,6 +88,9 @@ from obp.ope import (  # noqa: E402
     RegressionModel,
     SelfNormalizedDoublyRobust,
     SelfNormalizedInverseProbabilityWeighting,
+    SlateIndependentIPS,
+    SlateRewardInteractionIPS,
+    SlateStandardIPS,
     SwitchDoublyRobust,
 )
 from obp.policy import BernoulliTS  # noqa: E402
@@ -190,6 +205,35 @@ def obd(c: dict) -> tuple[dict, np.ndarray, dict]:
     return bf, action_dist, {"ground_truth": truth, "len_list": ds.len_list}
 
 
+def slate(c: dict) -> dict:
+    rs = int(c.get("random_state", 12345))
+    ds = SyntheticSlateBanditDataset(
+        n_unique_action=int(c.get("n_unique_action", 5)), len_list=int(c.get("len_list", 3)),
+        dim_context=int(c.get("dim_context", 2)), reward_type=c.get("reward_type", "binary"),
+        reward_structure=c.get("reward_structure", "cascade_additive"), click_model=c.get("click_model"),
+        base_reward_function=logistic_reward_function if c.get("reward_type", "binary") == "binary" else linear_reward_function,
+        behavior_policy_function=None if c.get("behavior") == "uniform" else linear_behavior_policy_logit,
+        random_state=rs)
+    bf = ds.obtain_batch_bandit_feedback(n_rounds=int(c.get("n_rounds", 500)), return_pscore_item_position=True)
+    e_joint, e_item, e_cascade = ds.generate_evaluation_policy_pscore(
+        evaluation_policy_type=c.get("evaluation_policy", "optimal"), context=bf["context"], action=bf["action"],
+        epsilon=float(c.get("epsilon", 0.3)))
+    base = dict(slate_id=bf["slate_id"], reward=bf["reward"], position=bf["position"])
+    est = {
+        "sips": SlateStandardIPS(len_list=ds.len_list).estimate_policy_value(
+            **base, pscore=bf["pscore"], evaluation_policy_pscore=e_joint),
+        "iips": SlateIndependentIPS(len_list=ds.len_list).estimate_policy_value(
+            **base, pscore_item_position=bf["pscore_item_position"], evaluation_policy_pscore_item_position=e_item),
+        "rips": SlateRewardInteractionIPS(len_list=ds.len_list).estimate_policy_value(
+            **base, pscore_cascade=bf["pscore_cascade"], evaluation_policy_pscore_cascade=e_cascade),
+    }
+    arr = dict(base, action=bf["action"], pscore=bf["pscore"], pscore_item_position=bf["pscore_item_position"],
+               pscore_cascade=bf["pscore_cascade"], evaluation_policy_pscore=e_joint,
+               evaluation_policy_pscore_item_position=e_item, evaluation_policy_pscore_cascade=e_cascade)
+    return {"estimates": {k: float(v) for k, v in est.items()},
+            "arrays": {k: np.asarray(v).tolist() for k, v in arr.items()}}
+
+
 def arrays_of(bf: dict, action_dist: np.ndarray, q_hat: np.ndarray, compact: bool) -> dict:
     arr = {"action": np.asarray(bf["action"]), "position": np.asarray(bf["position"]),
            "reward": np.asarray(bf["reward"]), "pscore": np.asarray(bf["pscore"])}
@@ -222,11 +266,13 @@ def run_case(c: dict, notes: list) -> dict:
             raise SystemExit(f"case {c['name']}: arrays need estimated_rewards_by_reg_model")
         q_hat = np.asarray(a["estimated_rewards_by_reg_model"], dtype=float)
         opts = c
+    elif "slate" in c:
+        return slate(c["slate"])
     elif "obd" in c:
         bf, action_dist, extra = obd(c["obd"])
         opts = dict(c["obd"], **c)
     else:
-        raise SystemExit(f"case {c.get('name')}: give one of synthetic, arrays, obd")
+        raise SystemExit(f"case {c.get('name')}: give one of synthetic, arrays, obd, slate")
     L = action_dist.shape[2]
     extra.pop("len_list", None)
     if q_hat is None:
