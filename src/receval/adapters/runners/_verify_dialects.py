@@ -65,7 +65,8 @@ CASES = {
 def main() -> None:
     out = Path(sys.argv[1])
     runners = json.loads((HERE / "runners.json").read_text())
-    runners = {k: v for k, v in runners.items() if not k.startswith("_")}
+    job_runners = set(runners.get("_job_runners", []))  # obp_ope & co: no recs/truth input
+    runners = {k: v for k, v in runners.items() if not k.startswith("_") and k not in job_runners}
     jobs = []
     for name, (recs, truth, params) in CASES.items():
         d = out / name
