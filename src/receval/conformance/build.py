@@ -60,7 +60,7 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
         return None  # the reference has no tie-averaged values
     try:
         if metric in METRIC_DEFAULTS:
-            return reference(d["recs"], d["truth"], metric, k, options)
+            return reference(d["recs"], d["truth"], metric, k, options)  # type: ignore[arg-type]  # k as planned (None for a metric without cut-off)
         if metric in IR_DEFAULTS:
             return reference_ir(d["recs"], d["truth"], metric, k, options)
         if metric in POP_DEFAULTS:
@@ -96,12 +96,12 @@ def agree(ours: dict[str, Any], ref: Any) -> bool:
 
 def build() -> tuple[dict[str, Any], Counter]:
 
-    scenarios = {}
-    for name, sc in SCENARIOS.items():
-        scenarios[name] = {"recs": [list(r) for r in sc.rec_rows()], "truth": [[u, i, float(r)] for u, i, r in sc.truth],
-                           "side": {n: [list(r) for r in rows] for n, rows in sc.side().items()},
-                           "tags": list(sc.tags), "why": sc.why}
-    dicts = {name: _dicts(sc) for name, sc in SCENARIOS.items()}
+    scenarios: dict[str, dict[str, Any]] = {}
+    for name, scen in SCENARIOS.items():
+        scenarios[name] = {"recs": [list(r) for r in scen.rec_rows()], "truth": [[u, i, float(r)] for u, i, r in scen.truth],
+                           "side": {n: [list(r) for r in rows] for n, rows in scen.side().items()},
+                           "tags": list(scen.tags), "why": scen.why}
+    dicts = {name: _dicts(scen) for name, scen in SCENARIOS.items()}
     tally: Counter = Counter()
     out: list[dict[str, Any]] = []
     n_by_metric: Counter = Counter()
