@@ -3,7 +3,7 @@
 The data are bench_core's (seeded, Parquet under ``benchmarks/out/data``). Six metrics
 (precision, recall, hitrate, MRR, MAP, NDCG) at one k = the list length, as in
 the peers timed in the project's reference notes (shared/reference/anchors.md). Every peer runs in its virtual env
-(``${RECEVAL_PEER_ENVS:-~/.cache/receval-peers}/<env>``, built by ``.ci/peer-envs``) as a
+(``${RECEVAL_PEER_ENVS:-~/.cache/receval-peers}/<env>``, built by ``receval peers build``) as a
 subprocess that reads the Parquet files (not timed) and prints JSON: ``prepare_s`` (building
 the library's own input from the frames), ``compute_s`` (the metric call; warm for ranx,
 whose numba kernels are compiled on a tiny input first), its peak RSS and the six means.

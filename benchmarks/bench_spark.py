@@ -34,7 +34,7 @@ the stage timings / task result sizes are read back from the Spark UI's REST API
 runs (``stages`` in the JSON): the summed task result sizes show what reached the driver.
 
 RePlay's Spark metrics need pyspark and RePlay in one interpreter: the opt-in peer env
-``spark`` (``RECEVAL_PEER_ENVS_EXTRA=spark bash .ci/peer-envs`` or ``bash .ci/peer-envs spark``).
+``spark`` (``receval peers build spark``).
 Run from any interpreter; the script re-executes itself with that env's python when the
 current one lacks pyspark or replay, and puts this checkout's ``src`` on the path (driver and
 Spark's Python workers).
@@ -80,7 +80,7 @@ def _ensure_env() -> None:
         return
     py = ENVS / "spark" / "bin" / "python"
     if not py.exists():
-        sys.exit(f"bench_spark: needs pyspark + replay-rec in one interpreter; build the env: bash .ci/peer-envs spark ({py} absent)")
+        sys.exit(f"bench_spark: needs pyspark + replay-rec in one interpreter; build the env: receval peers build spark ({py} absent)")
     if os.environ.get("_RECEVAL_BENCH_SPARK_REEXEC"):
         sys.exit(f"bench_spark: {py} lacks pyspark or replay")
     os.environ["_RECEVAL_BENCH_SPARK_REEXEC"] = "1"

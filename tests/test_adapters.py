@@ -1,6 +1,6 @@
 """The built-in adapters (receval.adapters): real libraries run on conformance cases.
 
-Hand-made cases go through every adapter whose peer env is built (``bash .ci/peer-envs``), and
+Hand-made cases go through every adapter whose peer env is built (``receval peers build``), and
 each outcome is checked against receval's own ``evaluate`` under the adapter's dialect with the
 spec its catalogue names (the spec the parity tests compare that metric with). A missing env
 skips, except under ``CI=true``, where it fails: CI builds every env.
@@ -64,7 +64,7 @@ NOT_ON_CASES = {
 def _require(adapter) -> None:
     if adapter.available():
         return
-    msg = f"the {adapter.library} adapter's env '{adapter.env}' is absent: build it with `bash .ci/peer-envs`"
+    msg = f"the {adapter.library} adapter's env '{adapter.env}' is absent: build it with `receval peers build {adapter.env}`"
     if os.environ.get("CI") == "true":
         pytest.fail(msg + " (CI builds every peer env)")
     pytest.skip(msg)
@@ -299,7 +299,7 @@ def test_a_missing_env_is_a_one_line_error(tmp_path, monkeypatch):
     _metric, impl = a.implementations()["MAP"]
     with pytest.raises(RecevalError) as err:
         impl.evaluate_cases(CASES)
-    assert "bash .ci/peer-envs" in str(err.value) and "\n" not in str(err.value)
+    assert str(err.value).startswith("build it with `receval peers build np2`: ") and "\n" not in str(err.value)
 
 
 def test_a_cut_off_metric_refuses_a_case_without_k(tmp_path, monkeypatch):

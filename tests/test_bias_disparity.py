@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import receval
 from receval import DataError, SpecError
 
-from reference import CONTEXT_DEFAULTS, RefError, prepare
+from receval.conformance.reference.ranking import CONTEXT_DEFAULTS, RefError, prepare
 from test_reference import contexts, datasets
 
 # P(a) = 2/5, P(b) = 1/5, P(c) = 2/5; item 60 has no category

@@ -88,6 +88,7 @@ def test_the_wheel_check_installs_the_declared_dependencies() -> None:
     assert "--system-site-packages" not in code and "--no-deps \"$wheel\"" not in code
     assert re.search(r'pip install -q "\$wheel"', code)
     assert "reproduce" in code and "--version" in code
+    assert '"$bin/receval" peers build --help' in code  # the peer envs are built from the installed wheel too
 
 
 def test_this_interpreter_is_what_ci_would_pick_here() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -17,7 +16,6 @@ import receval
 from receval.conformance.suite import SIDE_COLUMNS, side_kwargs, cases, close, columns, export, raw_suite, run_receval, strip_version
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 pytestmark = pytest.mark.xdist_group("conformance")
 
@@ -83,7 +81,7 @@ def test_every_refusal_case_is_refused_with_its_class():
 
 def test_the_shipped_suite_is_what_the_generator_plans():
     """Inputs and specs are those of receval.conformance.generate (rebuild with
-    ``python tests/conformance_build.py`` after changing it, the registry or a dialect)."""
+    ``python -m receval.conformance.build`` after changing it, the registry or a dialect)."""
     from receval.conformance.generate import SCENARIOS, plans
 
     data = raw_suite()
@@ -106,14 +104,14 @@ def test_the_shipped_suite_is_what_the_generator_plans():
     for c in data["cases"]:
         if c["source"] == "reference":
             p = planned.get((c["spec"], c["scenario"], c["dialect"]))
-            assert p is not None, f"{c['id']} is no longer planned: run python tests/conformance_build.py"
+            assert p is not None, f"{c['id']} is no longer planned: run python -m receval.conformance.build"
             assert list(p.tags) == c["tags"] and p.k == c["k"], c["id"]
 
 
 def test_reference_sources_are_honest_on_a_sample():
     """Every 15th case marked "reference": the slow reference gives the same values (the build
     checked them all)."""
-    from conformance_build import _dicts, agree, reference_outcome
+    from receval.conformance.build import _dicts, agree, reference_outcome
 
     from receval.conformance.generate import SCENARIOS
     from receval.engine import dialect_of

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import receval
 from receval import DataError
 
-from reference import CONTEXT_DEFAULTS, RefError, prepare
-from reference_pop import user_relevant
+from receval.conformance.reference.ranking import CONTEXT_DEFAULTS, RefError, prepare
+from receval.conformance.reference.pop import user_relevant
 from test_reference import contexts, datasets
 
 GROUPS = {"item_id": [10, 20, 30, 40], "group": ["a", "a", "b", "c"]}

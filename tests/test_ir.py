@@ -1,5 +1,5 @@
 """IR measures (rprecision, bpref, rbp, err, ncrr): goldens as arithmetic, the slow per-user
-reference (tests/reference_ir.py) on hypothesis data with every context option, and bounds."""
+reference (receval/conformance/reference/ir.py) on hypothesis data with every context option, and bounds."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 import receval
 from receval import DataError, SpecError
 
-from reference import RefError
-from reference_ir import IR_EXTRA, IR_VALUES, reference_ir
+from receval.conformance.reference.ranking import RefError
+from receval.conformance.reference.ir import IR_EXTRA, IR_VALUES, reference_ir
 from test_reference import contexts, datasets, spec_of
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -20,8 +19,7 @@ import pytest
 from receval import evaluate
 from receval.errors import DataError, OutsideCatalogue
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference_pop import reference_pop  # noqa: E402
+from receval.conformance.reference.pop import reference_pop
 
 SUITE = Path(__file__).resolve().parents[1] / "src" / "receval" / "conformance" / "suite.json"
 

@@ -19,6 +19,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("the form", ["encode", "side", "lists", "hits", "policy"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
+    # the slow references the conformance suite is built from: no formula of receval (see
+    # test_the_references_read_no_formula), so they sit just above the registry they ask
+    ("independent references", ["conformance.reference", "conformance.reference.*"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
     ("rendering", ["report"]),
     ("results", ["results", "comparison", "tables"]),
@@ -27,6 +30,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("applications", ["ope", "ope.*", "compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
                       "conformance", "conformance.*", "audit", "segments", "page", "adapters", "adapters.*"]),
+    # (conformance.* holds conformance.build, the suite's builder; adapters.* holds adapters.peers,
+    # `receval peers build`)
 ]
 
 #: public metric modules that register no metric: pure numpy kernels (a documented API) that the
@@ -198,6 +203,8 @@ def test_a_wrong_import_is_caught(tmp_path, monkeypatch):
     edges, _ = _imports(mods)
     assert not _faults(edges)
     assert _faults({**edges, "hits": edges["hits"] | {"engine"}})
+    # a reference that reads the engine is no reference
+    assert _faults({**edges, "conformance.reference.ranking": {"engine"}})
     assert any("receval.engine" in f and "imports receval.receval" in f for f in _faults({**edges, "engine": edges["engine"] | {"receval"}}))
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert longest_chain({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == ["a", "b", "c"]
@@ -240,3 +247,19 @@ def test_no_metric_module_reads_inputs():
     reading = [f"receval.{m} imports receval.{b}" for m, bs in edges.items() if m == "metrics" or m.startswith("metrics.")
                for b in bs if b in ("io", "data") or b.startswith("data.")]
     assert not reading, reading
+
+
+def _reference_reads(imports: list[tuple[str, str, str | None]]) -> list[str]:
+    """What the slow references import of receval outside themselves, less the registry's
+    ``get_metric`` (which context options a metric reads): nothing else may be."""
+    ref = lambda m: m == "conformance.reference" or m.startswith("conformance.reference.")  # noqa: E731
+    return [f"receval.{m} imports receval.{t}" + (f".{n}" if n else "") for m, t, n in imports
+            if ref(m) and not ref(t) and (t, n) != ("metrics", "get_metric")]
+
+
+def test_the_references_read_no_formula():
+    found = _reference_reads(_import_names(_modules()))
+    assert not found, found
+    # the check can fail
+    assert _reference_reads([("conformance.reference.pop", "metrics.popularity", None)])
+    assert _reference_reads([("conformance.reference.ranking", "metrics", "ndcg")])

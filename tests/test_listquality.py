@@ -1,5 +1,5 @@
 """List quality (filled, unrepeated, covered, intersection), serendipity, catdiv, srecall and
-miscalibration: goldens as arithmetic, the slow reference (tests/reference_lists.py), bounds."""
+miscalibration: goldens as arithmetic, the slow reference (receval/conformance/reference/lists.py), bounds."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import receval
 from receval import DataError, SpecError
 
-from reference import RefError
-from reference_lists import reference_lists
+from receval.conformance.reference.ranking import RefError
+from receval.conformance.reference.lists import reference_lists
 from test_reference import contexts, datasets
 
 RECS = {"user_id": [1, 1, 1, 2], "item_id": [10, 20, 10, 30], "score": [3.0, 2.0, 1.0, 1.0]}

@@ -1,5 +1,5 @@
 """Popularity metrics (arp, aplt, aclt, popreo, poprsp, epc, efd, surprisal, unexpectedness):
-goldens as arithmetic, the slow reference (tests/reference_pop.py) on hypothesis data, bounds."""
+goldens as arithmetic, the slow reference (receval/conformance/reference/pop.py) on hypothesis data, bounds."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import receval
 from receval import DataError, SpecError
 
-from reference import RefError
-from reference_pop import reference_pop
+from receval.conformance.reference.ranking import RefError
+from receval.conformance.reference.pop import reference_pop
 from test_reference import contexts, datasets
 
 TRAIN = {"user_id": [1, 2, 3, 4, 1, 1, 5], "item_id": [10, 10, 10, 10, 20, 20, 30]}

@@ -1,4 +1,4 @@
-"""receval against the slow per-user reference in ``tests/reference.py`` (to 1e-12).
+"""receval against the slow per-user reference in ``receval/conformance/reference/ranking.py`` (to 1e-12).
 
 Hypothesis draws small datasets (a few users, short lists, tied scores, ratings 0.5..5,
 users without hits / recommendations / relevant items, optional duplicates) and one
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import receval
 from receval import DataError
 
-from reference import CONTEXT_VALUES, METRIC_VALUES, RefError, reference
+from receval.conformance.reference.ranking import CONTEXT_VALUES, METRIC_VALUES, RefError, reference
 
 KS = [1, 2, 3, 5, 8]
 

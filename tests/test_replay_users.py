@@ -7,7 +7,7 @@ users of the recommendations, so a truth user without recommendations is not in 
 (receval: ``norecs=skip``), where the dialect used to count it as 0.
 
 The goldens are computed by hand below; the parity test runs RePlay itself (the peer env
-``np2``, tests/parity/envs/) through the parity runner src/receval/adapters/runners/replay_more.py.
+``np2``, src/receval/adapters/envs/) through the parity runner src/receval/adapters/runners/replay_more.py.
 Scores carry no ties.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pandas as pd
 import pytest
 
 import receval
-from receval.adapters import RUNNERS_DIR
+from receval.adapters import RUNNERS_DIR, env_root, runner_envs
 
 D = "replay@0.22.0"
 # truth users 1, 2, 3; user 3 has no recommendations
@@ -86,9 +85,7 @@ KS = [1, 3, 5, 10]
 
 
 def _peer_python() -> Path:
-    runners = json.loads((RUNNERS_DIR / "runners.json").read_text())
-    root = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
-    return root / runners["replay_more"] / "bin" / "python"
+    return env_root() / runner_envs()["replay_more"] / "bin" / "python"
 
 
 def _parity_data(folder: Path, seed: int = 29) -> None:
@@ -124,7 +121,7 @@ def _parity_data(folder: Path, seed: int = 29) -> None:
 def test_parity_means_with_replay(peer, spec, tmp_path_factory):
     py = _peer_python()
     if not py.exists():
-        pytest.skip(f"the RePlay peer env is absent ({py}); build it with `bash .ci/peer-envs`")
+        pytest.skip(f"the RePlay peer env is absent ({py}); build it with `receval peers build {runner_envs()['replay_more']}`")
     folder = tmp_path_factory.getbasetemp() / "replay_users"
     out = folder / "replay_more.json"
     if not out.exists():

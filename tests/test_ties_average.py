@@ -629,7 +629,7 @@ def test_position_terms_equal_mean_over_all_orderings(data, k, rel):
 
 # ------------------------------------------------------------------------------------------
 # the metrics linear in the top-k set (each row weighted by its chance to be in the top k),
-# against the slow reference of tests/reference_pop.py evaluated on every ordering
+# against the slow reference of receval/conformance/reference/pop.py evaluated on every ordering
 
 BASE = {"user_id": [0, 0, 0, 1, 1, 2], "item_id": [1, 4, 7, 0, 2, 3], "score": [3.0, 2.0, 1.0, 2.0, 1.0, 1.0]}
 LINEAR = [("arp", {}), ("arp", {"count": "users", "denominator": "k"}), ("aplt", {}), ("aplt", {"split": "items", "cut": 0.5}),
@@ -639,8 +639,8 @@ LINEAR = [("arp", {}), ("arp", {"count": "users", "denominator": "k"}), ("aplt",
 
 
 def _linear_ref(metric, opts, rows, ratings, u, k, rel):
-    from reference import RefError
-    from reference_pop import reference_pop
+    from receval.conformance.reference.pop import reference_pop
+    from receval.conformance.reference.ranking import RefError
 
     truth = {"user_id": [u] * len(ratings), "item_id": list(ratings), "rating": list(ratings.values())}
     vals = []
@@ -683,10 +683,6 @@ def _linear_ref(metric, opts, rows, ratings, u, k, rel):
 @SETTINGS
 @given(tied_data(), st.sampled_from([1, 2, 3, 5]), st.sampled_from([None, 3.0]))
 def test_linear_topk_metrics_equal_mean_over_all_orderings(data, k, rel):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     if not _averaged_users(data, rel):
         return  # no data, or no user to average (receval refuses: tested elsewhere)
     recs, truth, users = data

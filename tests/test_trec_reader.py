@@ -3,7 +3,7 @@
 * ``dialect="trec_eval"`` counts a judged document relevant when its grade is >= 1 (trec_eval's
   default relevance level): rows graded 0 (or below) are judged non-relevant, for P, recall,
   MRR, MAP, nDCG, R-precision and bpref. A hand-computed golden runs everywhere; the same files
-  are compared with the real pytrec_eval when its peer env (tests/parity/envs, np2) is built.
+  are compared with the real pytrec_eval when its peer env (receval/adapters/envs, np2) is built.
 * an empty or blank file, a truncated or corrupt ``.gz``, bytes that are not UTF-8 and NUL
   bytes are one-line :class:`DataError` s naming the file, the line and the fix;
 * a file whose name says nothing (``results.test``) is recognised as a run or a qrels file by
@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import receval
-from receval.adapters import RUNNERS_DIR
+from receval.adapters import env_root, runner_envs
 from receval.cli import main
 from receval.errors import DataError
 from receval.trec import read_run, sniff_trec, trec_kind
@@ -137,15 +136,13 @@ PAIRS = {
 
 def _pytrec_eval_python() -> Path:
     """The pytrec_eval peer env's python, found as tests/parity/conftest.py finds it."""
-    root = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
-    env = json.loads((RUNNERS_DIR / "runners.json").read_text())["pytrec_eval"]
-    return root / env / "bin" / "python"
+    return env_root() / runner_envs()["pytrec_eval"] / "bin" / "python"
 
 
 def _peer(run: Path, qrels: Path) -> dict:
     python = _pytrec_eval_python()
     if not python.exists():
-        pytest.skip(f"peer env for pytrec_eval absent ({python}); build it with bash .ci/peer-envs")
+        pytest.skip(f"peer env for pytrec_eval absent ({python}); build it with `receval peers build {runner_envs()['pytrec_eval']}`")
     out = subprocess.run([str(python), "-c", PEER, str(run), str(qrels)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)

@@ -446,6 +446,12 @@ def _audit(p: argparse.ArgumentParser):
     return build_command(p)
 
 
+def _peers(p: argparse.ArgumentParser):
+    from .adapters.peers import build_command
+
+    return build_command(p)
+
+
 #: every command, in the order the help (and docs/reference/cli.md) lists them: name -> (help, builder)
 COMMANDS: dict[str, tuple[str, Builder]] = {
     "evaluate": ("evaluate recommendations against a ground truth", _evaluate),
@@ -459,6 +465,7 @@ COMMANDS: dict[str, tuple[str, Builder]] = {
     "conformance": ("export the conformance suite: cases with their expected values, for any implementation", _conformance),
     "ope": ("offline A/B test: estimate target policies' online value from a logged policy's log (IPS, SNIPS, DR, ...)", _ope),
     "audit": ("find which definition of a metric an implementation computes, on the conformance suite", _audit),
+    "peers": ("build or list the peer envs: the pinned virtual environments the adapters run libraries in", _peers),
 }
 
 

@@ -222,6 +222,9 @@ def cli_markdown() -> str:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         for name, sp in sub.choices.items():
             out += [f"## `receval {name}`", "", "```text", sp.format_help().rstrip(), "```", ""]
+            for inner in (a for a in sp._actions if isinstance(a, argparse._SubParsersAction)):
+                for action, ssp in inner.choices.items():  # a command's own commands (receval peers build)
+                    out += [f"### `receval {name} {action}`", "", "```text", ssp.format_help().rstrip(), "```", ""]
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)

@@ -2,7 +2,7 @@
 
 Each peer runner (src/receval/adapters/runners/<lib>.py, shipped with the package) runs once
 per dataset kind, as a subprocess in its virtual environment (runners.json beside the runners
-names the env, see :mod:`receval.adapters`; .ci/peer-envs builds
+names the env, see :mod:`receval.adapters`; `receval peers build` builds
 the envs under ${RECEVAL_PEER_ENVS:-$HOME/.cache/receval-peers}). A peer whose env is absent
 is skipped, never failed.
 """
@@ -22,15 +22,21 @@ sys.path.insert(0, str(HERE))
 
 from generate import write  # noqa: E402
 
-from receval.adapters import RUNNERS_DIR  # noqa: E402  (the peer runner scripts, inside the package)
+from receval.adapters import RUNNERS_DIR, env_root, runner_envs  # noqa: E402  (the adapters' catalogue)
 
-ENV_ROOT = Path(os.environ.get("RECEVAL_PEER_ENVS", Path.home() / ".cache" / "receval-peers"))
-RUNNERS = {k: v for k, v in json.loads((RUNNERS_DIR / "runners.json").read_text()).items() if not k.startswith("_")}
+#: runner -> its peer env, as receval.adapters reads it (runners/runners.json beside the runners)
+RUNNERS = runner_envs()
 SEED = int(os.environ.get("RECEVAL_PARITY_SEED", "20210927"))
 
 
 def env_python(runner: str) -> Path:
-    return ENV_ROOT / RUNNERS[runner] / "bin" / "python"
+    """The interpreter of the peer env that runs ``runner`` (it may be absent)."""
+    return env_root() / RUNNERS[runner] / "bin" / "python"
+
+
+def absent(runner: str) -> str:
+    """The skip message for a runner whose peer env is not built: the command that builds it."""
+    return f"peer env '{RUNNERS[runner]}' for {runner} is absent ({env_python(runner)}); build it with `receval peers build {RUNNERS[runner]}`"
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +67,7 @@ def peer_run(dataset, parity_dir):
     def get(runner: str, kind: str) -> dict:
         py = env_python(runner)
         if not py.exists():
-            pytest.skip(f"peer env '{RUNNERS[runner]}' for {runner} is absent ({py}); build it with `bash .ci/peer-envs`")
+            pytest.skip(absent(runner))
         key = (runner, kind)
         if key not in _RUNS:
             out = parity_dir / kind / f"{runner}.json"

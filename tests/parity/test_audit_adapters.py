@@ -2,7 +2,7 @@
 
 For one metric of each library the audit must find a receval definition on every case of the
 conformance suite, with the options the library is known (from its source and the parity tests)
-to use. Skipped where the peer env is absent (``bash .ci/peer-envs`` builds them).
+to use. Skipped where the peer env is absent (``receval peers build`` builds them).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ EXPECTED = [
 def test_audit_names_the_library_definition(name, metric, options):
     adapter = adapters.get(name)
     if not adapter.available():
-        pytest.skip(f"no peer env for {name}: bash .ci/peer-envs")
+        pytest.skip(f"no peer env for {name}: receval peers build {adapter.env}")
     report = audit(adapter[metric], metric)
     assert report.status == "match", str(report)
     assert report.evidence > 0

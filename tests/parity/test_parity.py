@@ -6,7 +6,7 @@ files. ``MAP`` below maps the peer's metric name to a receval spec (``{k}`` is t
 ``kinds`` says on which datasets a metric is compared: peers without a defined tie rule are
 compared on ``distinct`` only (see tests/parity/generate.py).
 
-Run: ``pytest -m parity tests/parity`` (build the envs first: ``bash .ci/peer-envs``).
+Run: ``pytest -m parity tests/parity`` (build the envs first: ``receval peers build``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Parity with LensKit (lkpy 2026.4.0): receval under ``dialect="lenskit@2026.4.0"`` against
 LensKit's own list metrics, mean and per user, to 1e-12.
 
-The runner (src/receval/adapters/runners/lenskit.py, env ``lk``: Python 3.13, see tests/parity/envs/lk.txt)
+The runner (src/receval/adapters/runners/lenskit.py, env ``lk``: Python 3.13, see src/receval/adapters/envs/lk.txt)
 measures every recommendation list of a truth user with ``MeasurementCollector`` and reports
 each metric's accumulated mean (NaN lists dropped) and the per-list values. LensKit has no tie
 rule: a list's rank is its position, so the ``ties`` data (rank column = RePlay's larger-item-id
@@ -13,7 +13,7 @@ LensKit's ``n=None`` (the whole list) is compared with receval at a cut-off long
 list (@100).
 
 Run: ``pytest -m parity tests/parity/test_parity_lenskit.py`` (build the env first:
-``bash .ci/peer-envs lk``).
+``receval peers build lk``).
 """
 
 from __future__ import annotations

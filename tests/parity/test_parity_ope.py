@@ -1,6 +1,6 @@
 """Parity with Open Bandit Pipeline (obp 0.4.1): receval.ope's estimators against obp's own, to 1e-10.
 
-The runner (src/receval/adapters/runners/obp_ope.py, opt-in env ``obp``: see tests/parity/envs/obp.txt)
+The runner (src/receval/adapters/runners/obp_ope.py, opt-in env ``obp``: see src/receval/adapters/envs/obp.txt)
 draws each case with obp's ``SyntheticBanditDataset`` (fixed seeds), fits obp's ``RegressionModel``
 where the case asks for it, and returns obp's estimates with the very arrays it used (action,
 position, reward, pscore, action_dist, estimated_rewards_by_reg_model); receval reads the same
@@ -10,7 +10,7 @@ SlateStandardIPS = ``sips``, SlateIndependentIPS = ``iips``, SlateRewardInteract
 (receval's ``cap`` is obp 0.5's IPW/DR clipping ``lambda_``, absent in 0.4.1): not compared.
 
 Run: ``pytest -m parity tests/parity/test_parity_ope.py`` (build the env first:
-``bash .ci/peer-envs obp``, ~1.5 GB).
+``receval peers build obp``, ~1.5 GB).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import env_python  # tests/parity is on sys.path (conftest)
+from conftest import absent, env_python  # tests/parity is on sys.path (conftest)
 
 from receval.adapters import RUNNERS_DIR
 
@@ -59,7 +59,7 @@ NAMES = {"ipw": "ips", "snipw": "snips", "dm": "dm", "dr": "dr", "sndr": "sndr",
 def obp_run(tmp_path_factory) -> dict:
     py = env_python("obp_ope")
     if not py.exists():
-        pytest.skip(f"peer env 'obp' is absent ({py}); build it with `bash .ci/peer-envs obp` (opt-in, ~1.5 GB)")
+        pytest.skip(absent("obp_ope") + " (opt-in, ~1.5 GB)")
     d = tmp_path_factory.mktemp("obp")
     job = {"cases": [dict(c, switch_tau=TAUS, dr_os_lambda=[]) for c in CASES] + SLATES}
     (d / "job.json").write_text(json.dumps(job))

@@ -12,7 +12,7 @@ import pytest
 
 import receval
 
-from conftest import env_python
+from conftest import absent, env_python
 
 pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
 
@@ -36,7 +36,7 @@ print(json.dumps(out))
 def test_gini_and_coverage_count_the_pad_item(tmp_path):
     py = env_python("recbole")
     if not py.exists():
-        pytest.skip("peer env for recbole is absent; build it with `bash .ci/peer-envs`")
+        pytest.skip(absent("recbole"))
     rng = np.random.default_rng(5)
     k, cases = 3, []
     for n_items, users in ((7, 4), (20, 30), (50, 10)):

@@ -19,7 +19,7 @@ import pytest
 
 from receval.runs import evaluate_runs
 
-from conftest import env_python
+from conftest import absent, env_python
 
 pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
 
@@ -59,7 +59,7 @@ def _data():
 def test_compare_equals_ranx(tmp_path):
     py = env_python("ranx")
     if not py.exists():
-        pytest.skip("peer env for ranx is absent; build it with `bash .ci/peer-envs`")
+        pytest.skip(absent("ranx"))
     qrels, runs = _data()
     names = list(runs)
     (tmp_path / "in.json").write_text(json.dumps({"qrels": qrels, "runs": runs, "names": names}))

@@ -10,7 +10,7 @@ import pytest
 
 import receval
 
-from conftest import env_python
+from conftest import absent, env_python
 
 pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
 
@@ -25,7 +25,7 @@ print(json.dumps(ev.evaluate(doc["run"])))
 def test_ties_by_docno_as_text(tmp_path):
     py = env_python("pytrec_eval")
     if not py.exists():
-        pytest.skip("peer env for pytrec_eval is absent; build it with `bash .ci/peer-envs`")
+        pytest.skip(absent("pytrec_eval"))
     # every list is one tie group; the relevant docno decides where trec_eval puts it
     run = {"q1": {"9": 0.5, "10": 0.5, "11": 0.5}, "q2": {"9": 1.0, "10": 1.0, "100": 1.0, "2": 1.0},
            "q3": {"d9": 0.3, "d10": 0.3, "d100": 0.3}}
@@ -60,7 +60,7 @@ def test_relevance_level_applies_to_binary_measures_only(tmp_path):
     --rel 4 with ndcg(rel=>0)@k under the trec_eval dialect."""
     py = env_python("pytrec_eval")
     if not py.exists():
-        pytest.skip("peer env for pytrec_eval is absent; build it with `bash .ci/peer-envs`")
+        pytest.skip(absent("pytrec_eval"))
     run = {"q1": {"1": 3.0, "2": 2.0, "3": 1.0}, "q2": {"5": 3.0, "6": 2.0, "7": 1.0}}
     qrels = {"q1": {"1": 1, "2": 4, "3": 0}, "q2": {"6": 5, "7": 2, "8": 4}}
     (tmp_path / "in.json").write_text(json.dumps({"run": run, "qrels": qrels}))

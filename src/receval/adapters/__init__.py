@@ -2,7 +2,8 @@
 
 Each adapter wraps one peer library. Its metrics are :class:`~receval.conformance.case.BatchImplementation`
 objects that run many conformance cases at once: the library runs in its own virtual environment
-(a *peer env*, built by ``bash .ci/peer-envs`` under ``${RECEVAL_PEER_ENVS:-~/.cache/receval-peers}``)
+(a *peer env*, pinned in ``receval/adapters/envs/<env>.txt`` and built by ``receval peers build ENV`` under
+``${RECEVAL_PEER_ENVS:-~/.cache/receval-peers}``, see :mod:`receval.adapters.peers`)
 through the runner scripts shipped in ``receval/adapters/runners/`` (standalone scripts that never
 import receval; the parity tests run the same scripts). Spark MLlib's ``RankingMetrics`` runs in
 this process instead (pyspark in local mode, see :mod:`receval.adapters.mllib`).
@@ -279,8 +280,8 @@ class Adapter(ByMetric):
     def _require(self) -> Path:
         py = self.python
         if not py.exists():
-            raise RecevalError(f"the peer env '{self.env}' of the {self.library} adapter is absent ({py}): "
-                               "build it with `bash .ci/peer-envs`")
+            raise RecevalError(f"build it with `receval peers build {self.env}`: the peer env '{self.env}' of the "
+                               f"{self.library} adapter is absent ({py})")
         return py
 
     @property

@@ -1,6 +1,6 @@
 """Shared I/O for the peer runners (src/receval/adapters/runners/<lib>.py).
 
-Every runner is a standalone script, run inside a peer env (see tests/parity/envs/) as
+Every runner is a standalone script, run inside a peer env (see receval/adapters/envs/) as
 
     <env python> src/receval/adapters/runners/<lib>.py IN_DIR OUT_JSON
 

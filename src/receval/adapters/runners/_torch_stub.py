@@ -1,4 +1,4 @@
-"""A stand-in for ``torch`` in the LensKit peer env (tests/parity/envs/lk.txt), which has no torch.
+"""A stand-in for ``torch`` in the LensKit peer env (receval/adapters/envs/lk.txt), which has no torch.
 
 LensKit 2026.x needs Python >= 3.12.5, and the only CPU torch on this machine is a wheel for
 Python 3.11 (PyPI's Linux torch is a CUDA build of several GB). ``lenskit.data`` imports torch at

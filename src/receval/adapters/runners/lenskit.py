@@ -15,7 +15,7 @@ Emitted names (each @k, and without @k for n=None, the whole list):
 NDCG, NDCG(gain=rating), DCG, DCG(gain=rating), Precision, Recall, Hit, RecipRank,
 AveragePrecision, RBP, RBP(normalize=True), RBP(patience=0.5), NDCG(offset=1) (LogRankWeight(offset=1)).
 torch: lenskit.data imports it, the list metrics never use it; without torch in the env the
-stand-in src/receval/adapters/runners/_torch_stub.py is installed first (see tests/parity/envs/lk.txt).
+stand-in src/receval/adapters/runners/_torch_stub.py is installed first (see receval/adapters/envs/lk.txt).
 """
 import importlib.util
 import sys

@@ -5,7 +5,7 @@ Not a ranking-metric runner: it reads a JSON job instead of recs/truth parquet f
     <obp env python> obp_ope.py JOB OUT_JSON
 
 JOB is a job file, ``-`` (stdin), or a folder: its ``job.json`` if present, else a built-in
-smoke job (one small synthetic case; this is what .ci/peer-envs' runner smoke run feeds it).
+smoke job (one small synthetic case; this is what `receval peers build`'s runner smoke run feeds it).
 A job is ``{"cases": [case, ...]}``; each case has a ``name`` and exactly one source:
 
 ``synthetic``: ``obp.dataset.SyntheticBanditDataset(n_actions, dim_context, reward_type,

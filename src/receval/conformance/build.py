@@ -1,31 +1,40 @@
-"""Build the shipped conformance suite: ``python tests/conformance_build.py`` (from the repository root).
+"""Build the shipped conformance suite: ``python -m receval.conformance.build [--out FILE]``.
 
 Every plan of :func:`receval.conformance.generate.plans` is run through receval and through
-the slow reference of this folder (``reference*.py``, which imports nothing of receval's
+the slow reference of :mod:`receval.conformance.reference` (which imports nothing of receval's
 formulas). A plan is kept, with ``source: "reference"``, only where the reference agrees
 (values to 1e-12, per user and mean; or both refuse); the hand-checked cases of
 :mod:`receval.conformance.arithmetic` are kept with ``source: "arithmetic"`` where receval
-gives their arithmetic. Everything else is left out and counted. Writes
-``src/receval/conformance/suite.json``.
+gives their arithmetic. Everything else is left out and counted. Writes ``suite.json`` beside
+this module (``src/receval/conformance/suite.json`` in a checkout) unless ``--out`` names a file.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-SUITE = HERE.parent / "src" / "receval" / "conformance" / "suite.json"
+from receval._version import __version__
+from receval.conformance.arithmetic import ARITHMETIC
+from receval.conformance.generate import SCENARIOS, plans
+from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
+from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
+from receval.conformance.reference.lists import reference_lists
+from receval.conformance.reference.pop import POP_DEFAULTS, reference_pop
+from receval.conformance.reference.ranking import METRIC_DEFAULTS, RefError, reference
+from receval.conformance.suite import SIDE_COLUMNS, close, columns, run_receval, strip_version
+from receval.engine import dialect_of
+from receval.metrics import get_metric
+from receval.resolve import decide_rel, resolve
+from receval.signature import make_signature
 
-from reference import METRIC_DEFAULTS, RefError, reference  # noqa: E402
-from reference_ir import IR_DEFAULTS, reference_ir  # noqa: E402
-from reference_lists import DEFAULTS as LIST_DEFAULTS  # noqa: E402
-from reference_lists import reference_lists  # noqa: E402
-from reference_pop import POP_DEFAULTS, reference_pop  # noqa: E402
+#: the suite the package ships
+SUITE = Path(__file__).resolve().parent / "suite.json"
 
 
 def _dicts(sc: Any) -> dict[str, Any]:
@@ -51,7 +60,7 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
         return None  # the reference has no tie-averaged values
     try:
         if metric in METRIC_DEFAULTS:
-            return reference(d["recs"], d["truth"], metric, k, options)
+            return reference(d["recs"], d["truth"], metric, k, options)  # type: ignore[arg-type]  # k as planned (None for a metric without cut-off)
         if metric in IR_DEFAULTS:
             return reference_ir(d["recs"], d["truth"], metric, k, options)
         if metric in POP_DEFAULTS:
@@ -68,7 +77,6 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
 
 
 def agree(ours: dict[str, Any], ref: Any) -> bool:
-    from receval.conformance.suite import close
 
     if ref is None:
         return False
@@ -87,19 +95,13 @@ def agree(ours: dict[str, Any], ref: Any) -> bool:
 
 
 def build() -> tuple[dict[str, Any], Counter]:
-    from receval.conformance.arithmetic import ARITHMETIC
-    from receval.conformance.generate import SCENARIOS, plans
-    from receval.conformance.suite import run_receval
-    from receval.metrics import get_metric
-    from receval.engine import dialect_of
-    from receval.resolve import decide_rel, resolve
 
-    scenarios = {}
-    for name, sc in SCENARIOS.items():
-        scenarios[name] = {"recs": [list(r) for r in sc.rec_rows()], "truth": [[u, i, float(r)] for u, i, r in sc.truth],
-                           "side": {n: [list(r) for r in rows] for n, rows in sc.side().items()},
-                           "tags": list(sc.tags), "why": sc.why}
-    dicts = {name: _dicts(sc) for name, sc in SCENARIOS.items()}
+    scenarios: dict[str, dict[str, Any]] = {}
+    for name, scen in SCENARIOS.items():
+        scenarios[name] = {"recs": [list(r) for r in scen.rec_rows()], "truth": [[u, i, float(r)] for u, i, r in scen.truth],
+                           "side": {n: [list(r) for r in rows] for n, rows in scen.side().items()},
+                           "tags": list(scen.tags), "why": scen.why}
+    dicts = {name: _dicts(scen) for name, scen in SCENARIOS.items()}
     tally: Counter = Counter()
     out: list[dict[str, Any]] = []
     n_by_metric: Counter = Counter()
@@ -109,7 +111,6 @@ def build() -> tuple[dict[str, Any], Counter]:
         m = get_metric(p.metric)
         read = sorted(m.side_reads(dict(r.options), every_side) or ())
         sc = scenarios[p.scenario]
-        from receval.conformance.suite import SIDE_COLUMNS, columns
 
         side = {n: columns(sc["side"][n], SIDE_COLUMNS[n]) for n in read}
         recs = columns(sc["recs"], ("user", "item", "score", "rank"))
@@ -145,13 +146,11 @@ def build() -> tuple[dict[str, Any], Counter]:
         out.append(_case(f"{a.metric}-{n_by_metric[a.metric]:04d}", a.metric, a.spec, a.k, name, a.dialect,
                          list(a.tags), read, ours, "arithmetic", a.why))
         tally["arithmetic"] += 1
-    from receval._version import __version__
 
     return {"format": 1, "built_with": __version__, "scenarios": scenarios, "cases": out}, tally
 
 
 def _same(ours: dict[str, Any], mean: float, per_user: dict[str, float]) -> bool:
-    from receval.conformance.suite import close
 
     return close(ours["mean"], mean) and set(ours["per_user"]) == set(per_user) and all(
         close(ours["per_user"][u], v) for u, v in per_user.items())
@@ -159,10 +158,6 @@ def _same(ours: dict[str, Any], mean: float, per_user: dict[str, float]) -> bool
 
 def _case(cid: str, metric: str, spec: str, k: int | None, scenario: str, dialect: str | None, tags: list[str],
           side: list[str], ours: dict[str, Any], source: str, why: str) -> dict[str, Any]:
-    from receval.engine import dialect_of
-    from receval.resolve import decide_rel, resolve
-    from receval.signature import make_signature
-    from receval.conformance.suite import strip_version
 
     c: dict[str, Any] = {"id": cid, "metric": metric, "spec": spec, "k": k, "dialect": dialect, "scenario": scenario,
                          "side": side}
@@ -186,10 +181,13 @@ def dumps(suite: dict[str, Any]) -> str:
     return body + ',"cases":[\n' + ",\n".join(lines) + "\n]}\n"
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m receval.conformance.build", description="build the shipped conformance suite")
+    parser.add_argument("--out", metavar="FILE", type=Path, default=SUITE, help=f"where to write the suite (default: {SUITE})")
+    out = parser.parse_args(argv).out
     suite, tally = build()
-    SUITE.write_text(dumps(suite), encoding="utf-8")
-    print(f"wrote {SUITE}: {len(suite['cases'])} cases; {dict(tally)}")
+    out.write_text(dumps(suite), encoding="utf-8")
+    print(f"wrote {out}: {len(suite['cases'])} cases; {dict(tally)}")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Independent of receval's code: plain Python loops over an explicitly ranked list per user,
 written from the formulas declared in ``receval/metrics/ranking.py`` and the option meanings
-in ``receval/options.py`` (not from their implementation). Nothing here imports receval.
+in ``receval/options.py`` (not from their implementation). Nothing here imports receval's
+formulas: only the registry's list of the context options a metric reads.
 
 Inputs are column dicts (the same dicts handed to ``receval.evaluate``):
 

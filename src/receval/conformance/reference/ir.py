@@ -7,7 +7,7 @@ context options), written from the formulas in the docstrings of
 
 from __future__ import annotations
 
-from reference import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import CONTEXT_DEFAULTS, RefError, prepare
 
 IR_DEFAULTS = {
     "rprecision": {"r": "truth"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from reference import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import CONTEXT_DEFAULTS, RefError, prepare
 
 POP_DEFAULTS = {
     "arp": {"count": "rows", "denominator": "length", "scale": "count"},

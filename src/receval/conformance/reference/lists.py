@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from reference import CONTEXT_DEFAULTS, RefError, prepare
-from reference_pop import _baseline, popularity
+from .ranking import CONTEXT_DEFAULTS, RefError, prepare
+from .pop import _baseline, popularity
 
 DEFAULTS = {
     "filled": {"form": "all"},

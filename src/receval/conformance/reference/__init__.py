@@ -1,0 +1,14 @@
+"""The slow, obviously-correct per-user references the conformance suite is built from.
+
+Plain Python loops written from the formulas in the metrics' docstrings and the option docs,
+never from their implementation; nothing here imports receval outside this folder but the
+registry's ``get_metric`` (which context options a metric reads; the layering test holds it to that). :mod:`receval.conformance.build` keeps a planned case only where receval
+and these references agree.
+
+- :mod:`~receval.conformance.reference.ranking`: the ranking metrics, and the context options
+  (``prepare``: relevance, duplicates, order, ties, empty users) the others build on;
+- :mod:`~receval.conformance.reference.ir`: rprecision, bpref, rbp, err, ncrr;
+- :mod:`~receval.conformance.reference.pop`: the popularity metrics (over train);
+- :mod:`~receval.conformance.reference.lists`: the list-quality metrics, serendipity, catdiv,
+  srecall, miscalibration.
+"""
