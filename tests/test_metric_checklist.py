@@ -31,8 +31,8 @@ def missing_pieces(m: Any, *, invariance: set[str], suite: set[str], docs: str) 
     if m.name not in invariance:
         out.append(f"{m.name}: give it a row in TABLE of tests/test_invariance.py")
     if m.name not in suite and m.name not in NO_CONFORMANCE_CASE_YET:
-        out.append(f"{m.name}: write its slow per-user reference (tests/reference*.py) and rebuild the conformance suite "
-                   "(python tests/conformance_build.py)")
+        out.append(f"{m.name}: write its slow per-user reference (receval/conformance/reference/) and rebuild the conformance suite "
+                   "(python -m receval.conformance.build)")
     if f"## `{m.name}" not in docs:
         out.append(f"{m.name}: regenerate the metric reference (python -m receval.docs docs/)")
     return out
