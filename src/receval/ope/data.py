@@ -245,8 +245,9 @@ class Aligned:
 
 
 def align(log: pl.DataFrame, target: pl.DataFrame, mode: str, rewards: pl.DataFrame | None, *, slates: set[str],
-          what: str = "target") -> Aligned:
-    """The arrays every estimator reads; ``slates``: the slate estimators asked for (their checks and columns)."""
+          what: str = "target", shown: pl.DataFrame | None = None) -> Aligned:
+    """The arrays every estimator reads; ``slates``: the slate estimators asked for (their checks and columns);
+    ``shown``: the items of the whole log (column ``i``) when ``log`` is one batch of it (default: ``log``'s)."""
     log = log.with_row_index("_row")
     for col in ("c", "i"):
         log, target = _same_ids(log, target, col, what)
@@ -259,7 +260,7 @@ def align(log: pl.DataFrame, target: pl.DataFrame, mode: str, rewards: pl.DataFr
                         f"{missing.get_column('c')[0]!r} (list an item with probability 0 if it shows nothing there)")
     j = log.join(target.select(keys + ["pi"]), on=keys, how="left").sort("_row")
     pi = j.get_column("pi").fill_null(0.0).to_numpy()
-    shown = log.select("i").unique()
+    shown = log.select("i").unique() if shown is None else _same_ids(log, shown, "i", what)[1]
     uns = (target.join(shown, on="i", how="anti").group_by(group).agg(pl.col("pi").sort().sum().alias("u")))
     u = log.join(uns, on=group, how="left").sort("_row").get_column("u").fill_null(0.0).to_numpy()
     out = Aligned(n=log.height, reward=log.get_column("r").to_numpy(), mu=log.get_column("mu").to_numpy(), pi=pi,
