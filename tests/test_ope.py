@@ -345,3 +345,15 @@ def test_batches_refuse_a_missing_context_once_and_bad_counts():
             evaluate(_frame(log), t, ["ips"], batches=b)
     with pytest.raises(SpecError, match="batches"):
         evaluate(_frame(log), _frame(target), ["ips"], batches=0)
+
+
+def test_batched_checks_count_over_every_batch():
+    log, target, _ = _random(2, n=40)
+    t = _frame(target)
+    doubled = pl.concat([t, t.filter(pl.col("context_id") < 5)])
+    over = pl.concat([t, pl.DataFrame({"context_id": range(6), "item_id": ["extra"] * 6, "propensity": [0.6] * 6})])
+    for b in (1, 3, 9):
+        with pytest.raises(DataError, match=r"^give the target one row per context and item: 50 rows repeat one"):
+            evaluate(_frame(log), doubled, ["ips"], batches=b)
+        with pytest.raises(DataError, match=r"^give target probabilities that sum to at most 1 per context: 6 sum above it"):
+            evaluate(_frame(log), over, ["ips"], batches=b)

@@ -46,7 +46,7 @@ import polars as pl
 
 from .._version import __version__
 from ..errors import DataError, RecevalWarning, SpecError, bad_param, caller_level
-from .data import Aligned, OpeColumns, _same_ids, align, read_log, read_rewards, read_target
+from .data import Aligned, OpeColumns, _same_ids, align, read_log, read_rewards, read_target, split
 from .estimators import EstimatorSpec, Parts, parse_estimator, render
 
 CI_METHODS = ("normal", "bootstrap", "none")
@@ -324,32 +324,30 @@ class _Batched:
     slate_rule: str | None
 
 
-def _aligned(lf: pl.DataFrame, tf: pl.DataFrame, mode: str, model: pl.DataFrame | None, slates: set[str], what: str,
-             batches: int) -> _Batched:
-    """``align`` on ``batches`` sets of contexts (by a hash of the context id: each context, its
-    target rows and its reward model rows in one batch), the items shown anywhere in the log
-    given to each."""
-    if batches == 1:
-        parts = [align(lf, tf, mode, model, slates=slates, what=what)]
-    else:
-        for col in ("c", "i"):
-            lf, tf = _same_ids(lf, tf, col, what)
-        if model is not None:
-            lf, model = _same_ids(lf, model, "c", "reward model")
-        missing = lf.select("c").unique().join(tf.select("c").unique(), on="c", how="anti")
-        if missing.height:
-            raise DataError(f"give the {what} rows for every logged context: {missing.height} have none, e.g. context_id="
-                            f"{missing.get_column('c')[0]!r} (list an item with probability 0 if it shows nothing there)")
-        shown = lf.select("i").unique()
-        bucket = pl.col("c").hash(0) % batches
-        lb = lf.with_columns(bucket.alias("_b")).partition_by("_b", as_dict=True, include_key=False)
-        tb = tf.with_columns(bucket.alias("_b")).partition_by("_b", as_dict=True, include_key=False)
-        mb = model.with_columns(bucket.alias("_b")).partition_by("_b", as_dict=True, include_key=False) if model is not None else {}
-        parts = []
-        for key in sorted(lb, key=lambda k: k[0]):
-            t = tb.get(key, tf.clear())
-            m = mb.get(key, model.clear()) if model is not None else None
-            parts.append(align(lb.pop(key), t, mode, m, slates=slates, what=what, shown=shown))
+def _aligned(logs: dict[int, pl.DataFrame], targets: dict[int, pl.DataFrame], mode: str,
+             models: dict[int, pl.DataFrame] | None, slates: set[str], what: str, shown: pl.DataFrame | None) -> _Batched:
+    """``align`` batch by batch (:func:`receval.ope.data.split`: each context, its target rows and
+    its reward model rows in one batch), the items shown anywhere in the log given to each; the
+    logged contexts without target rows counted over every batch first."""
+    if len(logs) > 1:
+        missing, example = 0, None
+        for key, lb in logs.items():
+            tb = targets.get(key)
+            lc = lb.select("c").unique()
+            if tb is not None:
+                lc, tc = _same_ids(lc, tb.select("c").unique(), "c", what)
+                lc = lc.join(tc, on="c", how="anti")
+            missing += lc.height
+            if lc.height and example is None:
+                example = lc.get_column("c").sort()[0]
+        if missing:
+            raise DataError(f"give the {what} rows for every logged context: {missing} have none, e.g. context_id="
+                            f"{example!r} (list an item with probability 0 if it shows nothing there)")
+    parts = []
+    for key, lb in logs.items():
+        t = targets[key]
+        m = None if models is None else models.get(key, next(iter(models.values())).clear())
+        parts.append(align(lb, t, mode, m, slates=slates, what=what, shown=shown))
     first = parts[0]
     return _Batched(parts, np.concatenate([b.pi for b in parts]), np.concatenate([b.mu for b in parts]),
                     np.concatenate([b.unsupported for b in parts]), first.mode, first.slate_rule)
@@ -458,10 +456,15 @@ def evaluate(
         batches = max(1, -(-lf.height // BATCH_ROWS))
     elif not (isinstance(batches, (int, np.integer)) and not isinstance(batches, bool) and batches >= 1):
         raise bad_param("batches", "an integer >= 1", batches)
+    shown = lf.select("i").unique() if batches > 1 else None
+    logs = split(lf, int(batches))
+    del lf
+    models = split(model, int(batches)) if model is not None else None
     for tname, tobj in targets.items():
-        tf, mode = read_target(tobj, cols, positions, slate_size)
+        tparts, mode = read_target(tobj, cols, positions, slate_size, int(batches))
         what = "target" if len(targets) == 1 else f"target '{tname}'"
-        d = _aligned(lf, tf, mode, model, slates, what, int(batches))
+        d = _aligned(logs, tparts, mode, models, slates, what, shown)
+        del tparts
         if weighted:
             _warn(d, str(tname))
         for spec, name in zip(specs, names):

@@ -129,9 +129,26 @@ def read_log(obj: Any, c: OpeColumns) -> pl.DataFrame:
     return f
 
 
-def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None) -> tuple[pl.DataFrame, str]:
-    """The target as ``c i [p] pi [pic pij]`` and how it was read: ``prob`` (a propensity column),
-    ``rank`` or ``score`` (a deterministic ranking: probability 1 at its position)."""
+def split(frame: pl.DataFrame, batches: int) -> dict[int, pl.DataFrame]:
+    """The rows of ``frame`` in ``batches`` sets of whole contexts (column ``c``), keyed by batch:
+    a hash of the context id written as text, so an integer id and its text meet in one batch."""
+    if batches == 1:
+        return {0: frame}
+    bucket = (pl.col("c").cast(pl.String).hash(0) % batches).alias("_b")
+    parts = frame.with_columns(bucket).partition_by("_b", as_dict=True, include_key=False)
+    return {int(k[0]): v for k, v in sorted(parts.items(), key=lambda kv: kv[0][0])}  # type: ignore[arg-type]
+
+
+def _offenders(parts: dict[int, pl.DataFrame], find: Any) -> pl.DataFrame:
+    """``find(part)`` of every batch, stacked (a check per context, run batch by batch)."""
+    return pl.concat([find(f) for f in parts.values()], how="vertical")
+
+
+def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None,
+                batches: int = 1) -> tuple[dict[int, pl.DataFrame], str]:
+    """The target as ``c i [p] pi [pic pij]``, in ``batches`` sets of contexts (:func:`split`),
+    and how it was read: ``prob`` (a propensity column), ``rank`` or ``score`` (a deterministic
+    ranking: probability 1 at its position). The checks per context run batch by batch."""
     f = read_frame(obj, "target", ids=(c.context, c.item))
     _require(f, "target", [c.context, c.item])
     _ids(f, c.context, "target", c.context)
@@ -191,17 +208,20 @@ def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None
         f = f.filter(pl.col("p") <= limit).with_columns(pl.lit(1.0).alias("pi"))
         f = f.select("c", "i", "p", "pi") if positions else f.select("c", "i", "pi")
     keys = ["c", "p", "i"] if "p" in f.columns else ["c", "i"]
-    dup = f.filter(pl.struct(keys).is_duplicated())
+    parts = split(f, batches)
+    del f
+    dup = _offenders(parts, lambda g: g.filter(pl.struct(keys).is_duplicated()))
     if dup.height:
         where = "context, position and item" if "p" in keys else "context and item"
         raise DataError(f"give the target one row per {where}: {dup.height} rows repeat one, e.g. {_example(dup, keys)}")
-    group = ["c", "p"] if "p" in f.columns else ["c"]
-    over = f.group_by(group).agg(pl.col("pi").sort().sum().alias("s")).filter(pl.col("s") > 1 + SUM_TOLERANCE)
+    group = ["c", "p"] if "p" in keys else ["c"]
+    over = _offenders(parts, lambda g: g.group_by(group).agg(pl.col("pi").sort().sum().alias("s"))
+                      .filter(pl.col("s") > 1 + SUM_TOLERANCE))
     if over.height:
         where = "context and position" if "p" in group else "context"
         raise DataError(f"give target probabilities that sum to at most 1 per {where}: {over.height} sum above it, "
-                        f"e.g. {_example(over, group + ['s'])}")
-    return f, mode
+                        f"e.g. {_example(over.sort(group), group + ['s'])}")
+    return parts, mode
 
 
 def read_rewards(obj: Any, c: OpeColumns) -> pl.DataFrame:
@@ -337,4 +357,4 @@ def _slates(log: pl.DataFrame, target: pl.DataFrame, out: Aligned, slates: set[s
     out.slate_rule = "+".join(sorted(rules)) if rules else None
 
 
-__all__ = ["OpeColumns", "Aligned", "read_log", "read_target", "read_rewards", "align", "SUM_TOLERANCE"]
+__all__ = ["OpeColumns", "Aligned", "read_log", "read_target", "read_rewards", "align", "split", "SUM_TOLERANCE"]
