@@ -33,3 +33,9 @@ def test_every_example_runs_and_prints(outputs):
 def test_tutorial_page_is_fresh(outputs):
     committed = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
     assert committed == tutorial.render(outputs), "docs/tutorial.md is stale: run python examples/render_tutorial.py"
+
+
+def test_ope_page_holds_the_offline_ab_table(outputs):
+    """docs/ope.md's Open Bandit Dataset table is examples/06_offline_ab.py's current output."""
+    page = (ROOT / "docs" / "ope.md").read_text(encoding="utf-8")
+    assert f"```text\n{outputs['06_offline_ab.py'].rstrip()}\n```" in page, "docs/ope.md: paste examples/06_offline_ab.py's output"

@@ -74,3 +74,13 @@ def test_receval_ope_reproduces_obps_obd_table(obd):
     got = ope.evaluate(log, target, list(names.values()), rewards=rewards, ci="none")
     for obp_name, spec in names.items():
         assert got.value(spec) == pytest.approx(doc["estimates"][obp_name], rel=1e-10), spec
+
+
+def test_the_bundled_obd_sample_is_the_fixture():
+    """receval.data.obd (the example's data, in the wheel) holds the fixture's arrays and obp's record."""
+    from receval.data.obd import load_obd
+
+    arrays, doc = load_obd()
+    z = np.load(FIX / "obd_all.npz")
+    assert set(arrays) == set(z.files) and all(np.array_equal(arrays[k], z[k]) for k in z.files)
+    assert doc == json.loads((FIX / "obd_all.json").read_text())

@@ -308,3 +308,52 @@ def test_cli(tmp_path, capsys):
     assert err.startswith("receval: error: pass rewards=") and "\n" not in err
     assert main(["ope", str(log), str(target), "-e", "ips", "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("| estimator | value |")
+
+
+def _everything(r):
+    return ([(e.estimator, e.target, e.value, e.low, e.high, e.signature, e.rounds, e.diagnostics) for e in r.entries],
+            [(d.estimator, d.a, d.b, d.value, d.low, d.high, d.signature) for d in r.differences])
+
+
+@pytest.mark.parametrize("ci", ["normal", "bootstrap"])
+@pytest.mark.parametrize("positions", [False, True])
+def test_batches_do_not_change_a_value(positions, ci):
+    """The log aligned and estimated in batches of contexts: every value, interval and diagnostic
+    is the one-batch one exactly (each context wholly in one batch; the sums exactly rounded)."""
+    log, target, rewards = _random(5, positions, n=120)
+    log = log + [dict(row, reward=1.0 - row["reward"]) for row in log[::3]]  # several rounds in some contexts
+    other = _frame(target).with_columns((pl.col("propensity") * 0.7).alias("propensity"))
+    specs = [s for s, _ in SPECS]
+    kw = dict(rewards=_frame(rewards), ci=ci, resamples=100)
+    one = evaluate(_frame(log), {"A": _frame(target), "B": other}, specs, batches=1, **kw)
+    for b in (2, 7, 500):
+        assert _everything(evaluate(_frame(log), {"A": _frame(target), "B": other}, specs, batches=b, **kw)) == _everything(one)
+
+
+def test_slate_batches_do_not_change_a_value():
+    log, target = _random_slates(1, n=60)
+    one = evaluate(_frame(log), _frame(target), ["iips", "rips", "sips", "ips"], batches=1)
+    for b in (3, 11):
+        assert _everything(evaluate(_frame(log), _frame(target), ["iips", "rips", "sips", "ips"], batches=b)) == _everything(one)
+
+
+def test_batches_refuse_a_missing_context_once_and_bad_counts():
+    log, target, _ = _random(1, n=30)
+    t = _frame(target).filter(pl.col("context_id") >= 3)
+    for b in (1, 4):
+        with pytest.raises(DataError, match="^give the target rows for every logged context: 3 have none"):
+            evaluate(_frame(log), t, ["ips"], batches=b)
+    with pytest.raises(SpecError, match="batches"):
+        evaluate(_frame(log), _frame(target), ["ips"], batches=0)
+
+
+def test_batched_checks_count_over_every_batch():
+    log, target, _ = _random(2, n=40)
+    t = _frame(target)
+    doubled = pl.concat([t, t.filter(pl.col("context_id") < 5)])
+    over = pl.concat([t, pl.DataFrame({"context_id": range(6), "item_id": ["extra"] * 6, "propensity": [0.6] * 6})])
+    for b in (1, 3, 9):
+        with pytest.raises(DataError, match=r"^give the target one row per context and item: 50 rows repeat one"):
+            evaluate(_frame(log), doubled, ["ips"], batches=b)
+        with pytest.raises(DataError, match=r"^give target probabilities that sum to at most 1 per context: 6 sum above it"):
+            evaluate(_frame(log), over, ["ips"], batches=b)

@@ -20,6 +20,8 @@ def build_command(p: argparse.ArgumentParser):
     p.add_argument("--resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--slate-size", type=int)
+    p.add_argument("--batches", type=int, help="align and estimate the log in this many batches of contexts "
+                   "(default: one per million rows); the values do not depend on it")
     g = p.add_argument_group("column names")
     for name, default in (("context", "context_id"), ("item", "item_id"), ("reward", "reward"), ("propensity", "propensity"),
                           ("position", "position"), ("rank", "rank"), ("score", "score"), ("estimate", "estimate")):
@@ -40,7 +42,7 @@ def build_command(p: argparse.ArgumentParser):
         res = evaluate(a.log, target, a.estimator, a.rewards, ci=a.ci, level=a.level, resamples=a.resamples, seed=a.seed,
                        slate_size=a.slate_size, context_col=a.context_col, item_col=a.item_col, reward_col=a.reward_col,
                        propensity_col=a.propensity_col, position_col=a.position_col, rank_col=a.rank_col,
-                       score_col=a.score_col, estimate_col=a.estimate_col)
+                       score_col=a.score_col, estimate_col=a.estimate_col, batches=a.batches)
         print(res.render(a.format), end="")
         return 0
 

@@ -31,6 +31,7 @@ mass, per round, on items the log never shows).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -45,7 +46,7 @@ import polars as pl
 
 from .._version import __version__
 from ..errors import DataError, RecevalWarning, SpecError, bad_param, caller_level
-from .data import Aligned, OpeColumns, align, read_log, read_rewards, read_target
+from .data import Aligned, OpeColumns, _same_ids, align, read_log, read_rewards, read_target, split
 from .estimators import EstimatorSpec, Parts, parse_estimator, render
 
 CI_METHODS = ("normal", "bootstrap", "none")
@@ -59,8 +60,19 @@ MEAN_WEIGHT_GAP = 0.1
 UNSUPPORTED_MASS = 0.01
 
 
+#: the log is aligned and estimated in batches of about this many rows (whole contexts), when
+#: ``batches`` is not given; a value does not depend on the batches (every sum is exact)
+BATCH_ROWS = 1_000_000
+_CHUNK = 1 << 20
+
+
+def _fsum(x: np.ndarray) -> float:
+    """``math.fsum`` of the array (exactly rounded, so independent of the order), read in chunks."""
+    return math.fsum(itertools.chain.from_iterable(x[i:i + _CHUNK].tolist() for i in range(0, len(x), _CHUNK)))
+
+
 def _fsum_mean(x: np.ndarray) -> float:
-    return math.fsum(x.tolist()) / len(x) if len(x) else float("nan")
+    return _fsum(x) / len(x) if len(x) else float("nan")
 
 
 @dataclass
@@ -173,7 +185,7 @@ def _ci_fields(spec: EstimatorSpec, ci: str, level: float, resamples: int, seed:
     return [f"ci:{'delta' if spec.estimator.normalised else 'normal'}", f"level:{render(level)}"]
 
 
-def signature(spec: EstimatorSpec, d: Aligned, ci: str, level: float, resamples: int, seed: int) -> str:
+def signature(spec: EstimatorSpec, d: Aligned | _Batched, ci: str, level: float, resamples: int, seed: int) -> str:
     """``ips(cap=10)|w:pi/mu|cap:10|floor:none|tgt:prob|ci:normal|level:0.95|v:0.1.0``: every option and rule."""
     est = spec.estimator
     parts = [spec.canonical()]
@@ -193,8 +205,8 @@ def signature(spec: EstimatorSpec, d: Aligned, ci: str, level: float, resamples:
 def _value(p: Parts) -> float:
     v = _fsum_mean(p.a)
     if p.b is not None and p.c is not None:
-        den = math.fsum(p.c.tolist())
-        v += math.fsum(p.b.tolist()) / den if den else float("nan")
+        den = _fsum(p.c)
+        v += _fsum(p.b) / den if den else float("nan")
     return v
 
 
@@ -202,7 +214,7 @@ def _influence(p: Parts) -> np.ndarray:
     if p.b is None or p.c is None:
         return p.a
     cbar = _fsum_mean(p.c)
-    ratio = math.fsum(p.b.tolist()) / math.fsum(p.c.tolist())
+    ratio = _fsum(p.b) / _fsum(p.c)
     return p.a + (p.b - ratio * p.c) / cbar
 
 
@@ -217,7 +229,7 @@ def _normal(psi: np.ndarray, center: float, level: float) -> tuple[float | None,
     if n < 2:
         return None, None
     m = _fsum_mean(psi)
-    sd = math.sqrt(math.fsum(((psi - m) ** 2).tolist()) / (n - 1))
+    sd = math.sqrt(_fsum((psi - m) ** 2) / (n - 1))
     half = NormalDist().inv_cdf((1 + level) / 2) * sd / math.sqrt(n)
     return center - half, center + half
 
@@ -261,11 +273,11 @@ def _interval(parts: Sequence[Parts], signs: Sequence[float], center: float, ci:
     return _normal(np.asarray(psi, dtype=np.float64), center, level)
 
 
-def _diagnostics(p: Parts, d: Aligned) -> dict[str, float | None]:
+def _diagnostics(p: Parts, d: Aligned | _Batched) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     if p.w is None or p.raw_w is None:
         return out | {"ess": None, "max_weight": None, "mean_weight": None, "clipped": None, "unsupported": _fsum_mean(d.unsupported)}
-    sw, sw2 = math.fsum(p.w.tolist()), math.fsum((p.w ** 2).tolist())
+    sw, sw2 = _fsum(p.w), _fsum(p.w ** 2)
     return out | {
         "ess": sw * sw / sw2 if sw2 else 0.0,
         "max_weight": float(p.w.max()),
@@ -275,18 +287,18 @@ def _diagnostics(p: Parts, d: Aligned) -> dict[str, float | None]:
     }
 
 
-def _warn(d: Aligned, name: str) -> None:
+def _warn(d: Aligned | _Batched, name: str) -> None:
     """One RecevalWarning per condition that says the weighted estimates of this target cannot be trusted."""
     w = d.pi / d.mu
     n = len(w)
-    sw, sw2 = math.fsum(w.tolist()), math.fsum((w ** 2).tolist())
+    sw, sw2 = _fsum(w), _fsum(w ** 2)
     ess = sw * sw / sw2 if sw2 else 0.0
     said = []
     if n >= MIN_ROUNDS and ess < ESS_SHARE * n:
         said.append(f"the effective sample size of target '{name}' is {ess:.4g} of {n} rounds (below {ESS_SHARE:.0%}): "
                     "its weighted estimates rest on a few rounds")
     mean = sw / n
-    sd = math.sqrt(math.fsum(((w - mean) ** 2).tolist()) / (n - 1)) if n > 1 else 0.0
+    sd = math.sqrt(_fsum((w - mean) ** 2) / (n - 1)) if n > 1 else 0.0
     if n >= MIN_ROUNDS and abs(mean - 1) > MEAN_WEIGHT_GAP and abs(mean - 1) > 3 * sd / math.sqrt(n):
         said.append(f"the mean weight pi/mu of target '{name}' is {mean:.4g}, not about 1: the propensities may be wrong "
                     "or the target may show items the logging policy could not")
@@ -296,6 +308,63 @@ def _warn(d: Aligned, name: str) -> None:
                     "the weighted estimates cannot see them")
     for text in said:
         warnings.warn(text, RecevalWarning, stacklevel=caller_level(3))
+
+
+@dataclass
+class _Batched:
+    """A target aligned on the log in batches of whole contexts: the batches (each an
+    :class:`Aligned`) and their rounds joined (``pi``, ``mu``, ``unsupported``, for the
+    diagnostics and warnings)."""
+
+    batches: list[Aligned]
+    pi: np.ndarray
+    mu: np.ndarray
+    unsupported: np.ndarray
+    mode: str
+    slate_rule: str | None
+
+
+def _aligned(logs: dict[int, pl.DataFrame], targets: dict[int, pl.DataFrame], mode: str,
+             models: dict[int, pl.DataFrame] | None, slates: set[str], what: str, shown: pl.DataFrame | None) -> _Batched:
+    """``align`` batch by batch (:func:`receval.ope.data.split`: each context, its target rows and
+    its reward model rows in one batch), the items shown anywhere in the log given to each; the
+    logged contexts without target rows counted over every batch first."""
+    if len(logs) > 1:
+        missing, example = 0, None
+        for key, lb in logs.items():
+            tb = targets.get(key)
+            lc = lb.select("c").unique()
+            if tb is not None:
+                lc, tc = _same_ids(lc, tb.select("c").unique(), "c", what)
+                lc = lc.join(tc, on="c", how="anti")
+            missing += lc.height
+            if lc.height and example is None:
+                example = lc.get_column("c").sort()[0]
+        if missing:
+            raise DataError(f"give the {what} rows for every logged context: {missing} have none, e.g. context_id="
+                            f"{example!r} (list an item with probability 0 if it shows nothing there)")
+    parts = []
+    for key, lb in logs.items():
+        t = targets[key]
+        m = None if models is None else models.get(key, next(iter(models.values())).clear())
+        parts.append(align(lb, t, mode, m, slates=slates, what=what, shown=shown))
+    first = parts[0]
+    return _Batched(parts, np.concatenate([b.pi for b in parts]), np.concatenate([b.mu for b in parts]),
+                    np.concatenate([b.unsupported for b in parts]), first.mode, first.slate_rule)
+
+
+def _concat(parts: list[Parts]) -> Parts:
+    """The rounds of every batch's parts, one after the other."""
+    if len(parts) == 1:
+        return parts[0]
+
+    def cat(name: str) -> np.ndarray | None:
+        xs = [getattr(p, name) for p in parts]
+        return None if xs[0] is None else np.concatenate(xs)
+
+    a = cat("a")
+    assert a is not None
+    return Parts(a=a, b=cat("b"), c=cat("c"), w=cat("w"), raw_w=cat("raw_w"), changed=cat("changed"))
 
 
 def evaluate(
@@ -317,6 +386,7 @@ def evaluate(
     rank_col: str = "rank",
     score_col: str = "score",
     estimate_col: str = "estimate",
+    batches: int | None = None,
 ) -> OpeResults:
     """Estimate the online value of one or several target policies from a logging policy's log.
 
@@ -335,7 +405,9 @@ def evaluate(
     ``ci``: ``normal`` (delta method for the self-normalised estimators), ``bootstrap``
     (``resamples``, ``seed``) or ``none``; ``level`` the interval's coverage. ``slate_size``:
     the positions a slate has (default: the largest logged position); target positions beyond
-    it are refused.
+    it are refused. ``batches``: the log's contexts are aligned and estimated in this many
+    batches (default: one per million log rows), each a set of whole contexts; the values do
+    not depend on it (every sum is exactly rounded), only the memory does.
 
     >>> from receval.ope.estimators import EXAMPLE_LOG, EXAMPLE_TARGET
     >>> r = evaluate(EXAMPLE_LOG, EXAMPLE_TARGET, ["naive", "ips", "snips"])
@@ -380,14 +452,23 @@ def evaluate(
     weighted = any(s.estimator.weight for s in specs)
     entries: list[OpeEntry] = []
     parts: dict[tuple[str, str], Parts] = {}
+    if batches is None:
+        batches = max(1, -(-lf.height // BATCH_ROWS))
+    elif not (isinstance(batches, (int, np.integer)) and not isinstance(batches, bool) and batches >= 1):
+        raise bad_param("batches", "an integer >= 1", batches)
+    shown = lf.select("i").unique() if batches > 1 else None
+    logs = split(lf, int(batches))
+    del lf
+    models = split(model, int(batches)) if model is not None else None
     for tname, tobj in targets.items():
-        tf, mode = read_target(tobj, cols, positions, slate_size)
+        tparts, mode = read_target(tobj, cols, positions, slate_size, int(batches))
         what = "target" if len(targets) == 1 else f"target '{tname}'"
-        d = align(lf, tf, mode, model, slates=slates, what=what)
+        d = _aligned(logs, tparts, mode, models, slates, what, shown)
+        del tparts
         if weighted:
             _warn(d, str(tname))
         for spec, name in zip(specs, names):
-            p = spec.estimator.fn(d, spec.opts)
+            p = _concat([spec.estimator.fn(b, spec.opts) for b in d.batches])
             parts[(str(tname), name)] = p
             value = _value(p)
             low, high = _interval([p], [1.0], value, ci, level, resamples, seed)

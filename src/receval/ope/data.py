@@ -129,9 +129,38 @@ def read_log(obj: Any, c: OpeColumns) -> pl.DataFrame:
     return f
 
 
-def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None) -> tuple[pl.DataFrame, str]:
-    """The target as ``c i [p] pi [pic pij]`` and how it was read: ``prob`` (a propensity column),
-    ``rank`` or ``score`` (a deterministic ranking: probability 1 at its position)."""
+def split(frame: pl.DataFrame, batches: int) -> dict[int, pl.DataFrame]:
+    """The rows of ``frame`` in ``batches`` sets of whole contexts (column ``c``), keyed by batch:
+    a hash of the context id written as text, so an integer id and its text meet in one batch."""
+    if batches == 1:
+        return {0: frame}
+    bucket = (pl.col("c").cast(pl.String).hash(0) % batches).alias("_b")
+    parts = frame.with_columns(bucket).partition_by("_b", as_dict=True, include_key=False)
+    return {int(k[0]): v for k, v in sorted(parts.items(), key=lambda kv: kv[0][0])}  # type: ignore[arg-type]
+
+
+def _offenders(parts: dict[int, pl.DataFrame], find: Any) -> pl.DataFrame:
+    """``find(part)`` of every batch, stacked (a check per context, run batch by batch)."""
+    return pl.concat([find(f) for f in parts.values()], how="vertical")
+
+
+def _sums_above(g: pl.DataFrame, group: list[str]) -> pl.DataFrame:
+    """The groups whose probabilities, summed in sorted order (so the verdict does not depend on
+    the row order), exceed 1 + SUM_TOLERANCE; only the groups whose plain sum is within its
+    rounding bound (n · 4.5e-16 of a sum near 1) of the limit are summed again sorted."""
+    s = g.group_by(group).agg(pl.col("pi").sum().alias("s"), pl.len().alias("n"))
+    near = s.filter(pl.col("s") + pl.col("n").cast(pl.Float64) * 4.5e-16 > 1 + SUM_TOLERANCE).select(group)
+    if near.height == 0:
+        return s.clear().select(group + ["s"])
+    return (g.join(near, on=group).group_by(group).agg(pl.col("pi").sort().sum().alias("s"))
+            .filter(pl.col("s") > 1 + SUM_TOLERANCE))
+
+
+def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None,
+                batches: int = 1) -> tuple[dict[int, pl.DataFrame], str]:
+    """The target as ``c i [p] pi [pic pij]``, in ``batches`` sets of contexts (:func:`split`),
+    and how it was read: ``prob`` (a propensity column), ``rank`` or ``score`` (a deterministic
+    ranking: probability 1 at its position). The checks per context run batch by batch."""
     f = read_frame(obj, "target", ids=(c.context, c.item))
     _require(f, "target", [c.context, c.item])
     _ids(f, c.context, "target", c.context)
@@ -191,17 +220,19 @@ def read_target(obj: Any, c: OpeColumns, positions: bool, slate_size: int | None
         f = f.filter(pl.col("p") <= limit).with_columns(pl.lit(1.0).alias("pi"))
         f = f.select("c", "i", "p", "pi") if positions else f.select("c", "i", "pi")
     keys = ["c", "p", "i"] if "p" in f.columns else ["c", "i"]
-    dup = f.filter(pl.struct(keys).is_duplicated())
+    parts = split(f, batches)
+    del f
+    dup = _offenders(parts, lambda g: g.filter(pl.struct(keys).is_duplicated()))
     if dup.height:
         where = "context, position and item" if "p" in keys else "context and item"
         raise DataError(f"give the target one row per {where}: {dup.height} rows repeat one, e.g. {_example(dup, keys)}")
-    group = ["c", "p"] if "p" in f.columns else ["c"]
-    over = f.group_by(group).agg(pl.col("pi").sort().sum().alias("s")).filter(pl.col("s") > 1 + SUM_TOLERANCE)
+    group = ["c", "p"] if "p" in keys else ["c"]
+    over = _offenders(parts, lambda g: _sums_above(g, group))
     if over.height:
         where = "context and position" if "p" in group else "context"
         raise DataError(f"give target probabilities that sum to at most 1 per {where}: {over.height} sum above it, "
-                        f"e.g. {_example(over, group + ['s'])}")
-    return f, mode
+                        f"e.g. {_example(over.sort(group), group + ['s'])}")
+    return parts, mode
 
 
 def read_rewards(obj: Any, c: OpeColumns) -> pl.DataFrame:
@@ -245,8 +276,9 @@ class Aligned:
 
 
 def align(log: pl.DataFrame, target: pl.DataFrame, mode: str, rewards: pl.DataFrame | None, *, slates: set[str],
-          what: str = "target") -> Aligned:
-    """The arrays every estimator reads; ``slates``: the slate estimators asked for (their checks and columns)."""
+          what: str = "target", shown: pl.DataFrame | None = None) -> Aligned:
+    """The arrays every estimator reads; ``slates``: the slate estimators asked for (their checks and columns);
+    ``shown``: the items of the whole log (column ``i``) when ``log`` is one batch of it (default: ``log``'s)."""
     log = log.with_row_index("_row")
     for col in ("c", "i"):
         log, target = _same_ids(log, target, col, what)
@@ -259,7 +291,7 @@ def align(log: pl.DataFrame, target: pl.DataFrame, mode: str, rewards: pl.DataFr
                         f"{missing.get_column('c')[0]!r} (list an item with probability 0 if it shows nothing there)")
     j = log.join(target.select(keys + ["pi"]), on=keys, how="left").sort("_row")
     pi = j.get_column("pi").fill_null(0.0).to_numpy()
-    shown = log.select("i").unique()
+    shown = log.select("i").unique() if shown is None else _same_ids(log, shown, "i", what)[1]
     uns = (target.join(shown, on="i", how="anti").group_by(group).agg(pl.col("pi").sort().sum().alias("u")))
     u = log.join(uns, on=group, how="left").sort("_row").get_column("u").fill_null(0.0).to_numpy()
     out = Aligned(n=log.height, reward=log.get_column("r").to_numpy(), mu=log.get_column("mu").to_numpy(), pi=pi,
@@ -336,4 +368,4 @@ def _slates(log: pl.DataFrame, target: pl.DataFrame, out: Aligned, slates: set[s
     out.slate_rule = "+".join(sorted(rules)) if rules else None
 
 
-__all__ = ["OpeColumns", "Aligned", "read_log", "read_target", "read_rewards", "align", "SUM_TOLERANCE"]
+__all__ = ["OpeColumns", "Aligned", "read_log", "read_target", "read_rewards", "align", "split", "SUM_TOLERANCE"]
