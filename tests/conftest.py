@@ -1,10 +1,71 @@
-"""Every test renders as if no terminal width were set: a ``COLUMNS`` of the shell or of CI
-would make the terminal tables narrower (:func:`receval.report.terminal_width`). The tests
-of the narrow layouts set it themselves."""
+"""The test suite in tiers (CONTRIBUTING.md, "Tests in tiers").
+
+The tests live in folders by layer: ``unit`` (the grammar, encoding, signatures, messages,
+layering), ``metrics`` (each family against goldens and slow references, dialects, statistics,
+OPE), ``contracts`` (invariance, engines and batches, fingerprints, conformance, bad inputs,
+notes), ``cli`` (commands, files, reproduce, adapters), ``pages`` (tables, figures, the report
+page, docs) and ``parity`` (real peer libraries). The shared helpers (``invariance_data``,
+``comparison_data``, ``reference_ope``) stay in ``tests/``, which is put on ``sys.path`` here.
+
+Tiers are markers. ``sweep``: a registry-wide or property sweep (every metric x option against a
+slow reference, or hypothesis against an oracle); ``slow``: a test that takes seconds on its own.
+Both are given here, by name, so no test file needs to know its tier. The default ``pytest``
+leaves out ``sweep``, ``slow``, ``spark``, ``browser`` and ``parity`` (pyproject's addopts);
+``.ci/run`` runs every tier. A parametrized sweep keeps every tenth case in the default tier (a
+sampled smoke test of each guarantee), chosen by the case's position, not by chance.
+
+Every test renders as if no terminal width were set: a ``COLUMNS`` of the shell or of CI would
+make the terminal tables narrower (:func:`receval.report.terminal_width`). The tests of the
+narrow layouts set it themselves.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections import defaultdict
+from pathlib import Path
+
 import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+#: whole files that are sweeps (every registered metric or option value against a reference)
+SWEEP_FILES = {"test_reference.py", "test_invariance.py", "test_invariance_entry_points.py", "test_properties.py"}
+#: test functions that are sweeps wherever they are (hypothesis against a slow reference / oracle)
+SWEEP_TESTS = {"test_popularity_metrics_match_reference", "test_ir_metrics_match_reference", "test_match_oracle",
+               "test_match_reference", "test_equals_mean_over_all_orderings"}
+#: tests that take seconds on their own (measured on 2 cores: `pytest --durations=30 -m slow`)
+SLOW_TESTS = {
+    "test_file_too_large_for_every_writer_keeps_the_previous_file", "test_error_and_not_offered_told_apart_in_every_file",
+    "test_compare_page_is_fresh", "test_full_equals_brute_force_full_ranking_in_any_catalogue_order",
+    "test_cli_report_folder_rules", "test_small_sample_caveat_and_legend",
+    "test_every_estimator_is_the_same_in_any_catalogue_order", "test_one_block_is_bit_identical_to_the_dense_formula",
+    "test_corrected_estimator_memory_does_not_follow_the_catalogue", "test_file_too_large_on_the_command_line_is_one_line_exit_2",
+    "test_files_read_lazily_in_user_batches", "test_page_is_self_contained_and_complete",
+    "test_one_signature_one_value_whatever_side_inputs_are_given", "test_arbitrary_frames_never_raise_anything_but_a_user_error",
+    "test_axiom_satisfied", "test_fuzz_segments_and_groups_files", "test_fuzz_parquet_part_folders",
+}
+#: every n-th case of a parametrized sweep stays in the default tier
+SAMPLE_EVERY = 10
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for item in items:
+        path = Path(str(item.fspath))
+        name = getattr(item, "originalname", item.name)
+        if "parity" in path.parts:
+            item.add_marker(pytest.mark.parity)
+        if name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if path.name in SWEEP_FILES or name in SWEEP_TESTS:
+            key = (str(path), name)
+            index = seen[key]
+            seen[key] += 1
+            if not (hasattr(item, "callspec") and index % SAMPLE_EVERY == 0):
+                item.add_marker(pytest.mark.sweep)
 
 
 @pytest.fixture(autouse=True)

@@ -197,7 +197,7 @@ def test_docs_formulas_render_offline_in_chromium(tmp_path):
     chromium = _browser_or_skip()
     from playwright.sync_api import sync_playwright
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(root / "src"))
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(tmp_path / "site")], cwd=root, env=env,
                    check=True, capture_output=True, timeout=600)

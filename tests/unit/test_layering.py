@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "receval"
+SRC = Path(__file__).resolve().parents[2] / "src" / "receval"
 
 #: lowest first; a module may import from its own layer (without a cycle) and any layer below
 LAYERS: list[tuple[str, list[str]]] = [

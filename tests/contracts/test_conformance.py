@@ -15,7 +15,7 @@ import pytest
 import receval
 from receval.conformance.suite import SIDE_COLUMNS, side_kwargs, cases, close, columns, export, raw_suite, run_receval, strip_version
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.xdist_group("conformance")
 

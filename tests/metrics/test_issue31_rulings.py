@@ -21,7 +21,7 @@ from receval.errors import DataError, OutsideCatalogue
 
 from receval.conformance.reference.pop import reference_pop
 
-SUITE = Path(__file__).resolve().parents[1] / "src" / "receval" / "conformance" / "suite.json"
+SUITE = Path(__file__).resolve().parents[2] / "src" / "receval" / "conformance" / "suite.json"
 
 # u1: i1 at 1, then i2, i3, i4 tied at 2 (optimistic: all three at position 2), i5 at 5
 RECS = {"user_id": ["u1"] * 5, "item_id": ["i1", "i2", "i3", "i4", "i5"], "score": [0.9, 0.5, 0.5, 0.5, 0.1]}

@@ -19,7 +19,7 @@ from receval.adapters import peers
 from receval.cli import main
 from receval.errors import RecevalError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 FAKE = """#!/usr/bin/env bash
 echo "$*" >> "$FAKE_LOG"

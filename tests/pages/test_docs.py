@@ -6,7 +6,7 @@ import pytest
 
 from receval.docs import GENERATED
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.mark.parametrize("name,make", sorted(GENERATED.items()))

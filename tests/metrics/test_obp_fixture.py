@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "obp"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "obp"
 
 
 @pytest.fixture(scope="module")

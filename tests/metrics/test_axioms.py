@@ -575,7 +575,7 @@ def test_counterexample_missovernon_binary():
 # docs/axioms.md must carry the same table
 # ---------------------------------------------------------------------------
 def test_docs_table_matches_expected():
-    doc = Path(__file__).resolve().parents[1] / "docs" / "axioms.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "axioms.md"
     text = doc.read_text(encoding="utf-8")
     rows = {}
     for line in text.splitlines():

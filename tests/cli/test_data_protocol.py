@@ -27,7 +27,7 @@ from receval.data import (
 from receval.data.splits import n_train_target
 from receval.models import EASE, Popularity
 
-FIXTURE = Path(__file__).parent / "fixtures" / "protocol" / "tiny_ratings.csv"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "protocol" / "tiny_ratings.csv"
 
 SHA256 = {
     "ratings.csv": "aa289ca83157595d0df6aea1be6a4ded676ddc4385472e8313a8ed9805352646",

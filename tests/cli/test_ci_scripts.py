@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CI = ROOT / ".ci"
 
 pytestmark = pytest.mark.skipif(not (CI / "python").exists(), reason="no .ci folder (an installed copy of the tests)")

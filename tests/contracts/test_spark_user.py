@@ -16,7 +16,7 @@ import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(scope="module")

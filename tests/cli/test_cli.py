@@ -295,7 +295,7 @@ def test_import_and_version_load_no_heavy_module():
 def test_engine_polars_from_the_command_line(capsys):
     from pathlib import Path
 
-    base = str(Path(__file__).resolve().parents[1] / "src" / "receval" / "data" / "examples")
+    base = str(Path(__file__).resolve().parents[2] / "src" / "receval" / "data" / "examples")
     args = ["evaluate", f"{base}/recs.csv", f"{base}/truth.csv", "-m", "ndcg@10", "-m", "map@5", "--format", "json"]
     code_m, out_m, _ = run(args, capsys)
     code_p, out_p, _ = run(args + ["--engine", "polars"], capsys)

@@ -476,7 +476,7 @@ def test_bad_implementation_text_in_the_api():
 def test_the_audit_page_quotes_the_example_and_its_verdict():
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     page = (root / "docs" / "audit.md").read_text(encoding="utf-8")
     example = (root / "examples" / "audit_my_metric.py").read_text(encoding="utf-8")
     assert example in page
