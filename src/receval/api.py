@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .engine import SideInputs, evaluate_encoded, exact_items, plan, say, settle_rel
+from .budget import FILE_BUDGET, batches_for, memory_budget, one_batch_only
+from .engine import SideInputs, evaluate_encoded, plan, say, settle_rel
+from .inputs import exact_items, read_inputs
 from .io import Columns
 from .resolve import UNSET
 from .results import Results
@@ -143,8 +145,6 @@ def evaluate(
         res = evaluate_polars(recs, truth, metrics, n_batches=n_files, fingerprints=True, **kw)  # hashed batch by batch
         res.inputs = paths
         return res
-    from .fingerprint import read_inputs
-
     inputs = read_inputs(recs, truth, cols)  # read once: encoded here, fingerprinted below
     n = _frame_batches(inputs.recs, inputs.truth.frame, resolved)
     if n > 1:  # large frames: the same engine over user batches, so memory follows the budget
@@ -163,18 +163,14 @@ def evaluate(
 
 def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
     """How many user batches a recommendations file (Parquet, CSV) is read in: 1 (read it whole)
-    unless its rows outgrow the memory budget (:func:`receval.backends.polars.memory_budget`)."""
+    unless its rows outgrow the memory budget (:func:`receval.budget.memory_budget`)."""
     import os
-
-    from .backends.polars import one_batch_only
 
     if not isinstance(recs, (str, os.PathLike)) or one_batch_only(resolved):
         return 1
     name = str(recs).lower()
     if not os.path.isfile(recs) or not name.endswith((".parquet", ".pq", ".csv", ".tsv", ".txt")):
         return 1
-    from .backends.polars import FILE_BUDGET, batches_for, memory_budget
-
     if name.endswith((".parquet", ".pq")):
         import polars as pl
 
@@ -189,8 +185,6 @@ def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
 
 def _frame_batches(recs: Any, truth: Any, resolved: list) -> int:
     """How many user batches frames held in memory are evaluated in (1 below the budget)."""
-    from .backends.polars import batches_for, memory_budget, one_batch_only
-
     if one_batch_only(resolved):
         return 1
     size = recs.estimated_size() + truth.estimated_size()

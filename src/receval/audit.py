@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import adapters
 from .conformance.case import BatchImplementation, Case
 from .errors import RecevalError, SpecError
 
@@ -91,13 +92,6 @@ def load_implementation(text: str) -> tuple[Any, str]:
         if fn is None or not (callable(fn) or isinstance(fn, BatchImplementation)):
             raise AuditError(f"implementation '{text}': '{where}' has no function '{name}'")
         return fn, text
-    try:
-        adapters = importlib.import_module("receval.adapters")
-    except ImportError:
-        adapters = None
-    if adapters is None or not hasattr(adapters, "get"):
-        raise AuditError(f"implementation '{text}' is not module:function or path/to/file.py:function "
-                         "(built-in adapters are not installed in this receval)")
     try:
         return adapters.get(text), text
     except Exception as exc:
@@ -240,8 +234,9 @@ def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
         specs = [s for s in specs if s not in set(refused)]
         if not specs:
             return
-    from .engine import compute_entries, dialect_of, exact_items, form, groups, needs_of
-    from .fingerprint import read_inputs
+    from .engine import compute_entries, dialect_of, form, groups, needs_of
+    from .inputs import exact_items
+    from .inputs import read_inputs
     from .io import Columns
     from .resolve import resolve
     from .side import SideInputs

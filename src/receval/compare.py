@@ -114,7 +114,8 @@ def compare_results(
     column it needs) into a null cell recorded in :attr:`Comparison.errors`;
     ``errors="raise"`` re-raises it.
     """
-    from .engine import SideInputs, compute_entries, encode_inputs, form
+    from .engine import SideInputs, compute_entries, form
+    from .inputs import encode_inputs
 
     from .io import Columns
     from .options import CONTEXT_AXES

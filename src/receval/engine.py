@@ -20,10 +20,13 @@ import numpy as np
 import polars as pl
 
 from ._version import __version__
-from .encode import Encoded, encode, gather, rank_order
+from .encode import Encoded, gather, rank_order
 from .errors import DataError, OutsideCatalogue, SpecError, TiesRefused
 from .hits import Hits, build
-from .io import Columns, check_columns, is_text_path, read_frame
+# the input step lives in receval.inputs; re-exported here, where tests and callers import it
+from .budget import globals_without_partial
+from .inputs import Truth, encode_frames, encode_inputs, exact_items, read_truth
+from .io import Columns, is_text_path
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, decide_rel, resolve
@@ -108,47 +111,6 @@ def say(message: str | None) -> None:
 
 
 # ---- inputs ------------------------------------------------------------------------------------
-
-
-def exact_items(resolved: Sequence[Resolved]) -> bool:
-    """Whether item ids must be coded exactly: a metric reads the item layer, or a tie rule
-    orders by item id."""
-    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc", "text_desc") for r in resolved)
-
-
-@dataclass
-class Truth:
-    """A ground truth read once (a frame, and whether it came from a text file), to evaluate
-    several runs against it without reading or parsing it again."""
-
-    frame: pl.DataFrame
-    text: bool = False
-
-
-def read_truth(truth: Any, cols: Columns) -> Truth:
-    """Read the ground truth once (any frame type or file); pass the result as ``truth``."""
-    if isinstance(truth, Truth):
-        return truth
-    tc = cols.truth()
-    return Truth(read_frame(truth, "ground truth", ids=(tc.user, tc.item), sep=cols.sep), is_text_path(truth))
-
-
-def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
-    """Read both inputs (any frame type or file; ``truth`` may be a :class:`Truth`) and
-    encode them (:func:`receval.encode.encode`)."""
-    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item), sep=cols.sep)
-    t = read_truth(truth, cols)
-    return encode_frames(rf, t.frame, cols, text=(is_text_path(recs), t.text), exact=exact)
-
-
-def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False),
-                  exact: bool = True) -> Encoded:
-    rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
-    tc = cols.truth()
-    troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
-    enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
-    enc.info["columns"] = cols
-    return enc
 
 
 # ---- the form ----------------------------------------------------------------------------------
@@ -592,10 +554,6 @@ def reduce_user_sums(r: Resolved, sums: UserSums, order: str | None) -> Entry:
     else:
         value = (sums.value or 0.0) / count
     return Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec))
-
-
-def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:
-    return [r.key for r in resolved if not r.per_user and (r.metric.partial is None or r.metric.combine is None)]
 
 
 def check_globals(resolved: Sequence[Resolved], engine: str) -> None:

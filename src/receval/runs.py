@@ -1,6 +1,6 @@
 """Several runs against one ground truth: evaluated on the same users, compared with paired statistics.
 
-:func:`evaluate_runs` reads the ground truth once (:func:`receval.engine.read_truth`) and
+:func:`evaluate_runs` reads the ground truth once (:func:`receval.inputs.read_truth`) and
 evaluates every run on it with the same metrics and options. **The user set** is declared and
 recorded in every comparison signature (``userset:truth``): the users of the ground truth, under
 the context policies (``empty``: a user without a relevant item is skipped for every run
@@ -186,7 +186,7 @@ def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **o
     ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
     """
     from .api import evaluate
-    from .engine import read_truth
+    from .inputs import read_truth
     from .io import Columns, id_columns, parse_sep
 
     from .stats import check_run_names

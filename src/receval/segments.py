@@ -160,7 +160,7 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
     if kind == "cold-items":
         if truth is None:
             raise SpecError("segments='cold-items' needs the ground truth: pass truth=")
-        from .engine import read_truth
+        from .inputs import read_truth
         from .io import columns_of
         from .side import same_ids, text_ids
 

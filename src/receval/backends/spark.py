@@ -398,7 +398,8 @@ class _Job:
         import pyarrow as pa
 
         from ..encode import user_batches
-        from ..engine import SideInputs, encode_frames, exact_items, plan, run_batch
+        from ..engine import SideInputs, plan, run_batch
+        from ..inputs import encode_frames, exact_items
         from ..policy import policy_columns
 
         from ..resolve import decide_rel
@@ -542,7 +543,7 @@ class _PoissonSums:
     def __call__(self, batches):
         import pyarrow as pa
 
-        from ..stats import poisson_sums, user_hash
+        from ..resampling import poisson_sums, user_hash
 
         for batch in batches:
             if batch.num_rows == 0:
@@ -562,7 +563,7 @@ def poisson_intervals(results: Any, level: float = 0.95, resamples: int = 1000, 
     """Poisson-bootstrap intervals (:mod:`receval.stats`) of every per-user metric of a Spark
     evaluation, computed where the values are: each partition sends B sums per metric, the
     driver adds them. Equal to ``receval.stats.interval(x, "poisson", ids=...)`` for the same seed."""
-    from ..stats import poisson_interval
+    from ..resampling import poisson_interval
 
     df = results.spark_per_user
     if df is None:
