@@ -114,7 +114,7 @@ def compare_results(
     column it needs) into a null cell recorded in :attr:`Comparison.errors`;
     ``errors="raise"`` re-raises it.
     """
-    from .engine import SideInputs, compute_entries, form
+    from .engine import SideInputs, evaluate_each
     from .inputs import encode_inputs
 
     from .io import Columns
@@ -167,39 +167,17 @@ def compare_results(
 
     cells = dict(zip(cells, note_side(list(cells.values()), side)))  # signatures name the side inputs read
 
-    groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
-    for key, r in cells.items():
-        groups[r.build_key()].append(key)
+    # one engine entry for every cell; a refusal marks only the cells it refuses
+    keys = list(cells)
+    each = evaluate_each(enc, [cells[c] for c in keys], side, strict=errors == "raise")
     values: dict[tuple[int, int], float | None] = {}
-    for bkey, members in groups.items():
-        rs = [cells[c] for c in members]
-        try:
-            needs = set().union(*(r.metric.needs for r in rs))
-            h = form(enc, dict(bkey), needs, side)
-        except RecevalError as exc:
-            if errors == "raise":
-                raise
-            for c in members:
-                result.errors[(labels[c[0]], specs[c[1]])] = str(exc)
+    for i, e in each.items():  # in the engine's order (build groups), as the errors were always listed
+        c = keys[i]
+        if isinstance(e, RecevalError):
+            result.errors[(labels[c[0]], specs[c[1]])] = str(e)
             continue
-        # compute per cell group so that one failing formula marks only its own cells
-        try:
-            entries = compute_entries(h, rs)
-        except RecevalError:
-            if errors == "raise":
-                raise
-            entries = {}
-            for c, r in zip(members, rs):
-                try:
-                    entries.update(compute_entries(h, [r]))
-                except RecevalError as exc:
-                    result.errors[(labels[c[0]], specs[c[1]])] = str(exc)
-        for c, r in zip(members, rs):
-            e = entries.get(id(r))
-            if e is None:
-                continue
-            values[c] = e.value
-            result.signatures[(labels[c[0]], specs[c[1]])] = e.signature
+        values[c] = e.value
+        result.signatures[(labels[c[0]], specs[c[1]])] = e.signature
 
     data: dict[str, list[Any]] = {
         "dialect": labels,

@@ -21,7 +21,7 @@ import polars as pl
 
 from ._version import __version__
 from .encode import Encoded, gather, rank_order
-from .errors import DataError, OutsideCatalogue, SpecError, TiesRefused
+from .errors import DataError, OutsideCatalogue, RecevalError, SpecError, TiesRefused
 from .hits import Hits, build
 # the input step lives in receval.inputs; re-exported here, where tests and callers import it
 from .budget import globals_without_partial
@@ -348,22 +348,58 @@ def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
     return Entry(r.key, float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect, asked=str(r.spec))
 
 
-def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None) -> Results:
-    """The in-memory backend: every build group on all users at once."""
-    entries: dict[int, Entry] = {}
-    user_ids: np.ndarray | None = None
-    info: dict[str, Any] = {}
+class Each(dict):
+    """What :func:`evaluate_each` returns: ``{position in resolved: Entry, or the RecevalError
+    that refused it}``, with ``user_ids`` (the users every per-user array is aligned with; None
+    when no form was built) and ``info`` (the first form's, with the tie counts of all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.user_ids: np.ndarray | None = None
+        self.info: dict[str, Any] = {}
+
+
+def evaluate_each(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None, *,
+                  strict: bool = False) -> Each:
+    """Every resolved spec on all users of ``enc`` at once: one form per build group, one pass
+    per formula group. A refusal (a :class:`receval.errors.RecevalError` of the form or of a
+    formula) is raised when ``strict``; else it is the value of the specs it refuses (a formula
+    group that fails is computed again spec by spec, so that only the failing specs carry it)."""
+    out = Each()
     count = TieCount()
     for key, idxs in groups(resolved).items():
         rs = [resolved[i] for i in idxs]
-        h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
-        if user_ids is None:
-            user_ids, info = h.user_ids, dict(h.info)
+        try:
+            h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
+        except RecevalError as exc:
+            if strict:
+                raise
+            out.update(dict.fromkeys(idxs, exc))
+            continue
+        if out.user_ids is None:
+            out.user_ids, out.info = h.user_ids, dict(h.info)
         count.add(h, rs)
-        entries.update(compute_entries(h, rs))
-    count.into(info, resolved)
-    warn_ties(info, resolved)
-    return Results([entries[id(r)] for r in resolved], user_ids, __version__, info)
+        try:
+            got: dict[int, Entry | RecevalError] = dict(compute_entries(h, rs))
+        except RecevalError:
+            if strict:
+                raise
+            got = {}
+            for r in rs:
+                try:
+                    got.update(compute_entries(h, [r]))
+                except RecevalError as exc:
+                    got[id(r)] = exc
+        out.update({i: got[id(resolved[i])] for i in idxs})
+    count.into(out.info, resolved)
+    return out
+
+
+def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None) -> Results:
+    """The in-memory backend: :func:`evaluate_each` (a refusal raised), the notes said, the values as Results."""
+    each = evaluate_each(enc, resolved, side, strict=True)
+    warn_ties(each.info, resolved)
+    return Results([each[i] for i in range(len(resolved))], each.user_ids, __version__, each.info)
 
 
 @dataclass
@@ -567,6 +603,6 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 __all__ = [
     "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
-    "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
+    "compute_entries", "aggregate", "Each", "evaluate_each", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "raise_refused", "combine_partials", "UserSums", "reduce_user_sums", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]
