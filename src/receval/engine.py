@@ -25,14 +25,14 @@ from .errors import DataError, OutsideCatalogue, RecevalError, SpecError, TiesRe
 from .hits import Hits, build
 # the input step lives in receval.inputs; re-exported here, where tests and callers import it
 from .budget import globals_without_partial
-from .inputs import Truth, encode_frames, encode_inputs, exact_items, read_truth
+from .inputs import Request, Truth, encode_frames, encode_inputs, exact_items, read_truth
 from .io import Columns, is_text_path
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, decide_rel, resolve
 from .results import Entry, Results
 from .side import SideInputs
-from .signature import make_signature
+from .signature import make_signature, note_side
 from .spec import spec_list
 
 CONTEXT_KEYS = tuple(CONTEXT_AXES)
@@ -54,6 +54,22 @@ def dialect_of(dialect: Any):
     if isinstance(dialect, Dialect):
         return dialect
     raise SpecError(f"dialect must be a name such as 'recbole' or 'daisyrec@2.3', got {type(dialect).__name__} {dialect!r}")
+
+
+def plan_request(req: Request) -> tuple[SideInputs, list[Resolved]]:
+    """The side inputs of a request and its specs resolved, the signatures naming the side
+    inputs their values read (what every engine starts with)."""
+    side = req.side()
+    return side, note_side(plan(req.metrics, req.dialect, dict(req.overrides)), side)
+
+
+def ignored_rows(recs: pl.DataFrame, user: str) -> dict[str, int]:
+    """The counts of a batch of users without a truth row (``run_batch(None, ..., ignored=)``):
+    its recommendation rows (``recs``, users in column ``user``) are ignored."""
+    if not recs.height:
+        return {}
+    n_users = recs.get_column(user).n_unique()
+    return {"rec_rows": recs.height, "ignored_rec_rows": recs.height, "ignored_rec_users": n_users, "users_only_in_recs": n_users}
 
 
 def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = None) -> list[Resolved]:
@@ -602,7 +618,7 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 
 __all__ = [
-    "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
+    "SideInputs", "Request", "plan_request", "ignored_rows", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
     "compute_entries", "aggregate", "Each", "evaluate_each", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "raise_refused", "combine_partials", "UserSums", "reduce_user_sums", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]

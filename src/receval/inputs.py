@@ -5,8 +5,8 @@ the engine reads them, then encoded (:func:`receval.encode.encode`) and fingerpr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -104,4 +104,45 @@ def input_fingerprints(recs: Any, truth: Any, cols: Columns, side: SideInputs | 
     return {**out, **side_fingerprints(side)}
 
 
-__all__ = ["Truth", "read_truth", "encode_inputs", "encode_frames", "exact_items", "Inputs", "read_inputs", "input_fingerprints"]
+#: the side inputs a request carries, in the order every engine reads them
+SIDE_INPUTS = ("categories", "train", "catalog", "baseline", "item_groups", "user_groups")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One evaluation as asked: what :func:`receval.evaluate` builds once and hands to an engine
+    (memory, polars, spark). ``columns``: the inputs' column names (None: the defaults);
+    ``overrides``: the context keywords (``rel``, ``order``, ``ties``, ...; ``UNSET`` when not
+    given); the side inputs as given (frames, paths or, for ``catalog``, ids)."""
+
+    recs: Any
+    truth: Any
+    metrics: Any
+    dialect: Any = None
+    columns: Columns = field(default_factory=Columns)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    categories: Any = None
+    train: Any = None
+    catalog: Any = None
+    baseline: Any = None
+    item_groups: Any = None
+    user_groups: Any = None
+
+    def __post_init__(self) -> None:
+        if self.columns is None:
+            object.__setattr__(self, "columns", Columns())
+        if self.overrides is None:
+            object.__setattr__(self, "overrides", {})
+
+    @property
+    def side_given(self) -> tuple[Any, ...]:
+        """The side inputs as given, in the order of :data:`SIDE_INPUTS`."""
+        return tuple(getattr(self, name) for name in SIDE_INPUTS)
+
+    def side(self, truth_max: float | None = None) -> SideInputs:
+        """The side inputs, each read once when a metric first asks for it."""
+        return SideInputs(self.categories, self.train, self.catalog, self.columns, baseline=self.baseline,
+                          item_groups=self.item_groups, user_groups=self.user_groups, truth_max=truth_max)
+
+
+__all__ = ["Request", "SIDE_INPUTS", "Truth", "read_truth", "encode_inputs", "encode_frames", "exact_items", "Inputs", "read_inputs", "input_fingerprints"]

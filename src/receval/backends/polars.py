@@ -46,13 +46,12 @@ import polars as pl
 # re-exported here, where tests and users have read them
 from ..budget import BUDGET_ENV, FILE_BUDGET, INEXACT_COMBINE, MIN_BUDGET, ROW_BYTES, batches_for, memory_budget, one_batch_only, parse_bytes
 from ..encode import check_lazy_overlap, harmonize, items_meet, user_batches
-from ..engine import SideInputs, globals_without_partial, needs_truth_max, merge, merge_info, plan, run_batch, say, settle_rel
+from ..engine import globals_without_partial, ignored_rows, merge, merge_info, needs_truth_max, plan_request, run_batch, say, settle_rel
 from ..errors import DataError
 from ..fingerprint import run_fingerprint, truth_fingerprint
-from ..inputs import Truth, encode_frames, exact_items, input_fingerprints, side_fingerprints
+from ..inputs import Request, Truth, encode_frames, exact_items, input_fingerprints, side_fingerprints
 from ..io import Columns, is_text_path, missing_column, read_frame, scan_frame
-from ..results import LazyFingerprints
-from ..signature import note_side
+from ..results import LazyFingerprints, Results
 
 #: rows of recommendations per batch when neither ``n_batches`` nor a budget is given (old default)
 BATCH_ROWS = 20_000_000
@@ -87,22 +86,15 @@ def evaluate_polars(
     truth: Any,
     metrics: str | Iterable[Any],
     *,
-    dialect: Any = None,
-    columns: Columns | None = None,
-    overrides: dict[str, Any] | None = None,
-    categories: Any = None,
-    train: Any = None,
-    catalog: Any = None,
     n_batches: int | None = None,
-    baseline: Any = None,
-    item_groups: Any = None,
-    user_groups: Any = None,
     budget: int | None = None,
     text: tuple[bool, bool] | None = None,
     fingerprints: bool = False,
-):
+    **request: Any,
+) -> Results:
     """Evaluate in user batches; same arguments and Results as :func:`receval.evaluate`
-    (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
+    (``request``: the keywords of :class:`receval.inputs.Request`: ``dialect``, ``columns``,
+    ``overrides`` and the side inputs).
 
     ``recs`` / ``truth``: LazyFrames, eager frames, or paths (Parquet and CSV files are read
     lazily). ``n_batches``: the number of user batches; default: as many as keep one batch
@@ -115,13 +107,18 @@ def evaluate_polars(
     recommendations and the truth hashed batch by batch as they are evaluated (the inputs are
     not read again; the row hashes of a fingerprint add up over any split of the rows).
     """
+    return run_polars(Request(recs, truth, metrics, **request), n_batches=n_batches, budget=budget, text=text,
+                      fingerprints=fingerprints)
+
+
+def run_polars(req: Request, *, n_batches: int | None = None, budget: int | None = None,
+               text: tuple[bool, bool] | None = None, fingerprints: bool = False) -> Results:
+    """The Polars engine on a :class:`receval.inputs.Request` (the other arguments as
+    :func:`evaluate_polars`)."""
     try:
-        return _evaluate_polars(recs, truth, metrics, dialect=dialect, columns=columns, overrides=overrides,
-                                categories=categories, train=train, catalog=catalog, n_batches=n_batches,
-                                baseline=baseline, item_groups=item_groups, user_groups=user_groups, budget=budget,
-                                text=text, fingerprints=fingerprints)
+        return _evaluate_polars(req, n_batches=n_batches, budget=budget, text=text, fingerprints=fingerprints)
     except pl.exceptions.PolarsError as exc:  # a reader error found while scanning (a corrupt data page, ...)
-        raise read_error(exc, {"recommendations": recs, "ground truth": truth}) from None
+        raise read_error(exc, {"recommendations": req.recs, "ground truth": req.truth}) from None
 
 
 def read_error(exc: BaseException, inputs: dict[str, Any]) -> DataError:
@@ -134,13 +131,10 @@ def read_error(exc: BaseException, inputs: dict[str, Any]) -> DataError:
                      f"mixed types): {first}")
 
 
-def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, columns: Columns | None,
-                     overrides: dict[str, Any] | None, categories: Any, train: Any, catalog: Any, n_batches: int | None,
-                     baseline: Any, item_groups: Any, user_groups: Any, budget: int | None,
-                     text: tuple[bool, bool] | None, fingerprints: bool):
-    cols = columns or Columns()
-    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read
+def _evaluate_polars(req: Request, *, n_batches: int | None, budget: int | None, text: tuple[bool, bool] | None,
+                     fingerprints: bool) -> Results:
+    recs, truth, cols = req.recs, req.truth, req.columns
+    side, resolved = plan_request(req)  # signatures name the side inputs read
     if text is None:
         text = (is_text_path(recs) or (isinstance(recs, Truth) and recs.text),
                 is_text_path(truth) or (isinstance(truth, Truth) and truth.text))
@@ -168,12 +162,7 @@ def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, colum
                 if fps is not None:
                     fps.add(r_frame, t_frame)
                 if t_frame.height == 0:
-                    ignored = {}
-                    if r_frame.height:
-                        n_users = r_frame.get_column(cols.user).n_unique()
-                        ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                                   "ignored_rec_users": n_users, "users_only_in_recs": n_users}
-                    batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
+                    batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored_rows(r_frame, cols.user)))
                 else:
                     enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
                     del r_frame, t_frame
