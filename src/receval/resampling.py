@@ -8,7 +8,8 @@ and reduces them on the driver (:func:`poisson_interval`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -128,5 +129,34 @@ def poisson_interval(swx: np.ndarray, sw: np.ndarray, level: float = 0.95) -> In
     return Interval(float(lo), float(hi), "poisson", level)
 
 
-__all__ = ["TESTS", "CORRECTIONS", "CI_METHODS", "MIN_RESAMPLES", "check_options", "user_hash", "poisson_weights",
+@dataclass(frozen=True)
+class StatsOptions:
+    """The statistics' options of a comparison of runs (:mod:`receval.stats` says what each
+    one does): one object for :func:`receval.stats.compare`, :meth:`receval.runs.Runs.compare`,
+    :func:`receval.segments.compare_segments` and the command line."""
+
+    test: str = "t"
+    correction: str = "holm"
+    ci: str = "bca"
+    level: float = 0.95
+    resamples: int = 10_000
+    seed: int = 0
+    #: the run every other run is tested against (None: all pairs)
+    baseline: str | None = None
+
+    @classmethod
+    def of(cls, options: StatsOptions | None, given: Mapping[str, Any], caller: str = "compare") -> StatsOptions:
+        """``options`` (default: the defaults) with the keywords ``given`` set, checked
+        (:func:`check_options`); an unknown keyword is a TypeError naming ``caller``."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(given) - names)
+        if unknown:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+        out = replace(options if options is not None else cls(), **given)
+        check_options(test=out.test, correction=out.correction, ci=out.ci, level=out.level, resamples=out.resamples,
+                      seed=out.seed)
+        return out
+
+
+__all__ = ["StatsOptions", "TESTS", "CORRECTIONS", "CI_METHODS", "MIN_RESAMPLES", "check_options", "user_hash", "poisson_weights",
            "poisson_sums", "poisson_interval"]

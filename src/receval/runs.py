@@ -24,6 +24,7 @@ import polars as pl
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .resampling import StatsOptions
 from .results import Results
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,19 +126,11 @@ class Runs:
         """``{run: {metric: value}}``."""
         return {name: dict(res.values) for name, res in self.results.items()}
 
-    def compare(
-        self,
-        *,
-        test: str = "t",
-        correction: str = "holm",
-        ci: str = "bca",
-        level: float = 0.95,
-        resamples: int = 10_000,
-        seed: int = 0,
-        baseline: str | None = None,
-    ) -> Comparison:
+    def compare(self, options: StatsOptions | None = None, **given: Any    ) -> Comparison:
         """Paired tests, corrections and intervals (:func:`receval.stats.compare`) on the paired
-        users: those on which every run has a value on every metric."""
+        users: those on which every run has a value on every metric. The statistics' options:
+        :class:`receval.resampling.StatsOptions` as ``options`` and/or keywords (``test``,
+        ``correction``, ``ci``, ``level``, ``resamples``, ``seed``, ``baseline``)."""
         from .stats import compare, paired_users
 
         first = next(iter(self.results.values()))
@@ -145,8 +138,8 @@ class Runs:
         hib = {m: _higher_is_better(m) for m in self.metrics}
         per_user = self.arrays()
         c = compare(
-            per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
-            level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
+            per_user, higher_is_better=hib, signatures=sigs, users=self.users, user_ids=self.user_ids,
+            options=StatsOptions.of(options, given),
         )
         # the per-user values the figures draw: those of the paired users, like every number of c
         keep = pl.Series(paired_users(per_user))

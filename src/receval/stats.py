@@ -72,8 +72,8 @@ from .errors import DataError, SpecError
 # the options' checks and the Poisson bootstrap kernel live in receval.resampling (the Spark
 # backend draws the same weights); re-exported here, where they are documented and imported
 from .resampling import (
-    _BLOCK, CI_METHODS, CORRECTIONS, MIN_RESAMPLES, TESTS, _blocks, _check, check_options, poisson_interval,
-    poisson_sums, poisson_weights, user_hash,
+    _BLOCK, CI_METHODS, CORRECTIONS, MIN_RESAMPLES, TESTS, StatsOptions, _blocks, _check, check_options,
+    poisson_interval, poisson_sums, poisson_weights, user_hash,
 )
 from .spec import signature_fields, signature_text
 from .tables import comparison_html  # noqa: F401  (loads the notebook display of the Comparisons made here)
@@ -243,16 +243,11 @@ def compare(
     *,
     higher_is_better: dict[str, bool] | None = None,
     signatures: dict[str, str] | None = None,
-    test: str = "t",
-    correction: str = "holm",
-    ci: str = "bca",
-    level: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
-    baseline: str | None = None,
     users: str = "truth",
     user_ids: Ids | None = None,
     progress: bool | None = None,
+    options: StatsOptions | None = None,
+    **given: Any,
 ) -> Comparison:
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
 
@@ -265,7 +260,9 @@ def compare(
     run) or between all pairs; the p-values of the whole table are corrected together; intervals
     are computed for every value and every difference (``ci="poisson"`` needs ``user_ids``, the
     users of the rows). ``progress``: a rich progress bar on stderr (default: when stderr is a
-    terminal).
+    terminal). The statistics' options (``test``, ``correction``, ``ci``, ``level``,
+    ``resamples``, ``seed``, ``baseline``): :class:`receval.resampling.StatsOptions`, given as
+    ``options=`` and/or as keywords (which win).
 
     >>> import numpy as np
     >>> pu = {"a": {"m@1": np.array([1.0, 1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 1.0, 0.0, 0.0])}}
@@ -279,7 +276,8 @@ def compare(
     >>> c.users, c.dropped, c.values[("a", "m@1")]     # a's mean on the paired users too
     (3, 1, 1.0)
     """
-    check_options(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed)
+    o = StatsOptions.of(options, given)
+    test, correction, ci, level, resamples, seed, baseline = o.test, o.correction, o.ci, o.level, o.resamples, o.seed, o.baseline
     runs = list(per_user)
     if len(runs) < 1:
         raise SpecError("compare needs at least one run")
