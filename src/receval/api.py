@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .engine import SideInputs, evaluate_encoded, exact_items, plan, say, settle_rel
-from .io import Columns
+from .backends.polars import run_polars
+from .budget import FILE_BUDGET, batches_for, memory_budget, one_batch_only
+from .engine import evaluate_encoded, plan_request, say, settle_rel
+from .errors import SpecError
+from .inputs import Request, exact_items, read_inputs
+from .io import Columns, id_columns, parse_sep
+from .outputs import input_paths
 from .resolve import UNSET
-from .results import Results
-from .signature import note_side
+from .results import LazyFingerprints, Results
+from .spec import announce
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import DialectLike, Frame, Ids, Metrics, Unset
@@ -95,86 +101,67 @@ def evaluate(
         Values by canonical spec, per-user values, signatures, exports and the fingerprints of
         the inputs (:mod:`receval.fingerprint`). Inputs are never modified.
     """
-    from .io import id_columns, parse_sep
-
-    from .spec import announce
-
     announce(metrics)  # another vocabulary's names (nDCG@10, AP) say once what they resolve to
     ids = id_columns(user_col, item_col, truth_user_col, truth_item_col)
     cols = Columns(score=score_col, rank=rank_col, rating=rating_col, sep=parse_sep(sep), **ids)
     overrides = {"rel": rel, "order": order, "ties": ties, "hitscore": hitscore, "dup": dup, "tdup": tdup, "empty": empty, "norecs": norecs}
-    from .outputs import input_paths
-
-    paths = input_paths(recs, truth, categories, train, catalog, baseline, item_groups, user_groups)  # never written over
-    if engine == "spark" or type(recs).__module__.startswith("pyspark"):
-        from .backends.spark import evaluate_spark
-
-        res = evaluate_spark(
-            recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
-            categories=categories, train=train, catalog=catalog,
-            baseline=baseline, item_groups=item_groups, user_groups=user_groups,
-        )
-        res.inputs = paths
-        return res
-    if engine == "polars":
-        from .backends.polars import evaluate_polars
-
-        res = evaluate_polars(
-            recs, truth, metrics, dialect=dialect, columns=cols, overrides=overrides,
-            categories=categories, train=train, catalog=catalog,
-            baseline=baseline, item_groups=item_groups, user_groups=user_groups, fingerprints=True,
-        )  # the inputs hashed batch by batch, never read again
-        res.inputs = paths
-        return res
-    if engine not in (None, "memory"):
-        from .errors import SpecError
-
+    req = Request(recs, truth, metrics, dialect, cols, overrides, categories=categories, train=train, catalog=catalog,
+                  baseline=baseline, item_groups=item_groups, user_groups=user_groups)
+    paths = input_paths(recs, truth, *req.side_given)  # never written over
+    name = "spark" if type(recs).__module__.startswith("pyspark") else ("memory" if engine is None else engine)
+    if name not in ENGINES:
         raise SpecError(f"unknown engine {engine!r}; use 'memory' (default), 'polars' or 'spark'")
-    resolved = plan(metrics, dialect, overrides)
-    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    from .results import LazyFingerprints
-
-    kw: dict[str, Any] = dict(dialect=dialect, columns=cols, overrides=overrides, categories=categories, train=train,
-                              catalog=catalog, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    n_files = _file_batches(recs, cols, resolved)
-    if n_files > 1:  # a large file: read lazily, in user batches (backends.polars)
-        from .backends.polars import evaluate_polars
-
-        res = evaluate_polars(recs, truth, metrics, n_batches=n_files, fingerprints=True, **kw)  # hashed batch by batch
-        res.inputs = paths
-        return res
-    from .fingerprint import read_inputs
-
-    inputs = read_inputs(recs, truth, cols)  # read once: encoded here, fingerprinted below
-    n = _frame_batches(inputs.recs, inputs.truth.frame, resolved)
-    if n > 1:  # large frames: the same engine over user batches, so memory follows the budget
-        from .backends.polars import evaluate_polars
-
-        res = evaluate_polars(inputs.recs, inputs.truth, metrics, n_batches=n, text=inputs.text, **kw)
-    else:
-        resolved, rel_said = settle_rel(resolved, inputs.truth.frame, cols.rating)  # rel:>0 when the truth is rated
-        enc = inputs.encode(exact=exact_items(resolved))
-        res = evaluate_encoded(enc, note_side(resolved, side), side)  # signatures name the side inputs read
-        say(rel_said)
-    res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
+    res = ENGINES[name](req)
     res.inputs = paths
     return res
 
 
+def _memory(req: Request) -> Results:
+    """The in-memory engine: the inputs read once, encoded and evaluated at once
+    (:func:`receval.engine.evaluate_each`); inputs larger than the memory budget go to the
+    same engine over user batches (:func:`receval.backends.polars.run_polars`)."""
+    cols = req.columns
+    side, resolved = plan_request(req)
+    n_files = _file_batches(req.recs, cols, resolved)
+    if n_files > 1:  # a large file: read lazily, in user batches (backends.polars)
+        return run_polars(req, n_batches=n_files, fingerprints=True)  # hashed batch by batch
+    inputs = read_inputs(req.recs, req.truth, cols)  # read once: encoded here, fingerprinted below
+    n = _frame_batches(inputs.recs, inputs.truth.frame, resolved)
+    if n > 1:  # large frames: the same engine over user batches, so memory follows the budget
+        res = run_polars(replace(req, recs=inputs.recs, truth=inputs.truth), n_batches=n, text=inputs.text)
+    else:
+        resolved, rel_said = settle_rel(resolved, inputs.truth.frame, cols.rating)  # rel:>0 when the truth is rated
+        enc = inputs.encode(exact=exact_items(resolved))
+        res = evaluate_encoded(enc, resolved, side)
+        say(rel_said)
+    res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
+    return res
+
+
+def _polars(req: Request) -> Results:
+    return run_polars(req, fingerprints=True)  # the inputs hashed batch by batch, never read again
+
+
+def _spark(req: Request) -> Results:
+    from .backends.spark import run_spark  # pyspark is loaded only when asked for
+
+    return run_spark(req)
+
+
+#: the engines :func:`evaluate` hands its :class:`receval.inputs.Request` to (``engine=``)
+ENGINES: dict[str, Callable[[Request], Results]] = {"memory": _memory, "polars": _polars, "spark": _spark}
+
+
 def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
     """How many user batches a recommendations file (Parquet, CSV) is read in: 1 (read it whole)
-    unless its rows outgrow the memory budget (:func:`receval.backends.polars.memory_budget`)."""
+    unless its rows outgrow the memory budget (:func:`receval.budget.memory_budget`)."""
     import os
-
-    from .backends.polars import one_batch_only
 
     if not isinstance(recs, (str, os.PathLike)) or one_batch_only(resolved):
         return 1
     name = str(recs).lower()
     if not os.path.isfile(recs) or not name.endswith((".parquet", ".pq", ".csv", ".tsv", ".txt")):
         return 1
-    from .backends.polars import FILE_BUDGET, batches_for, memory_budget
-
     if name.endswith((".parquet", ".pq")):
         import polars as pl
 
@@ -189,8 +176,6 @@ def _file_batches(recs: Any, cols: Columns, resolved: list) -> int:
 
 def _frame_batches(recs: Any, truth: Any, resolved: list) -> int:
     """How many user batches frames held in memory are evaluated in (1 below the budget)."""
-    from .backends.polars import batches_for, memory_budget, one_batch_only
-
     if one_batch_only(resolved):
         return 1
     size = recs.estimated_size() + truth.estimated_size()

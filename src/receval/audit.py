@@ -40,7 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import adapters
 from .conformance.case import BatchImplementation, Case
+from .conformance.suite import per_user_of, side_kwargs
+from .engine import dialect_of, evaluate_each
+from .inputs import exact_items, read_inputs
+from .io import Columns
+from .resolve import resolve
+from .side import SideInputs
+from .signature import note_side
 from .errors import RecevalError, SpecError
 
 #: relative tolerance of a match; an implementation that computes in lower precision declares
@@ -91,13 +99,6 @@ def load_implementation(text: str) -> tuple[Any, str]:
         if fn is None or not (callable(fn) or isinstance(fn, BatchImplementation)):
             raise AuditError(f"implementation '{text}': '{where}' has no function '{name}'")
         return fn, text
-    try:
-        adapters = importlib.import_module("receval.adapters")
-    except ImportError:
-        adapters = None
-    if adapters is None or not hasattr(adapters, "get"):
-        raise AuditError(f"implementation '{text}' is not module:function or path/to/file.py:function "
-                         "(built-in adapters are not installed in this receval)")
     try:
         return adapters.get(text), text
     except Exception as exc:
@@ -207,17 +208,77 @@ def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
 
 # --- receval's values ----------------------------------------------------------------------------
 
-_CACHE: dict[tuple[str, str, str | None], Any] = {}
-_RESOLVED: dict[tuple[str, str | None], Any] = {}
-_ENCODED: dict[tuple[str, bool], Any] = {}
+class ReceValues:
+    """receval's values on the probes, cached: a probe is keyed by the digest of its frames, so
+    one object serves every audit of a process (:data:`VALUES`) or of a caller (``values=``)."""
+
+    def __init__(self) -> None:
+        #: (probe key, spec, dialect) -> (mean, {user: value} or None), or None (refused)
+        self.outcomes: dict[tuple[str, str, str | None], Any] = {}
+        #: (spec, dialect) -> Resolved, or None (refused)
+        self.resolved: dict[tuple[str, str | None], Any] = {}
+        #: (probe key, exact item ids) -> (Encoded, SideInputs), or None (refused)
+        self.encoded: dict[tuple[str, bool], Any] = {}
+
+    def __call__(self, probe: Probe, specs: Sequence[str], dialect: str | None = None) -> dict[str, Any]:
+        """receval's outcome of each spec on the probe: (mean, {user: value}) or None (refused)."""
+        todo = [s for s in dict.fromkeys(specs) if (probe.key, s, dialect) not in self.outcomes]
+        if todo:
+            self._batch(probe, todo, dialect)
+        return {s: self.outcomes[(probe.key, s, dialect)] for s in specs}
+
+    def _batch(self, probe: Probe, specs: list[str], dialect: str | None) -> None:
+        c = probe.case
+        out = self.outcomes
+        if dialect is None:  # a duplicate refused by dup=error / tdup=error: known without evaluating
+            dups = [("dup", probe.dup), ("tdup", probe.tdup)]
+            refused = [s for s in specs if any(has and _opt(s, opt) == "error" for opt, has in dups)]
+            for s in refused:
+                out[(probe.key, s, dialect)] = None
+            specs = [s for s in specs if s not in set(refused)]
+            if not specs:
+                return
+        resolved = []
+        for s in specs:
+            if (s, dialect) not in self.resolved:
+                try:
+                    self.resolved[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
+                except RecevalError:
+                    self.resolved[(s, dialect)] = None
+            r = self.resolved[(s, dialect)]
+            if r is None:
+                out[(probe.key, s, dialect)] = None
+            else:
+                resolved.append((s, r))
+        if not resolved:
+            return
+        cols = Columns("user", "item", "score", "rank", "rating")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exact = exact_items([r for _, r in resolved])
+            if (probe.key, exact) not in self.encoded:
+                try:
+                    self.encoded[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
+                                                        SideInputs(cols=cols, **side_kwargs(c.side)))
+                except RecevalError:
+                    self.encoded[(probe.key, exact)] = None
+            if self.encoded[(probe.key, exact)] is None:
+                for s, _ in resolved:
+                    out[(probe.key, s, dialect)] = None
+                return
+            enc, side = self.encoded[(probe.key, exact)]
+            each = evaluate_each(enc, note_side([r for _, r in resolved], side), side)
+        for i, (s, _) in enumerate(resolved):
+            e = each[i]
+            if isinstance(e, RecevalError):
+                out[(probe.key, s, dialect)] = None
+                continue
+            mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
+            out[(probe.key, s, dialect)] = (mean, per_user_of(each.user_ids, e.per_user) if e.per_user is not None else None)
 
 
-def _receval(probe: Probe, specs: Sequence[str], dialect: str | None = None) -> dict[str, Any]:
-    """receval's outcome of each spec on the probe: (mean, {user: value}) or None (refused)."""
-    todo = [s for s in dict.fromkeys(specs) if (probe.key, s, dialect) not in _CACHE]
-    if todo:
-        _batch(probe, todo, dialect)
-    return {s: _CACHE[(probe.key, s, dialect)] for s in specs}
+#: the values every audit of this process shares unless given its own (``audit(..., values=)``)
+VALUES = ReceValues()
 
 
 def _opt(spec: str, name: str) -> str:
@@ -226,82 +287,6 @@ def _opt(spec: str, name: str) -> str:
 
     found = re.search(rf"[(,]{name}=([^,)]*)", spec)
     return found.group(1) if found else "error"
-
-
-def _batch(probe: Probe, specs: list[str], dialect: str | None) -> None:
-    from .conformance.suite import side_kwargs, per_user_of
-
-    c = probe.case
-    if dialect is None:  # a duplicate refused by dup=error / tdup=error: known without evaluating
-        dups = [("dup", probe.dup), ("tdup", probe.tdup)]
-        refused = [s for s in specs if any(has and _opt(s, opt) == "error" for opt, has in dups)]
-        for s in refused:
-            _CACHE[(probe.key, s, dialect)] = None
-        specs = [s for s in specs if s not in set(refused)]
-        if not specs:
-            return
-    from .engine import compute_entries, dialect_of, exact_items, form, groups, needs_of
-    from .fingerprint import read_inputs
-    from .io import Columns
-    from .resolve import resolve
-    from .side import SideInputs
-    from .signature import note_side
-
-    resolved = []
-    for s in specs:
-        if (s, dialect) not in _RESOLVED:
-            try:
-                _RESOLVED[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
-            except RecevalError:
-                _RESOLVED[(s, dialect)] = None
-        r = _RESOLVED[(s, dialect)]
-        if r is None:
-            _CACHE[(probe.key, s, dialect)] = None
-        else:
-            resolved.append((s, r))
-    if not resolved:
-        return
-    cols = Columns("user", "item", "score", "rank", "rating")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exact = exact_items([r for _, r in resolved])
-        if (probe.key, exact) not in _ENCODED:
-            try:
-                _ENCODED[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
-                                                SideInputs(cols=cols, **side_kwargs(c.side)))
-            except RecevalError:
-                _ENCODED[(probe.key, exact)] = None
-        if _ENCODED[(probe.key, exact)] is None:
-            for s, _ in resolved:
-                _CACHE[(probe.key, s, dialect)] = None
-            return
-        enc, side = _ENCODED[(probe.key, exact)]
-        rs = note_side([r for _, r in resolved], side)
-        names = [s for s, _ in resolved]
-        for key, idxs in groups(rs).items():
-            try:
-                h = form(enc, dict(key), needs_of(rs, idxs), side)
-            except RecevalError:
-                for i in idxs:
-                    _CACHE[(probe.key, names[i], dialect)] = None
-                continue
-            try:
-                entries = compute_entries(h, [rs[i] for i in idxs])
-            except RecevalError:
-                entries = {}
-                for i in idxs:
-                    try:
-                        entries.update(compute_entries(h, [rs[i]]))
-                    except RecevalError:
-                        pass
-            for i in idxs:
-                e = entries.get(id(rs[i]))
-                if e is None:
-                    _CACHE[(probe.key, names[i], dialect)] = None
-                    continue
-                mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
-                _CACHE[(probe.key, names[i], dialect)] = (
-                    mean, per_user_of(h.user_ids, e.per_user) if e.per_user is not None else None)
 
 
 # --- comparison ----------------------------------------------------------------------------------
@@ -418,7 +403,7 @@ def _around(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
     return out
 
 
-def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Mapping[str, Any]) -> None:
+def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Mapping[str, Any], values: ReceValues) -> None:
     """Tally every candidate on every probe; a candidate already wrong on 2 more probes than
     the best is not evaluated further (its count is then a lower bound: it is not the closest)."""
     live = list(cands)
@@ -428,13 +413,13 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
                 c.undefined += 1
             continue
         plain = [c for c in live if c.dialect is None]
-        values = _receval(p, [c.spec(metric.name, p.case.k) for c in plain])
+        mine = values(p, [c.spec(metric.name, p.case.k) for c in plain])
         for c in plain:
-            _tally(c, p, compare(got[p.key], values[c.spec(metric.name, p.case.k)]))
+            _tally(c, p, compare(got[p.key], mine[c.spec(metric.name, p.case.k)]))
         for c in live:
             if c.dialect is not None:
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
-                _tally(c, p, compare(got[p.key], _receval(p, [spec], c.dialect)[spec]))
+                _tally(c, p, compare(got[p.key], values(p, [spec], c.dialect)[spec]))
         best = min(c.wrong for c in live)
         for c in live:
             c.pruned = c.wrong > best + 2
@@ -564,13 +549,14 @@ def explanation(spec: str, dialect: str | None = None) -> str:
 # --- the audit -------------------------------------------------------------------------------------
 
 
-def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
+def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | None = None) -> AuditReport:
     """Which definition of ``metric`` does ``impl`` compute? (see the module docs)
 
     ``impl``: ``impl(recs, truth, k, side) -> {user: value} | mean``, a batch implementation,
     or its text (``module:function``, ``path/to/file.py:function``, an adapter name);
     ``cases``: None (the shipped suite), an exported folder, or a list of
-    :class:`~receval.conformance.case.Case`.
+    :class:`~receval.conformance.case.Case`; ``values``: the cache of receval's values to
+    read and fill (default: :data:`VALUES`, shared by the audits of this process).
     """
     from .conformance.suite import cases as suite_cases
     from .metrics import get_metric
@@ -589,14 +575,14 @@ def audit(impl: Any, metric: str, cases: Any = None) -> AuditReport:
     tolerance = max(TOLERANCE, float(getattr(impl, "tolerance", TOLERANCE)))
     token = _TOL.set(tolerance)
     try:
-        report = _audit(impl, m, chosen, label)
+        report = _audit(impl, m, chosen, label, values if values is not None else VALUES)
     finally:
         _TOL.reset(token)
     report.tolerance = tolerance
     return report
 
 
-def _audit(impl: Any, m: Any, chosen: list, label: str) -> AuditReport:
+def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> AuditReport:
     probes = probes_of(chosen)
     got = run_implementation(impl, probes)
     errors = [v for v in got.values() if isinstance(v, str)]
@@ -615,7 +601,7 @@ def _audit(impl: Any, m: Any, chosen: list, label: str) -> AuditReport:
                 seen.add(key)
                 new.append(Candidate(o))
         new += [Candidate({}, d) for d in dialects]
-        _score(m, new, probes, got)
+        _score(m, new, probes, got, values)
         cands.extend(new)
 
     def bases() -> list[dict[str, str]]:
@@ -647,12 +633,12 @@ def _audit(impl: Any, m: Any, chosen: list, label: str) -> AuditReport:
         if not c.wrong or c.pruned or key in shown:
             continue
         shown.add(key)
-        report.closest.append(_finding(m.name, c, by_key, got))
+        report.closest.append(_finding(m.name, c, by_key, got, values))
         if len(report.closest) == 3:
             break
     first = everything[0]
     if first.users and not first.differs:
-        report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name)
+        report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name, values)
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
@@ -679,11 +665,11 @@ def _dialects(metric: str) -> list[str]:
     return out
 
 
-def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mapping[str, Any]) -> Finding:
+def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mapping[str, Any], values: ReceValues) -> Finding:
     keys = c.differs + c.users
     p = min((by_key[k] for k in keys), key=lambda p: (p.size, p.id))
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
-    want = _receval(p, [spec], c.dialect)[spec]
+    want = values(p, [spec], c.dialect)[spec]
     mine = None if want is None else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
     case = {
         "id": p.id, "tags": list(p.tags), "k": p.case.k, "recs": p.case.recs.rows(), "truth": p.case.truth.rows(),
@@ -692,9 +678,9 @@ def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mappin
     return Finding(c.label(metric), c.matched, c.wrong, case)
 
 
-def _user_set(p: Probe, got: Any, c: Candidate, metric: str) -> str:
+def _user_set(p: Probe, got: Any, c: Candidate, metric: str, values: ReceValues) -> str:
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
-    want = _receval(p, [spec], c.dialect)[spec]
+    want = values(p, [spec], c.dialect)[spec]
     if want is None or not isinstance(got, dict):
         return "another set of users"
     ours = set(want[1] or {})

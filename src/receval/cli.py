@@ -150,6 +150,7 @@ def _runs(p: argparse.ArgumentParser):
             named[name.strip()] = path.strip()
         from .figures import parse_figure, write_figure
         from .outputs import check_outputs
+        from .resampling import StatsOptions
         from .tables import EXTENSIONS, render_pairs, render_table, write_table
 
         figures = [parse_figure(item) for item in a.figure]  # checked before any work
@@ -168,8 +169,8 @@ def _runs(p: argparse.ArgumentParser):
             check_page(report, inputs, a.force)
         runs = evaluate_runs(named, a.truth, a.metric, dialect=a.dialect, **column_kwargs(a), **context_kwargs(a),
                              **({"sep": a.sep} if a.sep else {}), **({"train": a.train} if a.train else {}))
-        stat = dict(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples, seed=a.seed,
-                    baseline=a.baseline)
+        stat = StatsOptions(test=a.test, correction=a.correction, ci=a.ci, level=a.level, resamples=a.resamples,
+                            seed=a.seed, baseline=a.baseline)
         latex = {"label": a.label, "fit": a.latex_fit}  # the terminal table fits COLUMNS / the terminal
         if segments is not None:
             from .io import Columns
@@ -177,11 +178,11 @@ def _runs(p: argparse.ArgumentParser):
 
             cols = Columns(a.user_col, a.item_col, a.score_col, a.rank_col, a.rating_col, sep=a.sep,
                            truth_user=a.truth_user_col, truth_item=a.truth_item_col)
-            sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, **stat)
+            sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, options=stat)
             c = sc.overall
             text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none")
         else:
-            sc = c = runs.compare(**stat)
+            sc = c = runs.compare(stat)
             text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
             if a.format != "json":
                 text += "\n" + render_pairs(c, a.format, alpha=a.alpha)

@@ -89,34 +89,19 @@ class Comparison:
         return fmt_value(row[metric][0] if row.height else None)
 
 
-def compare_results(
-    recs: Any,
-    truth: Any,
-    metrics: str | Iterable[Any],
-    *,
-    dialects: Any = "all",
-    errors: str = "mark",
-    user_col: str = "user_id",
-    item_col: str = "item_id",
-    score_col: str = "score",
-    rank_col: str = "rank",
-    rating_col: str = "rating",
-    truth_user_col: str | None = None,
-    truth_item_col: str | None = None,
-    categories: Any = None,
-    train: Any = None,
-    catalog: Any = None,
-    **context: Any,
-) -> Comparison:
+def compare_results(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dialects: Any = "all", errors: str = "mark",
+                    categories: Any = None, train: Any = None, catalog: Any = None, **context: Any) -> Comparison:
     """Evaluate ``metrics`` under each dialect; see :func:`compare` for the parameters.
 
     ``errors="mark"`` turns a dialect's data error (e.g. repeated items it refuses, a rank
     column it needs) into a null cell recorded in :attr:`Comparison.errors`;
-    ``errors="raise"`` re-raises it.
+    ``errors="raise"`` re-raises it. ``context``: the column keywords (``user_col``, ...,
+    :data:`receval.io.COLUMN_KEYWORDS`) and the context options (``rel``, ``ties``, ...).
     """
-    from .engine import SideInputs, compute_entries, encode_inputs, form
+    from .engine import SideInputs, evaluate_each
+    from .inputs import encode_inputs
 
-    from .io import Columns
+    from .io import pop_columns
     from .options import CONTEXT_AXES
     from .resolve import resolve
 
@@ -127,6 +112,7 @@ def compare_results(
         raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
     if errors not in ("mark", "raise"):
         raise SpecError(f"errors must be 'mark' or 'raise', got {errors!r}")
+    cols = pop_columns(context)
     unknown_ctx = set(context) - set(CONTEXT_AXES)
     if unknown_ctx:
         raise TypeError(f"compare() got unexpected keyword arguments: {', '.join(sorted(unknown_ctx))}")
@@ -156,7 +142,6 @@ def compare_results(
 
     if type(recs).__module__.startswith("pyspark"):  # pragma: no cover
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")
-    cols = Columns(user_col, item_col, score_col, rank_col, rating_col, truth_user=truth_user_col, truth_item=truth_item_col)
     enc = encode_inputs(recs, truth, cols)
     from .resolve import decide_rel
 
@@ -166,39 +151,17 @@ def compare_results(
 
     cells = dict(zip(cells, note_side(list(cells.values()), side)))  # signatures name the side inputs read
 
-    groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
-    for key, r in cells.items():
-        groups[r.build_key()].append(key)
+    # one engine entry for every cell; a refusal marks only the cells it refuses
+    keys = list(cells)
+    each = evaluate_each(enc, [cells[c] for c in keys], side, strict=errors == "raise")
     values: dict[tuple[int, int], float | None] = {}
-    for bkey, members in groups.items():
-        rs = [cells[c] for c in members]
-        try:
-            needs = set().union(*(r.metric.needs for r in rs))
-            h = form(enc, dict(bkey), needs, side)
-        except RecevalError as exc:
-            if errors == "raise":
-                raise
-            for c in members:
-                result.errors[(labels[c[0]], specs[c[1]])] = str(exc)
+    for i, e in each.items():  # in the engine's order (build groups), as the errors were always listed
+        c = keys[i]
+        if isinstance(e, RecevalError):
+            result.errors[(labels[c[0]], specs[c[1]])] = str(e)
             continue
-        # compute per cell group so that one failing formula marks only its own cells
-        try:
-            entries = compute_entries(h, rs)
-        except RecevalError:
-            if errors == "raise":
-                raise
-            entries = {}
-            for c, r in zip(members, rs):
-                try:
-                    entries.update(compute_entries(h, [r]))
-                except RecevalError as exc:
-                    result.errors[(labels[c[0]], specs[c[1]])] = str(exc)
-        for c, r in zip(members, rs):
-            e = entries.get(id(r))
-            if e is None:
-                continue
-            values[c] = e.value
-            result.signatures[(labels[c[0]], specs[c[1]])] = e.signature
+        values[c] = e.value
+        result.signatures[(labels[c[0]], specs[c[1]])] = e.signature
 
     data: dict[str, list[Any]] = {
         "dialect": labels,
@@ -213,15 +176,7 @@ def compare_results(
     return result
 
 
-def compare(
-    recs: Any,
-    truth: Any,
-    metrics: str | Iterable[Any],
-    *,
-    dialects: Any = "all",
-    errors: str = "mark",
-    **kwargs: Any,
-) -> pl.DataFrame:
+def compare(recs: Any, truth: Any, metrics: str | Iterable[Any], **kwargs: Any) -> pl.DataFrame:
     """One table: a row per dialect, a column per metric (null where a library lacks it).
 
     Parameters
@@ -237,15 +192,15 @@ def compare(
         ``"mark"`` (default): a dialect that refuses the data gets null cells;
         ``"raise"``: raise instead. Use :func:`compare_results` for the messages and signatures.
     **kwargs
-        Column names (``user_col``, ...), side inputs and context options (``rel``, ``ties``,
-        ...) applied to every dialect, as in :func:`receval.evaluate`.
+        ``dialects``, ``errors`` (above), column names (``user_col``, ...), side inputs and
+        context options (``rel``, ``ties``, ...) applied to every dialect, as in :func:`receval.evaluate`.
 
     Returns
     -------
     polars.DataFrame
         Columns ``dialect``, ``library``, ``version`` and one Float64 column per metric.
     """
-    return compare_results(recs, truth, metrics, dialects=dialects, errors=errors, **kwargs).frame
+    return compare_results(recs, truth, metrics, **kwargs).frame
 
 
 def render_comparison(res: Comparison, fmt: str = "table") -> str:

@@ -20,16 +20,19 @@ import numpy as np
 import polars as pl
 
 from ._version import __version__
-from .encode import Encoded, encode, gather, rank_order
-from .errors import DataError, OutsideCatalogue, SpecError, TiesRefused
+from .encode import Encoded, gather, rank_order
+from .errors import DataError, OutsideCatalogue, RecevalError, SpecError, TiesRefused
 from .hits import Hits, build
-from .io import Columns, check_columns, is_text_path, read_frame
+# the input step lives in receval.inputs; re-exported here, where tests and callers import it
+from .budget import globals_without_partial
+from .inputs import Request, Truth, encode_frames, encode_inputs, exact_items, read_truth
+from .io import Columns, is_text_path
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, decide_rel, resolve
 from .results import Entry, Results
 from .side import SideInputs
-from .signature import make_signature
+from .signature import make_signature, note_side
 from .spec import spec_list
 
 CONTEXT_KEYS = tuple(CONTEXT_AXES)
@@ -51,6 +54,22 @@ def dialect_of(dialect: Any):
     if isinstance(dialect, Dialect):
         return dialect
     raise SpecError(f"dialect must be a name such as 'recbole' or 'daisyrec@2.3', got {type(dialect).__name__} {dialect!r}")
+
+
+def plan_request(req: Request) -> tuple[SideInputs, list[Resolved]]:
+    """The side inputs of a request and its specs resolved, the signatures naming the side
+    inputs their values read (what every engine starts with)."""
+    side = req.side()
+    return side, note_side(plan(req.metrics, req.dialect, dict(req.overrides)), side)
+
+
+def ignored_rows(recs: pl.DataFrame, user: str) -> dict[str, int]:
+    """The counts of a batch of users without a truth row (``run_batch(None, ..., ignored=)``):
+    its recommendation rows (``recs``, users in column ``user``) are ignored."""
+    if not recs.height:
+        return {}
+    n_users = recs.get_column(user).n_unique()
+    return {"rec_rows": recs.height, "ignored_rec_rows": recs.height, "ignored_rec_users": n_users, "users_only_in_recs": n_users}
 
 
 def plan(metrics: Any, dialect: Any = None, overrides: dict[str, Any] | None = None) -> list[Resolved]:
@@ -108,47 +127,6 @@ def say(message: str | None) -> None:
 
 
 # ---- inputs ------------------------------------------------------------------------------------
-
-
-def exact_items(resolved: Sequence[Resolved]) -> bool:
-    """Whether item ids must be coded exactly: a metric reads the item layer, or a tie rule
-    orders by item id."""
-    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc", "text_desc") for r in resolved)
-
-
-@dataclass
-class Truth:
-    """A ground truth read once (a frame, and whether it came from a text file), to evaluate
-    several runs against it without reading or parsing it again."""
-
-    frame: pl.DataFrame
-    text: bool = False
-
-
-def read_truth(truth: Any, cols: Columns) -> Truth:
-    """Read the ground truth once (any frame type or file); pass the result as ``truth``."""
-    if isinstance(truth, Truth):
-        return truth
-    tc = cols.truth()
-    return Truth(read_frame(truth, "ground truth", ids=(tc.user, tc.item), sep=cols.sep), is_text_path(truth))
-
-
-def encode_inputs(recs: Any, truth: Any, cols: Columns, exact: bool = True) -> Encoded:
-    """Read both inputs (any frame type or file; ``truth`` may be a :class:`Truth`) and
-    encode them (:func:`receval.encode.encode`)."""
-    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item), sep=cols.sep)
-    t = read_truth(truth, cols)
-    return encode_frames(rf, t.frame, cols, text=(is_text_path(recs), t.text), exact=exact)
-
-
-def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple[bool, bool] = (False, False),
-                  exact: bool = True) -> Encoded:
-    rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
-    tc = cols.truth()
-    troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
-    enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
-    enc.info["columns"] = cols
-    return enc
 
 
 # ---- the form ----------------------------------------------------------------------------------
@@ -392,22 +370,58 @@ def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
     return Entry(r.key, float(value), sig, users=n, skipped=skipped, per_user=per_user, dialect=r.dialect, asked=str(r.spec))
 
 
-def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None) -> Results:
-    """The in-memory backend: every build group on all users at once."""
-    entries: dict[int, Entry] = {}
-    user_ids: np.ndarray | None = None
-    info: dict[str, Any] = {}
+class Each(dict):
+    """What :func:`evaluate_each` returns: ``{position in resolved: Entry, or the RecevalError
+    that refused it}``, with ``user_ids`` (the users every per-user array is aligned with; None
+    when no form was built) and ``info`` (the first form's, with the tie counts of all)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.user_ids: np.ndarray | None = None
+        self.info: dict[str, Any] = {}
+
+
+def evaluate_each(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None, *,
+                  strict: bool = False) -> Each:
+    """Every resolved spec on all users of ``enc`` at once: one form per build group, one pass
+    per formula group. A refusal (a :class:`receval.errors.RecevalError` of the form or of a
+    formula) is raised when ``strict``; else it is the value of the specs it refuses (a formula
+    group that fails is computed again spec by spec, so that only the failing specs carry it)."""
+    out = Each()
     count = TieCount()
     for key, idxs in groups(resolved).items():
         rs = [resolved[i] for i in idxs]
-        h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
-        if user_ids is None:
-            user_ids, info = h.user_ids, dict(h.info)
+        try:
+            h = form(enc, dict(key), needs_of(resolved, idxs), side, tie_reach(rs))
+        except RecevalError as exc:
+            if strict:
+                raise
+            out.update(dict.fromkeys(idxs, exc))
+            continue
+        if out.user_ids is None:
+            out.user_ids, out.info = h.user_ids, dict(h.info)
         count.add(h, rs)
-        entries.update(compute_entries(h, rs))
-    count.into(info, resolved)
-    warn_ties(info, resolved)
-    return Results([entries[id(r)] for r in resolved], user_ids, __version__, info)
+        try:
+            got: dict[int, Entry | RecevalError] = dict(compute_entries(h, rs))
+        except RecevalError:
+            if strict:
+                raise
+            got = {}
+            for r in rs:
+                try:
+                    got.update(compute_entries(h, [r]))
+                except RecevalError as exc:
+                    got[id(r)] = exc
+        out.update({i: got[id(resolved[i])] for i in idxs})
+    count.into(out.info, resolved)
+    return out
+
+
+def evaluate_encoded(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs | None = None) -> Results:
+    """The in-memory backend: :func:`evaluate_each` (a refusal raised), the notes said, the values as Results."""
+    each = evaluate_each(enc, resolved, side, strict=True)
+    warn_ties(each.info, resolved)
+    return Results([each[i] for i in range(len(resolved))], each.user_ids, __version__, each.info)
 
 
 @dataclass
@@ -600,10 +614,6 @@ def reduce_user_sums(r: Resolved, sums: UserSums, order: str | None) -> Entry:
     return Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec))
 
 
-def globals_without_partial(resolved: Sequence[Resolved]) -> list[str]:
-    return [r.key for r in resolved if not r.per_user and (r.metric.partial is None or r.metric.combine is None)]
-
-
 def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
     missing = globals_without_partial(resolved)
     if missing:
@@ -614,7 +624,7 @@ def check_globals(resolved: Sequence[Resolved], engine: str) -> None:
 
 
 __all__ = [
-    "SideInputs", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
-    "compute_entries", "aggregate", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
+    "SideInputs", "Request", "plan_request", "ignored_rows", "Truth", "read_truth", "dialect_of", "is_text_path", "exact_items", "plan", "encode_inputs", "encode_frames", "form", "order_rule", "tie_reach", "tied_codes", "TieCount", "warn_ties",
+    "compute_entries", "aggregate", "Each", "evaluate_each", "evaluate_encoded", "Batch", "run_batch", "merge", "merge_info",
     "MergedUsers", "raise_refused", "combine_partials", "UserSums", "reduce_user_sums", "globals_without_partial", "check_globals", "groups", "formula_groups", "ks_of", "k_index",
 ]

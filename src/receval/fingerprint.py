@@ -80,9 +80,9 @@ import numpy as np
 import polars as pl
 
 from .encode import _CANONICAL_INT, number_series
-from .engine import SideInputs, Truth, encode_frames, is_text_path, read_truth
 from .errors import DataError
-from .io import Columns, read_frame
+from .io import Columns, is_text_path, read_frame
+from .side import SideInputs
 
 VERSION = "rf1"
 #: the inputs a result names, in the order they are listed
@@ -345,7 +345,7 @@ def _series(values: Any, name: str) -> pl.Series:
 # ---- the inputs of an evaluation --------------------------------------------------------------------
 
 
-def _as_lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame | pl.LazyFrame:
+def as_lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame | pl.LazyFrame:
     """An input as the engine reads it; a LazyFrame or a Parquet path stays lazy."""
     if isinstance(obj, pl.LazyFrame):
         return obj
@@ -377,11 +377,11 @@ def truth_fingerprint(data: pl.DataFrame | pl.LazyFrame, cols: Columns, text: bo
     return FrameFingerprint(data, roles, text=text, what="ground truth")
 
 
-def _run_fp(data: Any, what: str, cols: Columns, text: bool) -> str:
+def run_fp(data: Any, what: str, cols: Columns, text: bool) -> str:
     return _whole(run_fingerprint(data, what, cols, text), data)
 
 
-def _truth_fp(data: Any, cols: Columns, text: bool) -> str:
+def truth_fp(data: Any, cols: Columns, text: bool) -> str:
     return _whole(truth_fingerprint(data, cols, text), data)
 
 
@@ -397,14 +397,14 @@ def side_fingerprint(name: str, obj: Any, cols: Columns) -> str:
     """The fingerprint of one side input (``train``, ``catalog``, ``categories``,
     ``item_groups``, ``user_groups``, ``baseline``), read as its metrics read it."""
     if name == "train":
-        data = _as_lazy(obj, "train interactions", sep=cols.sep)
+        data = as_lazy(obj, "train interactions", sep=cols.sep)
         return fingerprint_frame(data, _roles(data, "train interactions", {"user": cols.user, "item": cols.item}, {}),
                                  what="train interactions")
     if name == "catalog":
         if isinstance(obj, (list, tuple, np.ndarray)):
             arr = np.asarray(obj)
             return fingerprint_columns({"item": arr.astype(object) if arr.dtype.kind in "US" else arr})
-        data = _as_lazy(obj, "catalog", sep=cols.sep)
+        data = as_lazy(obj, "catalog", sep=cols.sep)
         return fingerprint_frame(data, _roles(data, "catalog", {"item": cols.item}, {}), what="catalog")
     if name == "categories":
         return fingerprint_frame(_categories_frame(obj, cols), {"item": "item", "category": "category"}, what="categories")
@@ -417,7 +417,7 @@ def side_fingerprint(name: str, obj: Any, cols: Columns) -> str:
         return fingerprint_frame(data, {**roles, "group": "group"}, what=what)
     if name == "baseline":
         data = read_frame(obj, "baseline")
-        return _run_fp(data, "baseline", cols, text=False)
+        return run_fp(data, "baseline", cols, text=False)
     raise DataError(f"unknown input {name!r}; inputs are {', '.join(INPUTS)}")
 
 
@@ -427,51 +427,6 @@ def side_fingerprints(side: SideInputs | None) -> dict[str, str]:
         return {}
     return {name: side_fingerprint(name, getattr(side, name), side.cols)
             for name in INPUTS[2:] if getattr(side, name, None) is not None}
-
-
-@dataclass
-class Inputs:
-    """The recommendations and the ground truth read once: encoded by the engine and
-    fingerprinted from the same frames (never read twice)."""
-
-    recs: pl.DataFrame
-    truth: Truth
-    cols: Columns
-    recs_text: bool = False
-
-    @property
-    def text(self) -> tuple[bool, bool]:
-        return self.recs_text, self.truth.text
-
-    def encode(self, exact: bool = True):
-        """:func:`receval.engine.encode_frames` of the frames (what ``encode_inputs`` does)."""
-        return encode_frames(self.recs, self.truth.frame, self.cols, text=self.text, exact=exact)
-
-    def fingerprints(self, side: SideInputs | None = None) -> dict[str, str]:
-        out = {"recs": _run_fp(self.recs, "recommendations", self.cols, self.recs_text),
-               "truth": _truth_fp(self.truth.frame, self.cols, self.truth.text)}
-        return {**out, **side_fingerprints(side)}
-
-
-def read_inputs(recs: Any, truth: Any, cols: Columns) -> Inputs:
-    """Read recs and truth as :func:`receval.engine.encode_inputs` does."""
-    rf = read_frame(recs, "recommendations", ids=(cols.user, cols.item), sep=cols.sep)
-    return Inputs(rf, read_truth(truth, cols), cols, is_text_path(recs))
-
-
-def input_fingerprints(recs: Any, truth: Any, cols: Columns, side: SideInputs | None = None) -> dict[str, str]:
-    """Every fingerprint of an evaluation's inputs, read again (Parquet files and LazyFrames
-    in slices): for engines that read the inputs themselves (``engine="polars"``)."""
-    ids = (cols.user, cols.item)
-    t_data: pl.DataFrame | pl.LazyFrame
-    if isinstance(truth, Truth):
-        t_data, t_text = truth.frame, truth.text
-    else:
-        tc = cols.truth()
-        t_data, t_text = _as_lazy(truth, "ground truth", (tc.user, tc.item), cols.sep), is_text_path(truth)
-    out = {"recs": _run_fp(_as_lazy(recs, "recommendations", ids, cols.sep), "recommendations", cols, is_text_path(recs)),
-           "truth": _truth_fp(t_data, cols, t_text)}
-    return {**out, **side_fingerprints(side)}
 
 
 def fingerprint(data: Any, input: str = "recs", *, user_col: str = "user_id", item_col: str = "item_id",
@@ -490,12 +445,12 @@ def fingerprint(data: Any, input: str = "recs", *, user_col: str = "user_id", it
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     if input in ("recs", "truth"):
         what = "recommendations" if input == "recs" else "ground truth"
-        frame = _as_lazy(data, what, (cols.user, cols.item), cols.sep)
+        frame = as_lazy(data, what, (cols.user, cols.item), cols.sep)
         if input == "recs":
-            return _run_fp(frame, what, cols, is_text_path(data))
-        return _truth_fp(frame, cols, is_text_path(data))
+            return run_fp(frame, what, cols, is_text_path(data))
+        return truth_fp(frame, cols, is_text_path(data))
     return side_fingerprint(input, data, cols)
 
 
 __all__ = ["VERSION", "INPUTS", "fingerprint", "fingerprint_frame", "FrameFingerprint", "run_fingerprint", "truth_fingerprint", "fingerprint_columns", "side_fingerprint",
-           "side_fingerprints", "input_fingerprints", "read_inputs", "Inputs"]
+           "side_fingerprints"]

@@ -24,13 +24,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .errors import DataError
 from .lists import ListSpace
-from .side import SideInputs
+
+
+class SideReader(Protocol):
+    """What the form asks of its side inputs (:class:`receval.side.SideInputs` is one):
+    ``read(name)``, the input as the metrics read it, or None when not given; ``truth_max``, the
+    largest truth rating over all users when a batched engine sets it."""
+
+    truth_max: float | None
+
+    def read(self, name: str) -> Any: ...
 
 
 #: cut-offs up to this many positions are computed on views k columns wide (the arithmetic
@@ -76,7 +85,7 @@ class Hits:
     listed_rating: np.ndarray | None = None
     #: side inputs of the beyond-accuracy metrics (:class:`receval.side.SideInputs`), given to
     #: :func:`build` by the engine (read by the list layer and the metrics that compare groups or runs)
-    side: SideInputs | None = None
+    side: SideReader | None = None
     #: the largest position of any recommended row (0 without rows): every cut-off beyond it
     #: reads the same lists, so no array is wider than this
     max_pos: int = 0
@@ -106,7 +115,9 @@ class Hits:
         (the metric declares ``needs={"rows", "items"}``)."""
         if self.row_item is None or self.truth_item is None:
             raise ValueError("the list layer needs the form's row-level item ids: the metric must declare needs={'rows', 'items'}")
-        return ListSpace(self, self.side)
+        if self.side is None:
+            return ListSpace(self)
+        return ListSpace(self, self.side.read("categories"), self.side.read("train"), self.side.read("catalog"))
 
     def memo(self, key: tuple, make: Any) -> Any:
         """``make()``, computed once per form and ``key`` (a tuple naming what it is)."""
@@ -320,7 +331,7 @@ def build(
     need_truth_rows: bool = False,
     ids: tuple[Any, Any] | None = None,
     dups_checked: bool = False,
-    side: SideInputs | None = None,
+    side: SideReader | None = None,
     heads: np.ndarray | None = None,
 ) -> Hits:
     """Build the intermediate form from column arrays.
@@ -380,7 +391,7 @@ def _decided_order(options: dict[str, Any]) -> str:
 
 
 def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str, Any], rows: bool,
-              side: SideInputs | None) -> Hits:
+              side: SideReader | None) -> Hits:
     """The form from a matcher's rows: ``hitscore=positive`` masking, the hits in (user,
     position) order, the ``ties=average`` bounds, the per-user counts and the info."""
     info, n_users, t_user = m.info, len(m.user_ids), m.t_user

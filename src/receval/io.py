@@ -70,6 +70,17 @@ def id_columns(user_col: Any, item_col: Any, truth_user_col: Any = None, truth_i
     return {k: out[k] for k in ("user", "item", "truth_user", "truth_item")}
 
 
+#: the column keywords of the entry points (``receval.evaluate``, ``verify``, ``compare``) and the
+#: :class:`Columns` field each one sets
+COLUMN_KEYWORDS = {"user_col": "user", "item_col": "item", "score_col": "score", "rank_col": "rank",
+                   "rating_col": "rating", "truth_user_col": "truth_user", "truth_item_col": "truth_item"}
+
+
+def pop_columns(kwargs: dict[str, Any]) -> Columns:
+    """The :class:`Columns` the column keywords in ``kwargs`` name (taken out of it; the others stay)."""
+    return Columns(**{COLUMN_KEYWORDS[k]: kwargs.pop(k) for k in list(kwargs) if k in COLUMN_KEYWORDS})
+
+
 #: names a separator may be given by (``--sep tab``)
 SEP_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|", "space": " "}
 

@@ -3,8 +3,9 @@ side inputs, and the top-k lists cut from the form's rows.
 
 :attr:`receval.hits.Hits.lists` builds one :class:`ListSpace` per form, the first time a metric
 reads it (a metric reading it declares ``needs={"rows", "items"}``, so that the form carries
-the row-level arrays and the original item ids); the side inputs come from the form's
-``side`` (:class:`receval.side.SideInputs`), read once per call.
+the row-level arrays and the original item ids); it is handed the side inputs already read
+(by the form's ``side``, :class:`receval.side.SideInputs`, once per call): the list layer
+reads no file or frame itself.
 
 The id helpers (:func:`unique_ids`, :func:`encoder`, :func:`index_in`, :func:`unique_pairs`)
 code other id columns (train, groups, a baseline run) into the same space.
@@ -17,20 +18,21 @@ from typing import Any
 import numpy as np
 
 from .errors import DataError, OutsideCatalogue
-from .side import SideInputs
 
 
 class ListSpace:
     """Item codes shared by the lists, the truth and the side inputs (built once per form).
 
-    ``h`` is the form (:class:`receval.hits.Hits`) with its row-level arrays; ``side`` its side
-    inputs (or None)."""
+    ``h`` is the form (:class:`receval.hits.Hits`) with its row-level arrays; ``categories``
+    (item ids, category names), ``train`` (user ids, item ids) and ``catalog`` (item ids) the
+    side inputs as :meth:`receval.side.SideInputs.read` gives them (None when not given)."""
 
-    def __init__(self, h: Any, side: SideInputs | None):
+    def __init__(self, h: Any, categories: tuple[np.ndarray, np.ndarray] | None = None,
+                 train: tuple[np.ndarray, np.ndarray] | None = None, catalog: np.ndarray | None = None):
         self._h = h
-        self.categories = side.read("categories") if side is not None else None
-        self.train = side.read("train") if side is not None else None
-        self.catalog = side.read("catalog") if side is not None else None
+        self.categories = categories
+        self.train = train
+        self.catalog = catalog
         parts = [h.row_item, h.truth_item]
         if self.categories is not None:
             parts.append(self.categories[0])

@@ -1,6 +1,6 @@
 """Several runs against one ground truth: evaluated on the same users, compared with paired statistics.
 
-:func:`evaluate_runs` reads the ground truth once (:func:`receval.engine.read_truth`) and
+:func:`evaluate_runs` reads the ground truth once (:func:`receval.inputs.read_truth`) and
 evaluates every run on it with the same metrics and options. **The user set** is declared and
 recorded in every comparison signature (``userset:truth``): the users of the ground truth, under
 the context policies (``empty``: a user without a relevant item is skipped for every run
@@ -24,6 +24,7 @@ import polars as pl
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .resampling import StatsOptions
 from .results import Results
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,19 +126,11 @@ class Runs:
         """``{run: {metric: value}}``."""
         return {name: dict(res.values) for name, res in self.results.items()}
 
-    def compare(
-        self,
-        *,
-        test: str = "t",
-        correction: str = "holm",
-        ci: str = "bca",
-        level: float = 0.95,
-        resamples: int = 10_000,
-        seed: int = 0,
-        baseline: str | None = None,
-    ) -> Comparison:
+    def compare(self, options: StatsOptions | None = None, **given: Any    ) -> Comparison:
         """Paired tests, corrections and intervals (:func:`receval.stats.compare`) on the paired
-        users: those on which every run has a value on every metric."""
+        users: those on which every run has a value on every metric. The statistics' options:
+        :class:`receval.resampling.StatsOptions` as ``options`` and/or keywords (``test``,
+        ``correction``, ``ci``, ``level``, ``resamples``, ``seed``, ``baseline``)."""
         from .stats import compare, paired_users
 
         first = next(iter(self.results.values()))
@@ -145,8 +138,8 @@ class Runs:
         hib = {m: _higher_is_better(m) for m in self.metrics}
         per_user = self.arrays()
         c = compare(
-            per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
-            level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
+            per_user, higher_is_better=hib, signatures=sigs, users=self.users, user_ids=self.user_ids,
+            options=StatsOptions.of(options, given),
         )
         # the per-user values the figures draw: those of the paired users, like every number of c
         keep = pl.Series(paired_users(per_user))
@@ -186,7 +179,7 @@ def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **o
     ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
     """
     from .api import evaluate
-    from .engine import read_truth
+    from .inputs import read_truth
     from .io import Columns, id_columns, parse_sep
 
     from .stats import check_run_names

@@ -41,6 +41,7 @@ import numpy as np
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .resampling import StatsOptions
 from .spec import SIG_SEP, signature_text
 
 #: the built-in segmentations (plus ``groups``)
@@ -160,7 +161,7 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
     if kind == "cold-items":
         if truth is None:
             raise SpecError("segments='cold-items' needs the ground truth: pass truth=")
-        from .engine import read_truth
+        from .inputs import read_truth
         from .io import columns_of
         from .side import same_ids, text_ids
 
@@ -248,8 +249,7 @@ def _mark(sig: str, definition: str, label: str | None) -> str:
 
 
 def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any = None, groups: Any = None,
-                     cols: Any = None, test: str = "t", correction: str = "holm", ci: str = "bca", level: float = 0.95,
-                     resamples: int = 10_000, seed: int = 0, baseline: str | None = None) -> SegmentedComparison:
+                     cols: Any = None, options: StatsOptions | None = None, **given: Any) -> SegmentedComparison:
     """Compare :class:`~receval.runs.Runs` on all users and within every segment of ``segments``
     (a spec, e.g. ``"activity:4"``, or a :class:`Segmentation`); the statistics' options are those
     of :meth:`receval.runs.Runs.compare`. Every paired test (all users and every segment) is
@@ -266,17 +266,15 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     >>> sc.segments["warm users"].values[("a", "hitrate@1")], sc.segments["warm users"].users
     (1.0, 2)
     """
-    from .stats import adjust, check_options
+    from .stats import adjust
     from .stats import compare as stats_compare
 
-    check_options(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed)
+    stat = StatsOptions.of(options, given, "compare_segments")
     seg = segments if isinstance(segments, Segmentation) else segment_users(
         segments, runs.user_ids, train=train, truth=truth, groups=groups, cols=cols)
     if len(seg.of_user) != len(runs.user_ids) or not np.array_equal(np.asarray(seg.user_ids), np.asarray(runs.user_ids)):
         raise SpecError("the segmentation is of other users than the runs: segment the runs' user_ids")
-    options: dict[str, Any] = dict(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed,
-                                   baseline=baseline)
-    overall = runs.compare(**options)
+    overall = runs.compare(stat)
     # the per-user values, aligned by user across runs (read from the entries: whatever shape Runs.per_user returns)
     per_user = {name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
                 for name, res in runs.results.items()}
@@ -292,7 +290,7 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
         sub = {r: {m: v[mask] for m, v in by_m.items()} for r, by_m in per_user.items()}
         try:
             c = stats_compare(sub, higher_is_better=hib, signatures=base_sigs, users=runs.users, user_ids=ids[mask],
-                              progress=False, **options)
+                              progress=False, options=stat)
         except DataError as exc:
             skipped[label] = f"not compared ({exc})"
             continue
@@ -309,7 +307,7 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     flat = [(c, i) for c in tables for i, t in enumerate(c.pairs) if t.test != "tukey"]
     family = len([1 for c, i in flat if not math.isnan(c.pairs[i].p)])
     if flat:
-        adjusted = adjust([c.pairs[i].p for c, i in flat], correction)
+        adjusted = adjust([c.pairs[i].p for c, i in flat], stat.correction)
         for (c, i), p_adj in zip(flat, adjusted):
             c.pairs[i] = replace(c.pairs[i], p_adjusted=float(p_adj))
     for c in tables:

@@ -68,55 +68,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .comparison import Comparison, Interval, PairTest
-from .errors import DataError, SpecError, bad_param
+from .errors import DataError, SpecError
+# the options' checks and the Poisson bootstrap kernel live in receval.resampling (the Spark
+# backend draws the same weights); re-exported here, where they are documented and imported
+from .resampling import (
+    _BLOCK, CI_METHODS, CORRECTIONS, MIN_RESAMPLES, TESTS, StatsOptions, _blocks, _check, check_options,
+    poisson_interval, poisson_sums, poisson_weights, user_hash,
+)
 from .spec import signature_fields, signature_text
 from .tables import comparison_html  # noqa: F401  (loads the notebook display of the Comparisons made here)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import Ids
 
-TESTS = ("t", "wilcoxon", "permutation", "bootstrap", "tukey")
-CORRECTIONS = ("holm", "bonferroni", "bh", "none")
-CI_METHODS = ("bca", "percentile", "t", "poisson", "none")
 #: signature keys of the statistics
 KEYS = {"test": "test", "correction": "corr", "ci": "ci", "level": "level", "resamples": "B", "seed": "seed"}
-_BLOCK = 1 << 24
-
-
-#: the fewest resamples accepted: fewer leave a 95% interval's tails empty (BCa turns NaN)
-MIN_RESAMPLES = 100
-
-
-def _check(name: str, value: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise SpecError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-def check_options(*, test: str | None = None, correction: str | None = None, ci: str | None = None,
-                  level: Any = None, resamples: Any = None, seed: Any = None) -> None:
-    """Check the statistics' options (those given): one place for every function of this module.
-
-    >>> check_options(level=0.95, resamples=10_000, seed=0)
-    >>> check_options(level=95)
-    Traceback (most recent call last):
-    receval.errors.SpecError: `level` must be a number between 0 and 1 (exclusive), e.g. 0.95 for 95% intervals, got 95
-    """
-    for name, value, choices in (("test", test, TESTS), ("correction", correction, CORRECTIONS), ("ci", ci, CI_METHODS)):
-        if value is not None:
-            _check(name, value, choices)
-    if resamples is not None and not (_is_int(resamples) and resamples >= MIN_RESAMPLES):
-        raise bad_param("resamples", f"an integer >= {MIN_RESAMPLES} (e.g. 10000, the default)", resamples)
-    if seed is not None and not (_is_int(seed) and 0 <= seed < 2**64):
-        raise bad_param("seed", "an integer from 0 to 2**64 - 1 (e.g. 0, the default)", seed)
-    if level is not None:
-        ok = isinstance(level, (int, float, np.integer, np.floating)) and not isinstance(level, (bool, np.bool_))
-        if not (ok and math.isfinite(level) and 0 < level < 1):
-            raise bad_param("level", "a number between 0 and 1 (exclusive), e.g. 0.95 for 95% intervals", level)
 
 
 def check_run_names(names: Sequence[Any]) -> None:
@@ -136,11 +102,6 @@ def check_run_names(names: Sequence[Any]) -> None:
 def _constant(d: np.ndarray) -> bool:
     """Every difference the same (to rounding: a − b computed per user may differ in the last bits)."""
     return bool(np.ptp(d) <= 1e-12 * float(np.abs(d).max()))
-
-
-def _blocks(B: int, n: int) -> list[int]:
-    step = max(1, _BLOCK // max(n, 1))
-    return [min(step, B - i) for i in range(0, B, step)]
 
 
 def paired_p(a: np.ndarray, b: np.ndarray, test: str = "t", *, resamples: int = 10_000, seed: int = 0) -> float:
@@ -210,71 +171,6 @@ def adjust(p: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
     if correction == "holm":
         return holm(pv)
     return np.asarray(stats.false_discovery_control(pv, method="bh"))
-
-
-# ---- the Poisson bootstrap ----------------------------------------------------------------------
-
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _poisson1_cdf() -> np.ndarray:
-    import math
-
-    return np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(24)])
-
-
-_CDF = _poisson1_cdf()
-
-
-def user_hash(ids: Ids) -> np.ndarray:
-    """A 64-bit hash of each user id (integers as Int64, anything else as its string), the same
-    in memory and on Spark's workers."""
-    import polars as pl
-
-    s = pl.Series("u", ids)
-    s = s.cast(pl.Int64) if s.dtype.is_integer() else s.cast(pl.String)
-    return s.hash(seed=0x5EED).to_numpy().astype(np.uint64)
-
-
-def poisson_weights(h: np.ndarray, b0: int, b1: int, seed: int) -> np.ndarray:
-    """Poisson(1) weights ``[b1 - b0, len(h)]`` of resamples ``b0..b1-1`` for users of hash ``h``."""
-    b = np.arange(b0, b1, dtype=np.uint64)[:, None]
-    with np.errstate(over="ignore"):
-        key = _splitmix64(np.uint64(seed) * np.uint64(0xD1B54A32D192ED03) + b) ^ h[None, :]
-    u = (_splitmix64(key) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
-    return np.searchsorted(_CDF, u, side="right").astype(np.float64)
-
-
-def poisson_sums(x: np.ndarray, h: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(Σ_u w_ub x_u, Σ_u w_ub)`` for every resample *b* (NaN values left out)."""
-    check_options(resamples=resamples, seed=seed)
-    x = np.asarray(x, dtype=np.float64)
-    ok = ~np.isnan(x)
-    x, h = x[ok], np.asarray(h, dtype=np.uint64)[ok]
-    swx, sw = np.zeros(resamples), np.zeros(resamples)
-    b0 = 0
-    for size in _blocks(resamples, len(x)):
-        w = poisson_weights(h, b0, b0 + size, seed)
-        swx[b0:b0 + size], sw[b0:b0 + size] = w @ x, w.sum(axis=1)
-        b0 += size
-    return swx, sw
-
-
-def poisson_interval(swx: np.ndarray, sw: np.ndarray, level: float = 0.95) -> Interval:
-    """The percentile interval of the Poisson-bootstrap means ``swx / sw`` (resamples with no weight dropped)."""
-    check_options(level=level)
-    ok = sw > 0
-    means = swx[ok] / sw[ok]
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return Interval(float(lo), float(hi), "poisson", level)
 
 
 def interval(x: np.ndarray, method: str = "bca", level: float = 0.95, *, resamples: int = 10_000, seed: int = 0,
@@ -347,16 +243,11 @@ def compare(
     *,
     higher_is_better: dict[str, bool] | None = None,
     signatures: dict[str, str] | None = None,
-    test: str = "t",
-    correction: str = "holm",
-    ci: str = "bca",
-    level: float = 0.95,
-    resamples: int = 10_000,
-    seed: int = 0,
-    baseline: str | None = None,
     users: str = "truth",
     user_ids: Ids | None = None,
     progress: bool | None = None,
+    options: StatsOptions | None = None,
+    **given: Any,
 ) -> Comparison:
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
 
@@ -369,7 +260,9 @@ def compare(
     run) or between all pairs; the p-values of the whole table are corrected together; intervals
     are computed for every value and every difference (``ci="poisson"`` needs ``user_ids``, the
     users of the rows). ``progress``: a rich progress bar on stderr (default: when stderr is a
-    terminal).
+    terminal). The statistics' options (``test``, ``correction``, ``ci``, ``level``,
+    ``resamples``, ``seed``, ``baseline``): :class:`receval.resampling.StatsOptions`, given as
+    ``options=`` and/or as keywords (which win).
 
     >>> import numpy as np
     >>> pu = {"a": {"m@1": np.array([1.0, 1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 1.0, 0.0, 0.0])}}
@@ -383,7 +276,8 @@ def compare(
     >>> c.users, c.dropped, c.values[("a", "m@1")]     # a's mean on the paired users too
     (3, 1, 1.0)
     """
-    check_options(test=test, correction=correction, ci=ci, level=level, resamples=resamples, seed=seed)
+    o = StatsOptions.of(options, given)
+    test, correction, ci, level, resamples, seed, baseline = o.test, o.correction, o.ci, o.level, o.resamples, o.seed, o.baseline
     runs = list(per_user)
     if len(runs) < 1:
         raise SpecError("compare needs at least one run")

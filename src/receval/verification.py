@@ -41,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 from .arguments import add_column_args, column_kwargs
 from .errors import DataError
+from .io import COLUMN_KEYWORDS
 from .report import command_formats, render, short_fingerprint
 from .spec import signature_head
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .types import Frame, Ids, ResultSource
+    from .types import Frame, ResultSource
 
 #: relative and absolute tolerance of a value check
 TOLERANCE = 1e-12
@@ -223,43 +224,30 @@ def _flag(name: str) -> str:
 # ---- verifying ------------------------------------------------------------------------------------
 
 
-def verify(
-    results: ResultSource,
-    recs: Frame,
-    truth: Frame,
-    *,
-    train: Frame | None = None,
-    catalog: Frame | Ids | None = None,
-    categories: Frame | None = None,
-    item_groups: Frame | None = None,
-    user_groups: Frame | None = None,
-    baseline: Frame | None = None,
-    user_col: str = "user_id",
-    item_col: str = "item_id",
-    score_col: str = "score",
-    rank_col: str = "rank",
-    rating_col: str = "rating",
-    truth_user_col: str | None = None,
-    truth_item_col: str | None = None,
-    sep: str | None = None,
-) -> Verification:
+#: the keywords of :func:`receval.evaluate` that :func:`verify` takes and passes on
+PASSED = (*SIDE, *COLUMN_KEYWORDS, "sep")
+
+
+def verify(results: ResultSource, recs: Frame, truth: Frame, **inputs: Any) -> Verification:
     """Recompute every value of a published result from its signature on ``recs`` and
     ``truth`` (and the side inputs it was computed with) and check its data fingerprints.
 
     ``results``: a JSON file written by ``receval evaluate --format json``, its text, its
     dict, or a :class:`receval.Results`. The other arguments are those of
-    :func:`receval.evaluate`. Returns a :class:`Verification` (``.ok``, ``.checks``,
+    :func:`receval.evaluate` (the side inputs, the column names and ``sep``). Returns a :class:`Verification` (``.ok``, ``.checks``,
     ``.inputs``, ``.render()``); a result that cannot be verified (no fingerprints, a side
     input missing) raises a :class:`receval.DataError`.
     """
     from ._version import __version__
     from .api import evaluate
 
+    unknown_kw = sorted(set(inputs) - set(PASSED))
+    if unknown_kw:
+        raise TypeError(f"verify() got an unexpected keyword argument {unknown_kw[0]!r}")
     doc, where = load_result(results)
     entries = _entries(doc, where)
     published = _fingerprints(doc, where)
-    given: dict[str, Any] = {"train": train, "catalog": catalog, "categories": categories, "item_groups": item_groups,
-             "user_groups": user_groups, "baseline": baseline}
+    given: dict[str, Any] = {name: inputs.get(name) for name in SIDE}
     for name in SIDE:
         if name in published and given[name] is None:
             raise DataError(f"{where} was computed with {name} ({short_fingerprint(published[name])}): pass it "
@@ -269,19 +257,15 @@ def verify(
     unknown = sorted(set(published) - {"recs", "truth", *SIDE})
     if unknown:
         raise DataError(f"{where} names an input this receval does not know: {unknown[0]!r}")
-    res = evaluate(
-        recs, truth, [sig for _, sig, _ in entries], user_col=user_col, item_col=item_col, score_col=score_col,
-        rank_col=rank_col, rating_col=rating_col, truth_user_col=truth_user_col, truth_item_col=truth_item_col,
-        sep=sep, **{k: v for k, v in given.items() if v is not None},
-    )
+    res = evaluate(recs, truth, [sig for _, sig, _ in entries], **{k: v for k, v in inputs.items() if k not in SIDE or v is not None})
     checks = [Check(metric, sig, value, e.value) for (metric, sig, value), e in zip(entries, res.entries)]
-    inputs = [InputCheck(name, published[name], res.fingerprints.get(name))
-              for name in ("recs", "truth", *SIDE) if name in published]
+    input_checks = [InputCheck(name, published[name], res.fingerprints.get(name))
+                    for name in ("recs", "truth", *SIDE) if name in published]
     notes = []
     version = doc.get("version")
     if version is not None and str(version) != __version__:
         notes.append(f"the result was written by receval {version}; recomputed with receval {__version__}")
-    return Verification(checks, inputs, notes)
+    return Verification(checks, input_checks, notes)
 
 
 # ---- the command line -----------------------------------------------------------------------------

@@ -475,7 +475,9 @@ def _job_per_user(recs, truth, specs, ctx, order):
         truth.select(pl.col("user_id").alias("u"), pl.col("item_id").alias("i"), pl.lit(None, pl.Float64).alias("s"),
                      pl.col("rating").alias("y"), pl.lit(1, pl.Int8).alias("tag"), pl.int_range(pl.len(), dtype=pl.Int64).alias("rid")),
     ])[order]
-    job = _Job(specs, None, ctx, (None,) * 7, Columns(), True, False, True, len(specs))
+    from receval.inputs import Request
+
+    job = _Job(Request(None, None, specs, None, Columns(), ctx), None, True, False, True, len(specs))
     out = pa.Table.from_batches(list(job(tagged.to_arrow().to_batches(max_chunksize=97))))
     return pl.from_arrow(out).filter(pl.col("u").is_not_null()).sort("u")
 

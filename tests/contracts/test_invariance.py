@@ -37,6 +37,7 @@ weakened to pass.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import os
@@ -58,6 +59,7 @@ import invariance_data as D
 import receval.metrics  # noqa: F401  (registers the metrics)
 from receval import evaluate
 from receval.backends.polars import evaluate_polars
+from receval.inputs import Request
 from receval.dialects import all_dialects
 from receval.engine import ORDER_DEPENDENT_TIES, plan
 from receval.errors import RecevalError
@@ -307,7 +309,8 @@ def memory(unit: Unit, case: D.Case, side: tuple[str, ...] | None = None, expect
                                                      **_rel(case), **case.kwargs(side), **kw), expect)
 
 
-_POLARS_KW = set(inspect.signature(evaluate_polars).parameters)
+#: the keywords evaluate_polars takes: its own and (``**request``) the fields of the Request it builds
+_POLARS_KW = set(inspect.signature(evaluate_polars).parameters) | {f.name for f in dataclasses.fields(Request)}
 
 
 def polars_batches(unit: Unit, case: D.Case, n_batches: int, expect=None) -> dict[str, Outcome]:

@@ -129,18 +129,18 @@ def test_runs_equal_separate_calls_on_one_user_set():
 
 
 def test_runs_read_the_truth_once(monkeypatch):
-    import receval.engine as eng
     import receval.fingerprint as fp
+    import receval.inputs as inp
 
     calls = []
-    real = eng.read_frame
+    real = inp.read_frame
 
     def counting(obj, what, *a, **k):
         calls.append(what)
         return real(obj, what, *a, **k)
 
-    monkeypatch.setattr(eng, "read_frame", counting)
-    monkeypatch.setattr(fp, "read_frame", counting)  # the inputs are read (once) where they are fingerprinted
+    monkeypatch.setattr(inp, "read_frame", counting)  # the input step (receval.inputs) reads recs and truth
+    monkeypatch.setattr(fp, "read_frame", counting)
     evaluate_runs({"a": RUN_A, "b": RUN_B, "c": RUN_A}, TRUTH, ["ndcg@2"])
     assert calls.count("ground truth") == 1 and calls.count("recommendations") == 3
 

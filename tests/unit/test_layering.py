@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "receval"
 LAYERS: list[tuple[str, list[str]]] = [
     ("grammar", ["_version", "errors", "options", "plaintext", "jsonread"]),
     ("registry and io", ["reduction", "registry", "partfiles", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
-    ("the form", ["encode", "side", "lists", "hits", "policy"]),
+    ("the form", ["encode", "side", "lists", "hits", "policy", "fingerprint"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
     # the slow references the conformance suite is built from: no formula of receval (see
@@ -24,9 +24,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("independent references", ["conformance.reference", "conformance.reference.*"]),
     ("specs and dialects", ["spec", "resolve", "dialects", "signature"]),
     ("rendering", ["report"]),
-    ("results", ["results", "comparison", "tables"]),
-    ("engine", ["engine"]),
-    ("backends and facade", ["types", "backends", "backends.*", "api", "stats", "runs", "fingerprint"]),
+    ("results", ["results", "comparison", "tables", "resampling"]),
+    ("engine", ["budget", "inputs", "engine"]),
+    ("backends and facade", ["types", "backends", "backends.*", "api", "stats", "runs"]),
     ("applications", ["ope", "ope.*", "compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
                       "docs", "examples", "sampled", "cli", "arguments", "receval", "verification",
                       "conformance", "conformance.*", "audit", "segments", "page", "adapters", "adapters.*"]),

@@ -299,12 +299,6 @@ class Adapter(ByMetric):
 
     # ---- the metrics ----
 
-    def metric(self, name: str) -> PeerMetric:
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise RecevalError(f"{self.library} has no metric '{name}': it has {', '.join(m.name for m in self.metrics)}")
-
     def implementations(self) -> dict[str, tuple[str, BatchImplementation]]:
         """peer metric name -> (receval metric name, a batch implementation of it)."""
         return {m.name: (m.metric, PeerImplementation(self, m)) for m in self.metrics}

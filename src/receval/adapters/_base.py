@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from receval.errors import RecevalError
+
 if TYPE_CHECKING:
     from receval.conformance.case import BatchImplementation
 
@@ -35,6 +37,18 @@ class ByMetric(Mapping[str, "BatchImplementation"]):
     from by ``--metric``): each receval metric maps to the library's first metric of that name in
     :meth:`implementations` (its plain one, e.g. RecTools ``MAP`` for ``map``, not
     ``MAP(divide_by_k=True)``)."""
+
+    #: the library's metrics and its name (``called``: the name in messages, default ``library``)
+    metrics: tuple[PeerMetric, ...]
+    library: str
+    called: str | None = None
+
+    def metric(self, name: str) -> PeerMetric:
+        """The library's metric ``name`` (refused, naming those it has, when it has none)."""
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise RecevalError(f"{self.called or self.library} has no metric '{name}': it has {', '.join(m.name for m in self.metrics)}")
 
     def implementations(self) -> dict[str, tuple[str, BatchImplementation]]:
         raise NotImplementedError

@@ -146,6 +146,7 @@ class MllibAdapter(ByMetric):
 
     name = "mllib"
     library = "Spark MLlib"
+    called = "MLlib"
     dist = "pyspark"
     env = "local"  # this Python (pyspark, local mode), not a peer env
     pinned = "4.3.0"  # the pyspark the dialect was verified with (tests/parity/test_parity_mllib.py)
@@ -167,12 +168,6 @@ class MllibAdapter(ByMetric):
         except ImportError:
             return False
         return shutil.which("java") is not None
-
-    def metric(self, name: str) -> PeerMetric:
-        for m in self.metrics:
-            if m.name == name:
-                return m
-        raise RecevalError(f"MLlib has no metric '{name}': it has {', '.join(m.name for m in self.metrics)}")
 
     def implementations(self) -> dict[str, tuple[str, BatchImplementation]]:
         return {m.name: (m.metric, MllibImplementation(m)) for m in self.metrics}

@@ -18,8 +18,8 @@ Where the batches come from:
   a filtered scan of the file;
 * any other LazyFrame: each batch is a filtered collect of it.
 
-The number of batches follows a memory budget (:func:`memory_budget`), not the input: see
-:func:`batches_for`.
+The number of batches follows a memory budget (:func:`receval.budget.memory_budget`), not the
+input: see :func:`receval.budget.batches_for`.
 
 >>> import polars as pl
 >>> from receval.backends.polars import evaluate_polars
@@ -30,105 +30,40 @@ The number of batches follows a memory budget (:func:`memory_budget`), not the i
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+# the memory budget lives in receval.budget (the in-memory path asks it too); its names are
+# re-exported here, where tests and users have read them
+from ..budget import BUDGET_ENV, FILE_BUDGET, INEXACT_COMBINE, MIN_BUDGET, ROW_BYTES, batches_for, memory_budget, one_batch_only, parse_bytes
 from ..encode import check_lazy_overlap, harmonize, items_meet, user_batches
-from ..engine import SideInputs, Truth, needs_truth_max, encode_frames, exact_items, is_text_path, globals_without_partial, merge, merge_info, plan, run_batch, say, settle_rel
+from ..engine import globals_without_partial, ignored_rows, merge, merge_info, needs_truth_max, plan_request, run_batch, say, settle_rel
 from ..errors import DataError
-from ..io import Columns, missing_column, read_frame, scan_frame
-from ..resolve import Resolved
-from ..signature import note_side
+from ..fingerprint import run_fingerprint, truth_fingerprint
+from ..inputs import Request, Truth, encode_frames, exact_items, input_fingerprints, side_fingerprints
+from ..io import Columns, is_text_path, missing_column, read_frame, scan_frame
+from ..results import LazyFingerprints, Results
 
 #: rows of recommendations per batch when neither ``n_batches`` nor a budget is given (old default)
 BATCH_ROWS = 20_000_000
-#: working memory (bytes) one recommendation row of a batch takes at its peak (encode, sort,
-#: the form and the formulas; the truth rows counted in), measured on the realistic shape
-#: (string ids, rows shuffled) at 10M-100M rows
-ROW_BYTES = 120
-#: the smallest budget: below it a batch's fixed costs outweigh the memory saved
-MIN_BUDGET = 512 << 20
-#: the budget of an input read from files (nothing of it held in memory before the batches)
-FILE_BUDGET = 1 << 30
 #: files read in this many batches or more are written once in user batches to a temporary
 #: directory; fewer batches each scan the file (a scan costs less than writing it once)
 SPILL_FROM = 6
 #: rows the batch writers of that pass buffer in all (a row group each): polars' default row
 #: group, times a hundred batches, took 1.8 GB at 100M rows, this 0.5 GB in the same time
 SPILL_BUFFER_ROWS = 1 << 21
-#: the environment variable that sets the budget (bytes, or "1.5GB", "800MB")
-BUDGET_ENV = "RECEVAL_MEMORY_BUDGET"
 #: an evaluation shows a progress bar (on a terminal) once it has run this long
 PROGRESS_AFTER = 2.0
 _SEED = 0x5EC
-#: global metrics whose ``combine`` adds float sums (equal to the one-batch value to ~1e-15, not
-#: bit for bit): an evaluation whose batches the budget chooses computes them in one batch
-INEXACT_COMBINE = frozenset({"mad"})
-
-
-def one_batch_only(resolved: Sequence[Resolved]) -> bool:
-    """Whether an evaluation must run in one batch to give the one-batch values bit for bit: a
-    global metric without ``partial``/``combine``, or one whose combine is not exact."""
-    return bool(globals_without_partial(resolved)) or any(
-        not r.per_user and r.metric.name in INEXACT_COMBINE for r in resolved)
-
-
-def parse_bytes(text: str | int | float) -> int:
-    """``"1.5GB"``, ``"800MB"``, ``"2G"`` or a number of bytes.
-
-    >>> parse_bytes("1.5GB"), parse_bytes("800m"), parse_bytes(4096)
-    (1610612736, 838860800, 4096)
-    """
-    if isinstance(text, (int, float)):
-        return int(text)
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?)i?b?\s*", str(text).lower())
-    if not m:
-        raise DataError(f"{BUDGET_ENV} must be a size such as 2GB, 800MB or a number of bytes, got {text!r}")
-    return int(float(m.group(1)) * (1 << (10 * " kmgt".index(m.group(2) or " "))))
-
-
-def memory_budget(input_bytes: int = 0) -> int:
-    """The working memory (bytes) one batch of users may take, beside the inputs.
-
-    ``RECEVAL_MEMORY_BUDGET`` when set; else the size of the input frames held in memory (so
-    that the peak stays near twice the inputs at any size; :data:`FILE_BUDGET` for inputs read
-    from files), at least :data:`MIN_BUDGET` and at most a quarter of the memory available now. The budget changes how many batches the users
-    are split into, never a value (every value is bit-identical for any number of batches), so
-    no signature records it.
-    """
-    env = os.environ.get(BUDGET_ENV)
-    if env:
-        return max(1, parse_bytes(env))
-    budget = max(MIN_BUDGET, int(input_bytes))
-    avail = _available()
-    return max(MIN_BUDGET, min(budget, avail // 4)) if avail else budget
-
-
-def _available() -> int:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def batches_for(rows: int, budget: int) -> int:
-    """How many user batches keep one batch of ``rows`` recommendation rows within ``budget``."""
-    return max(1, math.ceil(rows * ROW_BYTES / max(1, budget)))
 
 
 def _source(obj: Any, what: str, cols: Columns) -> pl.DataFrame | pl.LazyFrame:
@@ -151,22 +86,15 @@ def evaluate_polars(
     truth: Any,
     metrics: str | Iterable[Any],
     *,
-    dialect: Any = None,
-    columns: Columns | None = None,
-    overrides: dict[str, Any] | None = None,
-    categories: Any = None,
-    train: Any = None,
-    catalog: Any = None,
     n_batches: int | None = None,
-    baseline: Any = None,
-    item_groups: Any = None,
-    user_groups: Any = None,
     budget: int | None = None,
     text: tuple[bool, bool] | None = None,
     fingerprints: bool = False,
-):
+    **request: Any,
+) -> Results:
     """Evaluate in user batches; same arguments and Results as :func:`receval.evaluate`
-    (``columns``/``overrides`` as :func:`receval.backends.spark.evaluate_spark`).
+    (``request``: the keywords of :class:`receval.inputs.Request`: ``dialect``, ``columns``,
+    ``overrides`` and the side inputs).
 
     ``recs`` / ``truth``: LazyFrames, eager frames, or paths (Parquet and CSV files are read
     lazily). ``n_batches``: the number of user batches; default: as many as keep one batch
@@ -179,13 +107,18 @@ def evaluate_polars(
     recommendations and the truth hashed batch by batch as they are evaluated (the inputs are
     not read again; the row hashes of a fingerprint add up over any split of the rows).
     """
+    return run_polars(Request(recs, truth, metrics, **request), n_batches=n_batches, budget=budget, text=text,
+                      fingerprints=fingerprints)
+
+
+def run_polars(req: Request, *, n_batches: int | None = None, budget: int | None = None,
+               text: tuple[bool, bool] | None = None, fingerprints: bool = False) -> Results:
+    """The Polars engine on a :class:`receval.inputs.Request` (the other arguments as
+    :func:`evaluate_polars`)."""
     try:
-        return _evaluate_polars(recs, truth, metrics, dialect=dialect, columns=columns, overrides=overrides,
-                                categories=categories, train=train, catalog=catalog, n_batches=n_batches,
-                                baseline=baseline, item_groups=item_groups, user_groups=user_groups, budget=budget,
-                                text=text, fingerprints=fingerprints)
+        return _evaluate_polars(req, n_batches=n_batches, budget=budget, text=text, fingerprints=fingerprints)
     except pl.exceptions.PolarsError as exc:  # a reader error found while scanning (a corrupt data page, ...)
-        raise read_error(exc, {"recommendations": recs, "ground truth": truth}) from None
+        raise read_error(exc, {"recommendations": req.recs, "ground truth": req.truth}) from None
 
 
 def read_error(exc: BaseException, inputs: dict[str, Any]) -> DataError:
@@ -198,13 +131,10 @@ def read_error(exc: BaseException, inputs: dict[str, Any]) -> DataError:
                      f"mixed types): {first}")
 
 
-def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, columns: Columns | None,
-                     overrides: dict[str, Any] | None, categories: Any, train: Any, catalog: Any, n_batches: int | None,
-                     baseline: Any, item_groups: Any, user_groups: Any, budget: int | None,
-                     text: tuple[bool, bool] | None, fingerprints: bool):
-    cols = columns or Columns()
-    side = SideInputs(categories, train, catalog, cols, baseline=baseline, item_groups=item_groups, user_groups=user_groups)
-    resolved = note_side(plan(metrics, dialect, overrides), side)  # signatures name the side inputs read
+def _evaluate_polars(req: Request, *, n_batches: int | None, budget: int | None, text: tuple[bool, bool] | None,
+                     fingerprints: bool) -> Results:
+    recs, truth, cols = req.recs, req.truth, req.columns
+    side, resolved = plan_request(req)  # signatures name the side inputs read
     if text is None:
         text = (is_text_path(recs) or (isinstance(recs, Truth) and recs.text),
                 is_text_path(truth) or (isinstance(truth, Truth) and truth.text))
@@ -232,12 +162,7 @@ def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, colum
                 if fps is not None:
                     fps.add(r_frame, t_frame)
                 if t_frame.height == 0:
-                    ignored = {}
-                    if r_frame.height:
-                        n_users = r_frame.get_column(cols.user).n_unique()
-                        ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                                   "ignored_rec_users": n_users, "users_only_in_recs": n_users}
-                    batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored))
+                    batches.append(run_batch(None, resolved, side, whole_globals=whole, ignored=ignored_rows(r_frame, cols.user)))
                 else:
                     enc = encode_frames(r_frame, t_frame, cols, text=text, exact=exact_items(resolved))
                     del r_frame, t_frame
@@ -251,8 +176,6 @@ def _evaluate_polars(recs: Any, truth: Any, metrics: Any, *, dialect: Any, colum
         res = merge(batches, resolved)
     say(rel_said)
     if fingerprints:
-        from ..fingerprint import input_fingerprints, side_fingerprints
-        from ..results import LazyFingerprints
 
         got = fps.values() if fps is not None else None
         if got is not None:
@@ -269,7 +192,6 @@ class _InPass:
 
     def __init__(self, frecs: pl.DataFrame | pl.LazyFrame, ftruth: pl.DataFrame | pl.LazyFrame, cols: Columns,
                  text: tuple[bool, bool]):
-        from ..fingerprint import run_fingerprint, truth_fingerprint
 
         try:
             self.fps: tuple | None = (run_fingerprint(frecs, "recommendations", cols, text[0]),

@@ -32,11 +32,13 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError
+from ..inputs import Request
 from ..io import Columns, missing_column
 from ..resolve import UNSET
 
@@ -143,26 +145,12 @@ def _kind(dtype: Any) -> str:
     return dtype.simpleString()
 
 
-def evaluate_spark(
-    recs: Any,
-    truth: Any,
-    metrics: str | Iterable[Any],
-    *,
-    dialect: Any = None,
-    columns: Columns | None = None,
-    overrides: dict[str, Any] | None = None,
-    categories: Any = None,
-    train: Any = None,
-    catalog: Any = None,
-    n_partitions: int | None = None,
-    spark: Any = None,
-    baseline: Any = None,
-    item_groups: Any = None,
-    user_groups: Any = None,
-):
+def evaluate_spark(recs: Any, truth: Any, metrics: str | Iterable[Any], *, n_partitions: int | None = None,
+                   spark: Any = None, **request: Any):
     """Evaluate Spark DataFrames (or CSV/Parquet paths read by Spark); arguments as
-    :func:`receval.evaluate` with ``columns`` (:class:`receval.io.Columns`) and ``overrides``
-    (the context keywords ``rel``, ``order``, ``ties``, ``dup``, ``tdup``, ``empty``, ``norecs``).
+    :func:`receval.evaluate`, ``request`` the keywords of :class:`receval.inputs.Request`
+    (``dialect``, ``columns``: :class:`receval.io.Columns`, ``overrides``: the context keywords
+    ``rel``, ``order``, ``ties``, ``dup``, ``tdup``, ``empty``, ``norecs``, and the side inputs).
 
     ``n_partitions``: user partitions (default :func:`partitions_for`: on a local session the
     cores or the input partitions, whichever is more; on a cluster ``spark.sql.shuffle.partitions``). Side inputs
@@ -171,23 +159,26 @@ def evaluate_spark(
     :class:`receval.results.Results` without per-user arrays; the per-user values are the
     Spark DataFrame ``results.spark_per_user``.
     """
+    return run_spark(Request(recs, truth, metrics, **request), n_partitions=n_partitions, spark=spark)
+
+
+def run_spark(req: Request, *, n_partitions: int | None = None, spark: Any = None):
+    """The Spark engine on a :class:`receval.inputs.Request` (the other arguments as :func:`evaluate_spark`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from .._version import __version__
     from ..encode import check_overlap
-    from ..engine import SideInputs, check_globals, needs_truth_max, plan, rel_message, say
+    from ..engine import check_globals, needs_truth_max, plan_request, rel_message, say
     from ..resolve import decide_rel
-    from ..signature import note_side
 
-    cols = columns or Columns()
-    ov = {k: v for k, v in (overrides or {}).items() if v is not UNSET}
-    side_inputs = (categories, train, catalog, baseline, item_groups, user_groups)
-    resolved = note_side(plan(metrics, dialect, ov), SideInputs(categories, train, catalog, cols, baseline=baseline,
-                                                                item_groups=item_groups, user_groups=user_groups))
-    metrics = [str(r.spec) for r in resolved] if not isinstance(metrics, (list, tuple)) else list(metrics)
+    recs, truth, cols = req.recs, req.truth, req.columns
+    req = replace(req, overrides={k: v for k, v in req.overrides.items() if v is not UNSET})
+    _, resolved = plan_request(req)
+    if not isinstance(req.metrics, (list, tuple)):
+        req = replace(req, metrics=[str(r.spec) for r in resolved])
     check_globals(resolved, "spark")
-    for side_input in side_inputs:
+    for side_input in req.side_given:
         if side_input is not None and type(side_input).__module__.startswith("pyspark"):
             raise DataError(
                 "side inputs (categories, train, catalog, baseline, item_groups, user_groups) on Spark must be "
@@ -256,7 +247,7 @@ def evaluate_spark(
     if needs_truth_max(resolved):  # ab_ndcg's rmax default: the largest rating of the whole truth
         got = tdf.agg(F.max(F.col(cols.rating).cast("double"))).collect()[0][0] if has_rating else 1.0
         truth_max = 1.0 if got is None else float(got)
-    job = _Job(metrics, dialect, ov, (*side_inputs, truth_max), cols, has_score, has_rank, has_rating, n)
+    job = _Job(replace(req, recs=None, truth=None), truth_max, has_score, has_rank, has_rating, n)
 
     out = both.mapInArrow(job, schema)
     # the by-score rows are read by a second job: keep the partitions' output instead of running them twice
@@ -379,10 +370,9 @@ def _input_order(frame: Any) -> Any:
 class _Job:
     """The function ``mapInArrow`` runs on each partition (picklable; resolves specs on the executor)."""
 
-    def __init__(self, metrics, dialect, overrides, side, cols, has_score, has_rank, has_rating, n):
-        self.metrics, self.dialect, self.overrides = metrics, dialect, overrides
-        self.side = side  # (categories, train, catalog, baseline, item_groups, user_groups, truth_max)
-        self.side_cols = cols  # the caller's column names: the side inputs are read with them
+    def __init__(self, req, truth_max, has_score, has_rank, has_rating, n):
+        self.req = req  # the request without its (Spark) inputs: specs, dialect, overrides, side inputs, column names
+        self.truth_max = truth_max
         self.has_score, self.has_rank, self.has_rating, self.n = has_score, has_rank, has_rating, n
 
     def __call__(self, batches):
@@ -398,12 +388,14 @@ class _Job:
         import pyarrow as pa
 
         from ..encode import user_batches
-        from ..engine import SideInputs, encode_frames, exact_items, plan, run_batch
+        from ..engine import ignored_rows, plan, run_batch
+        from ..inputs import encode_frames, exact_items
         from ..policy import policy_columns
 
         from ..resolve import decide_rel
 
-        resolved = decide_rel(plan(self.metrics, self.dialect, self.overrides), self.has_rating)
+        req = self.req
+        resolved = decide_rel(plan(req.metrics, req.dialect, dict(req.overrides)), self.has_rating)
         frame = pl.from_arrow(table)
         cols = Columns("u", "i", "s", "k", "y")
         keep_r = ["u", "i"] + [c for c, has in (("s", self.has_score), ("k", self.has_rank)) if has]
@@ -413,17 +405,10 @@ class _Job:
         del frame
         meta: dict[str, Any] = {"users_seen": False}
         try:
-            categories, train, catalog, baseline, item_groups, user_groups, truth_max = self.side
-            side = SideInputs(categories, train, catalog, self.side_cols, baseline=baseline,
-                              item_groups=item_groups, user_groups=user_groups, truth_max=truth_max)
+            side = req.side(self.truth_max)  # read with the caller's column names
             r_frame, t_frame = recs, truth
             if t_frame.height == 0:
-                ignored = {}
-                if r_frame.height:
-                    n_users = r_frame.get_column("u").n_unique()
-                    ignored = {"rec_rows": r_frame.height, "ignored_rec_rows": r_frame.height,
-                               "ignored_rec_users": n_users, "users_only_in_recs": n_users}
-                batch = run_batch(None, resolved, side, ignored=ignored)
+                batch = run_batch(None, resolved, side, ignored=ignored_rows(r_frame, "u"))
             else:
                 with user_batches():  # judged on the merged counts (evaluate_spark)
                     batch = run_batch(encode_frames(r_frame, t_frame, cols, exact=exact_items(resolved)), resolved, side)
@@ -542,7 +527,7 @@ class _PoissonSums:
     def __call__(self, batches):
         import pyarrow as pa
 
-        from ..stats import poisson_sums, user_hash
+        from ..resampling import poisson_sums, user_hash
 
         for batch in batches:
             if batch.num_rows == 0:
@@ -562,7 +547,7 @@ def poisson_intervals(results: Any, level: float = 0.95, resamples: int = 1000, 
     """Poisson-bootstrap intervals (:mod:`receval.stats`) of every per-user metric of a Spark
     evaluation, computed where the values are: each partition sends B sums per metric, the
     driver adds them. Equal to ``receval.stats.interval(x, "poisson", ids=...)`` for the same seed."""
-    from ..stats import poisson_interval
+    from ..resampling import poisson_interval
 
     df = results.spark_per_user
     if df is None:

@@ -127,7 +127,7 @@ def run_receval(spec: str, dialect: str | None, recs: Any, truth: Any, side: Map
     """receval's outcome for one case: ``{"mean", "per_user", "signature"}`` or ``{"refusal": class name}``.
 
     ``recs``/``truth``/``side`` are frames or dicts of columns with the case's column names."""
-    from .. import evaluate
+    from ..api import evaluate
     from ..errors import RecevalError
 
     try:

@@ -407,6 +407,21 @@ def _aspect_csr(aspects):
     return _aspects_csr(aspects)
 
 
+def _shared_categories(a, indptr, indices, C, deg_all, chunk_size):
+    """Per block of ``chunk_size`` lists of ``a`` ([U, K] item codes, −1 padding): the block's
+    first row, its mask of real items [B, K], the categories each pair of its items shares
+    [B, K, K] and each item's number of categories [B, K] (0 for padding)."""
+    dense = np.zeros((a.shape[0] and indptr.shape[0] - 1, C), dtype=np.float32)
+    rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+    dense[rows, indices] = 1.0
+    for s in range(0, a.shape[0], chunk_size):
+        blk = a[s:s + chunk_size]
+        v = blk >= 0
+        X = dense[np.where(v, blk, 0)] * v[:, :, None]  # [B, K, C]
+        inter = np.matmul(X, X.transpose(0, 2, 1)).astype(np.float64)  # [B, K, K]
+        yield s, v, inter, np.where(v, deg_all[np.where(v, blk, 0)], 0.0)
+
+
 def intra_list_diversity(items, aspects, *, distance: str = "jaccard", chunk_size: int = 16384) -> np.ndarray:
     r"""Intra-list diversity over item categories (Ziegler et al. 2005; Vargas & Castells 2011).
 
@@ -458,33 +473,17 @@ def intra_list_diversity(items, aspects, *, distance: str = "jaccard", chunk_siz
         self_ = np.bincount(uu, weights=(deg_all[it] > 0).astype(np.float64), minlength=U)
         simsum = (sq - self_) / 2.0
     elif distance == "jaccard":
-        dense = np.zeros((a.shape[0] and indptr.shape[0] - 1, C), dtype=np.float32)
-        rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
-        dense[rows, indices] = 1.0
         simsum = np.zeros(U)
         iu = np.triu_indices(K, 1)
-        for s in range(0, U, chunk_size):
-            blk = a[s:s + chunk_size]
-            v = blk >= 0
-            X = dense[np.where(v, blk, 0)] * v[:, :, None]  # [B, K, C]
-            inter = np.matmul(X, X.transpose(0, 2, 1)).astype(np.float64)  # [B, K, K]
-            d = np.where(v, deg_all[np.where(v, blk, 0)], 0.0)
+        for s, v, inter, d in _shared_categories(a, indptr, indices, C, deg_all, chunk_size):
             union = d[:, :, None] + d[:, None, :] - inter
             sim = np.zeros_like(inter)
             np.divide(inter, union, out=sim, where=union > 0)
             simsum[s:s + chunk_size] = sim[:, iu[0], iu[1]].sum(axis=1)
     elif distance == "hamming":  # |x_i XOR x_j| = deg_i + deg_j − 2·|x_i ∧ x_j|, a distance sum
-        dense = np.zeros((a.shape[0] and indptr.shape[0] - 1, C), dtype=np.float32)
-        rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
-        dense[rows, indices] = 1.0
         distsum = np.zeros(U)
         iu = np.triu_indices(K, 1)
-        for s in range(0, U, chunk_size):
-            blk = a[s:s + chunk_size]
-            v = blk >= 0
-            X = dense[np.where(v, blk, 0)] * v[:, :, None]
-            inter = np.matmul(X, X.transpose(0, 2, 1)).astype(np.float64)
-            d = np.where(v, deg_all[np.where(v, blk, 0)], 0.0)
+        for s, v, inter, d in _shared_categories(a, indptr, indices, C, deg_all, chunk_size):
             dist = (d[:, :, None] + d[:, None, :] - 2.0 * inter) * (v[:, :, None] & v[:, None, :])  # padding pairs add 0
             distsum[s:s + chunk_size] = dist[:, iu[0], iu[1]].sum(axis=1)
         ok = npairs > 0
