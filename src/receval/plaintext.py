@@ -136,3 +136,24 @@ def to_text(doc: str) -> str:
     for line in doc.splitlines():
         lines.append(_latex(line) if "\\" in line else line)
     return "\n".join(lines)
+
+
+class Documented:
+    """A registered thing documented by one function's docstring: ``doc`` (the docstring,
+    dedented) and ``summary`` (its first line, else the thing's ``name``). A subclass says
+    which function with :meth:`documented`."""
+
+    name: str
+
+    def documented(self) -> object:
+        raise NotImplementedError
+
+    @property
+    def doc(self) -> str:
+        import inspect
+
+        return inspect.getdoc(self.documented()) or ""
+
+    @property
+    def summary(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else self.name

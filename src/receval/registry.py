@@ -10,7 +10,6 @@ to :func:`receval.evaluate` > dialect > the metric's standard default.
 from __future__ import annotations
 
 import functools
-import inspect
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import numpy as np
 
 from .errors import SpecError
 from .options import CONTEXT_AXES, Axis
+from .plaintext import Documented
 from .reduction import KeyedReduction
 
 #: what an aggregate-free metric function returns: per-user values, shape [U, len(ks)]
@@ -36,7 +36,7 @@ TIES = {
 
 
 @dataclass
-class Metric:
+class Metric(Documented):
     """A registered metric: its axes, its formula, its compute function."""
 
     name: str
@@ -115,13 +115,8 @@ class Metric:
             return None
         return set(self.side) if isinstance(self.side, frozenset) else self.side(options, given)
 
-    @property
-    def doc(self) -> str:
-        return inspect.getdoc(self.compute) or ""
-
-    @property
-    def summary(self) -> str:
-        return self.doc.splitlines()[0] if self.doc else self.name
+    def documented(self) -> object:
+        return self.compute
 
     def axis(self, key: str) -> Axis:
         if key in self.axes:

@@ -39,6 +39,7 @@ def missing_pieces(m: Any, *, invariance: set[str], suite: set[str], docs: str) 
 
 
 def _context() -> dict[str, Any]:
+    sys.path.insert(0, str(HERE / "contracts"))
     from test_invariance import TABLE
 
     from receval.conformance.suite import raw_suite

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SpecError, did_you_mean
+from ..plaintext import Documented
 
 #: the example log and target of every doctest (see the module docstring)
 EXAMPLE_LOG = {"context_id": [1, 2, 3, 4], "item_id": ["a", "b", "a", "b"], "reward": [1.0, 0.0, 0.0, 1.0],
@@ -107,7 +108,7 @@ class Parts:
 
 
 @dataclass(frozen=True)
-class Estimator:
+class Estimator(Documented):
     """A registered estimator: name, options, what it reads, its function."""
 
     name: str
@@ -122,15 +123,8 @@ class Estimator:
     references: str = ""
     extra: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def doc(self) -> str:
-        import inspect
-
-        return inspect.getdoc(self.fn) or ""
-
-    @property
-    def summary(self) -> str:
-        return self.doc.splitlines()[0] if self.doc else self.name
+    def documented(self) -> object:
+        return self.fn
 
     def option(self, key: str) -> Option:
         for o in self.options:

@@ -7,7 +7,7 @@ context options), written from the formulas in the docstrings of
 
 from __future__ import annotations
 
-from .ranking import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
 
 IR_DEFAULTS = {
     "rprecision": {"r": "truth"},
@@ -118,26 +118,4 @@ def reference_ir(recs: dict, truth: dict, metric: str, k: int | None, options: d
     o = {**IR_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
     users = prepare(recs, truth, ctx, metric)
     judged, n_nonrel = _nonrel_judged(truth, ctx)
-    for data in users.values():
-        no_rel = len(data["rel"]) == 0
-        if no_rel and ctx["empty"] == "error":
-            raise RefError("user without relevant items")
-        if not no_rel and data["length"] == 0 and ctx["norecs"] == "error":
-            raise RefError("user without recommendations")
-    per_user: dict = {}
-    for u, data in users.items():
-        no_rel = len(data["rel"]) == 0
-        if no_rel and ctx["empty"] == "skip":
-            per_user[u] = None
-        elif no_rel:
-            per_user[u] = 0.0
-        elif data["length"] == 0 and ctx["norecs"] == "skip":
-            per_user[u] = None
-        elif data["length"] == 0:
-            per_user[u] = 0.0
-        else:
-            per_user[u] = per_user_ir(metric, k, o, data, judged.get(u, set()), n_nonrel.get(u, 0))
-    included = [v for v in per_user.values() if v is not None]
-    if not included:
-        raise RefError("no user left")
-    return per_user, sum(included) / len(included)
+    return policy_values(users, ctx, lambda u, data: per_user_ir(metric, k, o, data, judged.get(u, set()), n_nonrel.get(u, 0)))

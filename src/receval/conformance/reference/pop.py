@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
 
 POP_DEFAULTS = {
     "arp": {"count": "rows", "denominator": "length", "scale": "count"},
@@ -179,29 +179,7 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
         mean = sum(p) / 2
         std = math.sqrt(sum((x - mean) ** 2 for x in p) / 2)
         return None, (0.0 if sum(p) == 0 else std / mean)
-    for data in users.values():
-        if len(data["rel"]) == 0 and ctx["empty"] == "error":
-            raise RefError("user without relevant items")
-        if len(data["rel"]) and data["length"] == 0 and ctx["norecs"] == "error":
-            raise RefError("user without recommendations")
-    per_user = {}
-    for u, data in users.items():
-        data = dict(data, id=u)
-        no_rel = len(data["rel"]) == 0
-        if no_rel and ctx["empty"] == "skip":
-            per_user[u] = None
-        elif no_rel:
-            per_user[u] = 0.0
-        elif data["length"] == 0 and ctx["norecs"] == "skip":
-            per_user[u] = None
-        elif data["length"] == 0:
-            per_user[u] = 0.0
-        else:
-            per_user[u] = per_user_pop(metric, k, o, data, side)
-    included = [v for v in per_user.values() if v is not None]
-    if not included:
-        raise RefError("no user left")
-    return per_user, sum(included) / len(included)
+    return policy_values(users, ctx, lambda u, data: per_user_pop(metric, k, o, dict(data, id=u), side))
 
 
 def user_relevant(truth, u, ctx) -> list:

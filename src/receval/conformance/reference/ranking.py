@@ -343,6 +343,29 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
     raise KeyError(metric)
 
 
+def policy_values(users: dict, ctx: dict, value) -> tuple[dict, float]:
+    """``(per_user, mean)`` under the user-set policies: ``empty`` and ``norecs`` refuse, skip
+    (None) or score 0; every other user gets ``value(u, data)``."""
+    for data in users.values():
+        if len(data["rel"]) == 0 and ctx["empty"] == "error":
+            raise RefError("user without relevant items")
+        if len(data["rel"]) and data["length"] == 0 and ctx["norecs"] == "error":
+            raise RefError("user without recommendations")
+    per_user: dict = {}
+    for u, data in users.items():
+        no_rel = len(data["rel"]) == 0
+        if no_rel and ctx["empty"] == "skip" or not no_rel and data["length"] == 0 and ctx["norecs"] == "skip":
+            per_user[u] = None
+        elif no_rel or data["length"] == 0:
+            per_user[u] = 0.0
+        else:
+            per_user[u] = value(u, data)
+    included = [v for v in per_user.values() if v is not None]
+    if not included:
+        raise RefError("no user left")
+    return per_user, sum(included) / len(included)
+
+
 def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None = None):
     """``(per_user, mean)``: per_user maps every truth user to its value or None (left out)."""
     options = options or {}
