@@ -47,7 +47,7 @@ def test_page_is_self_contained_and_complete(page):
     assert text.count("<table") >= 6  # all users and 2 segments: values and paired tests each
     figures = re.findall(r'data-figure="([^"]+)"><img alt="[^"]*" src="data:image/png;base64,', text)
     assert figures == ["at-k", "differences", "users", "segments"]
-    assert "segments:activity:2|segment:activity 1/2" in text and "Holm correction over 27 comparisons" in text  # 3 metrics x 3 pairs x 3 tables
+    assert "segments:activity:2|segment:activity_1/2" in text and "Holm correction over 27 comparisons" in text  # 3 metrics x 3 pairs x 3 tables
     assert "ndcg@10|gain:binary" in text  # the signatures
 
 

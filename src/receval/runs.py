@@ -9,8 +9,9 @@ alike; ``norecs``: a truth user a run has no recommendation for scores 0 under t
 the runs would then be compared on different users). :meth:`Runs.compare` compares the runs on
 the *paired* users, those on which every run has a value on every metric: a user some run or
 metric leaves out (``empty=skip``, ``insufficient=exclude``, ...) is dropped from every run and
-metric alike, and the signature's user set says how many were dropped
-(``userset:truth, paired: 14 of 608 users dropped for lacking a value in some run``).
+metric alike, and the signature says how many were dropped and why
+(``userset:truth|paired:594/608|dropped:norel``: ``norel`` when every value left out is a user
+without a relevant item skipped by ``empty=skip``, ``novalue`` otherwise).
 """
 
 from __future__ import annotations
@@ -147,12 +148,22 @@ class Runs:
         c = compare(
             per_user, higher_is_better=hib, signatures=sigs, test=test, correction=correction, ci=ci,
             level=level, resamples=resamples, seed=seed, baseline=baseline, users=self.users, user_ids=self.user_ids,
+            dropped_why=self.dropped_why(),
         )
         # the per-user values the figures draw: those of the paired users, like every number of c
         keep = pl.Series(paired_users(per_user))
         c.per_user = {name: res.per_user().filter(keep) for name, res in self.results.items()}
         c.with_recs = self.with_recs()
         return c
+
+    def dropped_why(self) -> str:
+        """Why users lack a value: ``norel`` when every missing value of every run and metric is
+        a user skipped for having no relevant item (``empty=skip``), ``novalue`` otherwise."""
+        for res in self.results.values():
+            for e in res.entries:
+                if e.per_user is not None and int(np.isnan(np.asarray(e.per_user, dtype=np.float64)).sum()) != e.skipped:
+                    return "novalue"
+        return "norel"
 
     def with_recs(self) -> dict[str, tuple[int, int]]:
         """Per run, (truth users with recommendations, truth users): a run that covers part of

@@ -243,8 +243,22 @@ class SegmentedComparison:
 def _mark(sig: str, definition: str, label: str | None) -> str:
     parts: list[Any] = [sig, ("segments", definition)]
     if label is not None:
-        parts.append(("segment", label.replace(SIG_SEP, "/")))
+        parts.append(("segment", "_".join(label.replace(SIG_SEP, "/").split())))  # a field: no space
     return signature_text(*parts)
+
+
+def _own_skipped(entry: Any, mask: np.ndarray) -> str:
+    """The entry's signature with a segment's own ``skipped`` count: the users of the segment
+    the ``empty`` policy skipped (when every missing value of the entry is such a user; the
+    field is left out when the run's count cannot be split by segment)."""
+    parts = entry.signature.split(SIG_SEP)
+    if not any(p.startswith("skipped:") for p in parts):
+        return entry.signature
+    missing = np.isnan(np.asarray(entry.per_user, dtype=np.float64))
+    own = int(missing[mask].sum()) if int(missing.sum()) == entry.skipped else None
+    kept = [p if not p.startswith("skipped:") else f"skipped:{own}" for p in parts
+            if not (p.startswith("skipped:") and not own)]
+    return SIG_SEP.join(kept)
 
 
 def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any = None, groups: Any = None,
@@ -281,18 +295,19 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     per_user = {name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
                 for name, res in runs.results.items()}
     first = next(iter(runs.results.values()))
-    base_sigs = {e.metric: e.signature for e in first.entries}
     hib = dict(overall.higher_is_better)
     out: dict[str, Comparison] = {}
     sizes, skipped = {}, {}
     ids = np.asarray(runs.user_ids)
+    why = runs.dropped_why()
     for label in seg.labels:
         mask = seg.users(label)
         sizes[label] = int(mask.sum())
         sub = {r: {m: v[mask] for m, v in by_m.items()} for r, by_m in per_user.items()}
+        own = {e.metric: _own_skipped(e, mask) for e in first.entries}
         try:
-            c = stats_compare(sub, higher_is_better=hib, signatures=base_sigs, users=runs.users, user_ids=ids[mask],
-                              progress=False, **options)
+            c = stats_compare(sub, higher_is_better=hib, signatures=own, users=runs.users, user_ids=ids[mask],
+                              progress=False, dropped_why=why, **options)
         except DataError as exc:
             skipped[label] = f"not compared ({exc})"
             continue

@@ -339,6 +339,8 @@ def parse_stats_signature(text: str) -> dict[str, Any]:
             out[name] = float(value) if name == "level" else int(value) if name in ("resamples", "seed") else value
         elif key == "userset":
             out["users"] = value
+        elif key in ("paired", "dropped"):
+            out[key] = value
     return out
 
 
@@ -357,6 +359,7 @@ def compare(
     users: str = "truth",
     user_ids: Ids | None = None,
     progress: bool | None = None,
+    dropped_why: str = "novalue",
 ) -> Comparison:
     """A :class:`~receval.comparison.Comparison` of runs from their per-user values.
 
@@ -364,8 +367,10 @@ def compare(
     every run (NaN: no value, e.g. a user the metric leaves out). Every mean, interval and test
     is computed on the *paired* users (:func:`paired_users`: a value in every run on every
     metric), so every number of the comparison is on the same users; ``Comparison.users`` is
-    their count and ``Comparison.dropped`` the users left out, which the signatures' user set
-    (``userset:``) states when there are any. Paired tests run against ``baseline`` (every other
+    their count and ``Comparison.dropped`` the users left out, which the signatures state when
+    there are any: ``userset:truth|paired:518/580|dropped:norel`` (``dropped_why``: why they lack
+    a value, ``novalue`` by default, ``norel`` when the caller knows they have no relevant item).
+    With ``test="tukey"`` the signatures' ``corr`` is ``tukey``, the adjustment applied. Paired tests run against ``baseline`` (every other
     run) or between all pairs; the p-values of the whole table are corrected together; intervals
     are computed for every value and every difference (``ci="poisson"`` needs ``user_ids``, the
     users of the rows). ``progress``: a rich progress bar on stderr (default: when stderr is a
@@ -401,9 +406,11 @@ def compare(
     dropped = total - n_users
     cols = {(r, m): np.asarray(per_user[r][m], dtype=np.float64)[keep] for r in runs for m in metrics}
     hib = {m: True for m in metrics} | dict(higher_is_better or {})
-    userset = users if not dropped else (
-        f"{users}, paired: {dropped} of {total} users dropped for lacking a value in some run")
-    sig_stats = signature_text(stats_signature(test, correction, ci, level, resamples, seed), ("userset", userset))
+    userset: list[tuple[str, Any]] = [("userset", users)]
+    if dropped:
+        userset += [("paired", f"{n_users}/{total}"), ("dropped", dropped_why)]
+    stat_sig = stats_signature(test, "tukey" if test == "tukey" else correction, ci, level, resamples, seed)
+    sig_stats = signature_text(stat_sig, *userset)
     sigs = {m: signature_text(str((signatures or {}).get(m, m)), sig_stats) for m in metrics}
     values: dict[tuple[str, str], float] = {}
     intervals: dict[tuple[str, str], Interval] = {}

@@ -79,7 +79,11 @@ _SIG_KEYS = {
     "resamples": ("resamples", "B", "n_resamples"),
     "seed": ("seed",),
     "users": ("userset",),
+    "dropped": ("dropped",),
 }
+
+#: how the legend says why users were dropped (the signature's ``dropped`` field)
+DROPPED_WHY = {"norel": "no relevant item", "novalue": "no value in some run or metric"}
 
 #: how the legend names each test of receval.stats
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "paired randomization test",
@@ -238,6 +242,10 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
             lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} confidence interval" for meth, lv in kinds) + ".")
     declared = _stat_field(cmp, "users")
     which = f" (user set: {', '.join(declared)})" if declared else ""
+    dropped = getattr(cmp, "dropped", 0)
+    if dropped:
+        why = ", ".join(DROPPED_WHY.get(w, w) for w in _stat_field(cmp, "dropped"))
+        which += f", {dropped} of {cmp.users + dropped} dropped" + (f" ({why})" if why else "")
     lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
     partial = partial_runs(cmp.with_recs)
     if partial:
