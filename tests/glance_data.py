@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-METRICS = ["ndcg@10", "recall@10", "precision@10", "mrr@10", "coverage@10"]
+METRICS = ["ndcg@10", "recall@10", "precision@10", "mrr@10", "map@10"]
 RUNS = ("ease", "pop", "bpr")
 
 

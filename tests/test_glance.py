@@ -6,8 +6,14 @@ import warnings
 
 import pytest
 
-from glance_data import METRICS, frames
+import numpy as np
+
+from glance_data import METRICS, files, frames
 from receval import evaluate
+from receval.cli import main
+from receval.report import fmt_num
+from receval.stats import compare
+from receval.tables import render_pairs, render_table
 from receval.runs import evaluate_runs
 from receval.segments import compare_segments
 from receval.spec import signature_fields
@@ -23,6 +29,21 @@ def runs():
         warnings.simplefilter("ignore")
         r = evaluate_runs(recs, truth, METRICS, rel=4)
     return truth, recs, train, r
+
+
+@pytest.fixture(scope="module")
+def cli_files(tmp_path_factory):
+    return files(tmp_path_factory.mktemp("glance"))
+
+
+def _cli(monkeypatch, capsys, cli_files, *extra):
+    truth, named, train = cli_files
+    monkeypatch.setenv("COLUMNS", "80")
+    rc = main(["runs", truth, *named, *(x for m in METRICS for x in ("-m", m)), "--rel", "4", "--resamples", "200",
+               "--train", train, *extra])
+    out = capsys.readouterr().out
+    assert rc == 0
+    return out.splitlines()
 
 
 def test_no_signature_contains_a_space(runs):
@@ -68,3 +89,58 @@ def test_the_tukey_signature_names_the_adjustment_applied(runs):
     c = runs[3].compare(test="tukey", **STATS)
     assert {signature_fields(s)["corr"] for s in c.signatures.values()} == {"tukey"}
     assert parse_stats_signature(c.signatures["ndcg@10"])["correction"] == "tukey"
+
+
+def test_a_3x5_runs_fits_45_lines_of_80_columns(monkeypatch, capsys, cli_files):
+    lines = _cli(monkeypatch, capsys, cli_files)
+    assert len(lines) <= 45 and max(len(x) for x in lines) <= 80, (len(lines), max(len(x) for x in lines))
+    text = "\n".join(lines)
+    assert "*ᵇ" in text and "corr:holm" in text and "W/T/L" not in text  # letters; the pair table on request
+    pairs = _cli(monkeypatch, capsys, cli_files, "--pairs")
+    text = "\n".join(pairs)
+    assert max(len(x) for x in pairs) <= 80 and "W/T/L" in text
+    head = next(x for x in pairs if "W/T/L" in x)
+    assert "correction" not in head and "test" not in head  # a constant column: said in the note
+    assert "test: paired t-test; correction: Holm" in " ".join(text.split())
+
+
+def test_segments_one_table_per_metric_in_80_lines(monkeypatch, capsys, cli_files):
+    lines = _cli(monkeypatch, capsys, cli_files, "--segments", "activity")
+    text = "\n".join(lines)
+    assert len(lines) <= 80 and max(len(x) for x in lines) <= 80, (len(lines), max(len(x) for x in lines))
+    assert sum(1 for x in lines if x.strip() in METRICS) == len(METRICS)  # one table per metric, titled
+    assert text.count("Superscript letters") == 1 and text.count("signatures (") == 1  # the notes once
+
+
+def test_signatures_full_on_request(monkeypatch, capsys, cli_files):
+    text = "\n".join(_cli(monkeypatch, capsys, cli_files, "--signatures", "full", "--ci", "none"))
+    assert "… =" not in text and text.count("dialect:standard") == len(METRICS)
+
+
+def test_significant_digits_the_same_in_every_format():
+    assert [fmt_num(x) for x in (0.0001234, 0.23814, 0.1, 12.34567)] == ["0.0001234", "0.2381", "0.1000", "12.35"]
+    rng = np.random.default_rng(1)
+    pu = {"a": {"m@1": rng.random(50) * 1e-3}, "b": {"m@1": rng.random(50) * 1e-4}}
+    c = compare(pu, ci="t", progress=False)
+    v = fmt_num(c.values[("a", "m@1")])
+    assert v != "0.0005" and len(v.lstrip("0.").replace(".", "")) == 4
+    for fmt in ("table", "markdown", "latex", "html"):
+        assert v in render_table(c, fmt, ci=True, width=None), fmt
+        assert fmt_num(c.pairs[0].diff) in render_pairs(c, fmt, width=None), fmt
+
+
+def test_plural_of_one_comparison():
+    pu = {"a": {"m@1": np.array([1.0, 0.0, 1.0])}, "b": {"m@1": np.array([0.0, 0.0, 1.0])}}
+    text = render_table(compare(pu, ci="none", progress=False), "markdown")
+    assert "over 1 comparison," in text
+
+
+def test_global_metrics_users_read_all_and_runs_count_the_users_used(runs):
+    truth, recs, train, r = runs
+    res = evaluate(recs["ease"], truth, ["ndcg@10", "coverage@10"], rel=4)
+    table = res.render("table", width=None)
+    row = next(x for x in table.splitlines() if "coverage@10" in x)
+    assert "all" in row and " 0 " not in row
+    assert "all" in res.render("markdown") and "all" in repr(res)
+    c = r.compare(ci="none", resamples=200)
+    assert f"on {c.users} users" in repr(r) and f"{c.dropped} of {c.users + c.dropped} dropped" in repr(r)

@@ -119,6 +119,10 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--baseline", metavar="NAME", help="test every run against this one (default: all pairs)")
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
     p.add_argument("--format", choices=command_formats("runs"), default="table")
+    p.add_argument("--pairs", action="store_true",
+                   help="the terminal table: also print every paired test (default: significance letters in the main table)")
+    p.add_argument("--signatures", choices=("short", "full"), default="short",
+                   help="short (default: the fields all columns share written once) or full (every signature whole); JSON keeps them whole")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
     _latex_args(p, "tab:receval-runs")
     p.add_argument("--figure", action="append", default=[], metavar="KIND[:METRIC]=FILE",
@@ -179,11 +183,11 @@ def _runs(p: argparse.ArgumentParser):
                            truth_user=a.truth_user_col, truth_item=a.truth_item_col)
             sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, **stat)
             c = sc.overall
-            text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none")
+            text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none", compact=not a.pairs)
         else:
             sc = c = runs.compare(**stat)
-            text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
-            if a.format != "json":
+            text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", signatures=a.signatures, **latex)
+            if a.format != "json" and (a.pairs or a.format != "table"):
                 text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:

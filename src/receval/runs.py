@@ -82,8 +82,7 @@ class Runs:
     def __repr__(self) -> str:
         from .report import text_table
 
-        n = len(self.user_ids)
-        head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {n} users (user set: {self.users})"
+        head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {self._users_text()}"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
         rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
         from .tables import partial_runs
@@ -108,7 +107,7 @@ class Runs:
         has_fp = all(fp.get("recs") for fp in fps.values())
         heads = "".join(f'<th title="{esc(e.signature)}">{esc(e.metric)}</th>' for e in entries)
         body = ["<table>",
-                f"<caption>{len(self.names)} runs on {len(self.user_ids)} users (user set: {esc(self.users)})</caption>",
+                f"<caption>{len(self.names)} runs on {esc(self._users_text())}</caption>",
                 "<thead><tr><th>run</th>" + heads + ('<th class="l">recs</th>' if has_fp else "") + "</tr></thead>", "<tbody>"]
         for name, res in self.results.items():
             cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 6)}</td>" for e in entries)
@@ -121,6 +120,17 @@ class Runs:
             body.append(html_fingerprints(rest))
         body.append(html_signatures(sigs))
         return html_display(body)
+
+    def paired(self) -> int:
+        """The users the comparison's values use: those with a value in every run on every metric."""
+        from .stats import paired_users
+
+        return int(paired_users(self.arrays()).sum()) if self.metrics else len(self.user_ids)
+
+    def _users_text(self) -> str:
+        n, total = self.paired(), len(self.user_ids)
+        dropped = f"; {total - n} of {total} dropped ({self.dropped_why()})" if n < total else ""
+        return f"{n} users (user set: {self.users}{dropped})"
 
     def table(self) -> dict[str, dict[str, float]]:
         """``{run: {metric: value}}``."""

@@ -41,6 +41,7 @@ import numpy as np
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .report import fmt_num
 from .spec import SIG_SEP, signature_text
 
 #: the built-in segmentations (plus ``groups``)
@@ -378,10 +379,11 @@ def _with_segment(csv_text: str, label: str, header: bool) -> list[str]:
 
 
 def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
-                    digits: int = 4, pairs: bool = True) -> str:
+                    digits: int = 4, pairs: bool = True, compact: bool = False, width: Any = "terminal") -> str:
     """Every table of ``sc`` in ``fmt`` (the formats of :func:`receval.tables.render_table`): all
     users first, then each segment, each with its paired tests (``pairs``), and the segmentation
-    note. ``csv``: one table with a ``segment`` column (then, after a blank line, the paired tests
+    note. ``compact`` (the terminal format): one segment × run table per metric (values and
+    significance letters), then the notes and signatures once (:func:`compact_segments`). ``csv``: one table with a ``segment`` column (then, after a blank line, the paired tests
     with one); ``json``: ``{"segments": {...}, "tables": [{"segment": ..., <the table's JSON>}]}``;
     ``html``: the report page (:func:`receval.page.render_page`)."""
     from .report import latex_cell, markdown_text
@@ -393,6 +395,8 @@ def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float
         from .page import render_page
 
         return render_page(sc, alpha=alpha, ci=ci, digits=digits)
+    if fmt == "table" and compact:
+        return compact_segments(sc, alpha=alpha, ci=ci, digits=digits, width=width)
     if fmt == "json":
         doc = {"segments": {"definition": sc.definition, "description": sc.segmentation.description,
                             "source": sc.segmentation.source, "sizes": sc.sizes, "skipped": sc.skipped,
@@ -422,6 +426,54 @@ def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float
     else:
         parts.append(note + "\n")
     return "\n".join(parts)
+
+
+def compact_segments(sc: SegmentedComparison, *, alpha: float | None = None, ci: bool = False, digits: int = 4,
+                     width: Any = "terminal") -> str:
+    """The terminal's segmented comparison at a glance: per metric, one table of segments (rows,
+    with their paired users) by runs (columns: the value, ``*`` the best of the row, the letters
+    of the runs it is significantly better than); then the legend, the segmentation note and the
+    signatures once (a segment's signature is that of all users with its own counts and
+    ``|segment:LABEL``; every signature whole in ``--format json``)."""
+    from rich.text import Text
+
+    from .report import fit_table, resolve_width, signature_lines, wrap_text
+    from .tables import _sup, build
+
+    w = resolve_width(width)
+    models = [(label, c, build(c, alpha=alpha, ci=False)) for label, c in sc.comparisons()]
+    overall = models[0][2]
+    runs = overall.runs
+    out: list[str] = []
+    for m in overall.metrics:
+        rows = []
+        for label, c, model in models:
+            cells: list[Any] = [Text(f"{label} ({c.users})")]
+            for r in runs:
+                cell = model.cells.get((r, m))
+                if cell is None:
+                    cells.append(Text("–"))
+                    continue
+                t = Text(fmt_num(cell.value, digits) + ("*" if cell.best else ""), style="bold" if cell.best else "")
+                t.append("".join(_sup(x) for x in cell.better_than))
+                cells.append(t)
+            rows.append(cells)
+        heads = ["segment (users)", *(f"{r} ({overall.letters[r]})" for r in runs)]
+        out.append(fit_table(heads, rows, width=w, title=m, keys=1, right=[False] + [True] * len(runs),
+                             wrap=[True] + [False] * len(runs)))
+    notes = ["* (bold): the best value of the row" + overall.legend[0].removeprefix("Bold: the best value per column"),
+             *overall.legend[1:]]
+    if ci:
+        notes = [x for x in notes if not x.startswith("Brackets:")]
+        notes.append("Intervals: in --format csv or json, or --pairs.")
+    notes.append(sc.note())
+    lines: list[str] = []
+    for x in notes:
+        lines += wrap_text(x, w)
+    lines += wrap_text("A segment's signature: that of all users with its own counts (skipped, paired) and "
+                       "|segment:LABEL (every one whole in --format json).", w)
+    lines += signature_lines([overall.signatures[m] for m in overall.metrics if m in overall.signatures], w)
+    return "\n".join(out) + "\n".join(lines) + "\n"
 
 
 def write_segments(sc: SegmentedComparison, path: str | Path, *, fmt: str | None = None, **options: Any) -> Path:
