@@ -144,3 +144,56 @@ def test_global_metrics_users_read_all_and_runs_count_the_users_used(runs):
     assert "all" in res.render("markdown") and "all" in repr(res)
     c = r.compare(ci="none", resamples=200)
     assert f"on {c.users} users" in repr(r) and f"{c.dropped} of {c.users + c.dropped} dropped" in repr(r)
+
+
+def test_metrics_pattern_filters(capsys):
+    assert main(["metrics", "ndcg"]) == 0
+    out = capsys.readouterr().out
+    heads = [x for x in out.splitlines() if x and not x.startswith(" ") and x.endswith("@k")]
+    assert heads and all("ndcg" in h for h in heads)
+    assert main(["metrics", "*recall*"]) == 0
+    assert "recall@k" in capsys.readouterr().out
+    assert main(["metrics", "ndgc"]) != 0
+    err = capsys.readouterr().err
+    assert "did you mean 'ndcg'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_evaluate_help_gives_text_and_values_of_every_context_option(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    out = capsys.readouterr().out
+    lines = {x.split()[0]: x for x in out.splitlines() if x.strip().startswith("--")}
+    for name, values in {"--order": "auto | score", "--ties": "average", "--dup": "error | first", "--tdup": "max",
+                         "--empty": "skip | zero", "--norecs": "zero | skip", "--hitscore": "any | positive"}.items():
+        assert values in lines[name] and "(default" in lines[name], lines[name]
+
+
+def test_runs_says_truth_comes_first(capsys):
+    assert main(["runs", "model=a.csv", "truth.csv", "-m", "ndcg@10"]) != 0
+    err = capsys.readouterr().err
+    assert "pass TRUTH first" in err
+    with pytest.raises(SystemExit):
+        main(["runs", "--help"])
+    assert "TRUTH NAME=FILE" in capsys.readouterr().out.replace("\n", " ").replace("  ", " ")
+
+
+def test_explain_dialect_leads_with_the_differences(capsys):
+    from receval.cli import explain
+
+    text = explain("ndcg@10", "recbole")
+    assert text.index("differs from the standard") < text.index("Formula") and "source:" in text.split("Formula")[0]
+    neg = next(x for x in explain("ndcg@10").splitlines() if x.strip().startswith("neg ="))
+    assert neg.split("]", 1)[1].strip()
+
+
+def test_warnings_point_at_the_callers_line():
+    truth = {"user_id": [1, 2, 3, 4], "item_id": [1, 2, 3, 4]}
+    recs = {"user_id": [1, 9, 8, 7], "item_id": [1, 5, 5, 5], "score": [1.0, 1.0, 1.0, 1.0]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate(recs, truth, ["ndcg@10"])
+    from receval.errors import RecevalWarning
+
+    ours = [w for w in caught if issubclass(w.category, RecevalWarning)]
+    assert ours and all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]

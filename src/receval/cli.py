@@ -105,8 +105,8 @@ def _check_per_user(a: argparse.Namespace) -> None:
 
 
 def _runs(p: argparse.ArgumentParser):
-    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
-    p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="a named run, e.g. ease=ease.parquet (two or more to compare)")
+    p.add_argument("truth", metavar="TRUTH", help="first: the ground truth, CSV or Parquet with user, item and optional rating")
+    p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="then a named run, e.g. ease=ease.parquet (two or more to compare)")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 or ndcg@[5,10,20] (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole")
     p.add_argument("--test", choices=("t", "wilcoxon", "permutation", "bootstrap", "tukey"), default="t", help="paired test (default t)")
@@ -145,6 +145,8 @@ def _runs(p: argparse.ArgumentParser):
         from .runs import evaluate_runs
 
         named: dict[str, str] = {}
+        if "=" in a.truth and not all("=" in x for x in a.runs):
+            raise SpecError(f"pass TRUTH first, then the runs: receval runs TRUTH NAME=FILE ...; got {a.truth!r} first")
         for item in a.runs:
             name, eq, path = item.partition("=")
             if not eq or not name.strip() or not path.strip():
@@ -240,17 +242,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
     said = alias_note(spec) if isinstance(spec, str) else None
     if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
         lines[2:2] = [*textwrap.wrap(said, 96), ""]
-    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
-    lines.append("Resolved options:")
-    for name, axis in m.all_axes().items():
-        value = r.options.get(name)
-        if name == "t" and value is None:
-            continue
-        meaning = axis.values.get(str(value), "") if axis.values else axis.doc
-        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
-        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
-    if d is not None:
-        lines.append("")
+    if d is not None:  # what a reader of --dialect came for first: how the library differs, with its source
         diffs = d.differences(m.name, r.k)
         lines.append(f"How {d.library} {d.version} differs from the standard definition:")
         if not diffs:
@@ -264,6 +256,16 @@ def explain(spec: str, dialect: str | None = None) -> str:
                 lines.append(f"  note: {entry.note}")
             if entry.source:
                 lines.append(f"  source: {entry.source}")
+        lines.append("")
+    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
+    lines.append("Resolved options:")
+    for name, axis in m.all_axes().items():
+        value = r.options.get(name)
+        if name == "t" and value is None:
+            continue
+        meaning = (axis.values.get(str(value), "") if axis.values else "") or axis.doc
+        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
+        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
     if m.name == "map" and r.options.get("denominator") == "min_k_r":
         lines += ["", MAP_DENOMINATOR_WARNING]
     from .options import CONTRACT, ties_note
@@ -302,20 +304,22 @@ def _indent(text: str) -> str:
 
 
 def _metrics(p: argparse.ArgumentParser):
+    p.add_argument("pattern", nargs="?", metavar="PATTERN",
+                   help="only the metrics whose name holds PATTERN, or matches it as a glob (ndcg, *rec*, 'pauc*')")
     p.add_argument("--format", choices=command_formats("metrics"), default="table",
                    help="table: one block per metric, at most 100 columns (or the terminal's width); markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
-        from .metrics import all_metrics
         from .options import CONTEXT_AXES
 
+        chosen = matching_metrics(a.pattern)
         if a.format == "table":
             from .report import terminal_width
 
-            print(metrics_text(min(terminal_width() or 100, 100)), end="")  # a narrower terminal: its width
+            print(metrics_text(min(terminal_width() or 100, 100), pattern=a.pattern), end="")  # a narrower terminal: its width
             return 0
         rows = []
-        for m in all_metrics():
+        for m in chosen:
             opts = "; ".join(
                 f"{n}={'|'.join(ax.values) if ax.values else ('name' if ax.free else 'number')} (default {ax.render(ax.default)})"
                 for n, ax in m.axes.items()
@@ -329,12 +333,32 @@ def _metrics(p: argparse.ArgumentParser):
     return run
 
 
-def metrics_text(width: int = 100) -> str:
-    """Every metric as a block (name, summary, one wrapped entry per option), then the context
-    options, in at most ``width`` columns."""
+def matching_metrics(pattern: str | None) -> list[Any]:
+    """The metrics whose name holds ``pattern`` (any case) or matches it as a glob; all when None.
+    None matching is a :class:`~receval.errors.SpecError` naming the closest metric."""
+    import fnmatch
+
+    from .errors import SpecError, closest
+    from .metrics import all_metrics
+
+    every = list(all_metrics())
+    if pattern is None:
+        return every
+    p = pattern.strip().lower()
+    chosen = [m for m in every if p in m.name.lower() or fnmatch.fnmatchcase(m.name.lower(), p)]
+    if not chosen:
+        near = closest(p, [m.name for m in every])
+        raise SpecError(f"pass a part of a metric's name (or a glob such as '*rec*'): no metric matches {pattern!r}"
+                        + (f"; did you mean '{near}'?" if near else "; `receval metrics` lists them all"))
+    return chosen
+
+
+def metrics_text(width: int = 100, pattern: str | None = None) -> str:
+    """Every metric (``pattern``: those :func:`matching_metrics` keeps) as a block (name,
+    summary, one wrapped entry per option), then the context options, in at most ``width``
+    columns."""
     import textwrap
 
-    from .metrics import all_metrics
     from .options import CONTEXT_AXES
 
     def wrap(text: str, indent: str, first: str | None = None) -> list[str]:
@@ -353,7 +377,7 @@ def metrics_text(width: int = 100) -> str:
         lines.extend(wrap(ax.doc, " " * 18))
 
     lines: list[str] = []
-    for m in all_metrics():
+    for m in matching_metrics(pattern):
         lines.append(m.name + ("@k" if m.needs_k else ""))
         lines.extend(wrap(m.summary.replace("``", ""), "  "))
         for name, ax in m.axes.items():
