@@ -197,3 +197,15 @@ def test_warnings_point_at_the_callers_line():
 
     ours = [w for w in caught if issubclass(w.category, RecevalWarning)]
     assert ours and all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]
+
+
+def test_latex_pair_table_is_a_float_that_fits(runs, monkeypatch, capsys, cli_files):
+    c = runs[3].compare(**STATS)
+    tex = render_pairs(c, "latex", label="main-pairs", fit="linewidth")
+    assert tex.startswith("\\begin{table}") and "\\label{tab:main-pairs}" in tex and "\\resizebox{\\linewidth}" in tex
+    head = next(x for x in tex.splitlines() if x.startswith("metric"))
+    assert head.count("&") <= 7 and "correction" not in head  # the constants in the note
+    assert "correction: Holm" in tex
+    lines = _cli(monkeypatch, capsys, cli_files, "--format", "latex", "--latex-fit", "linewidth", "--label", "main")
+    text = "\n".join(lines)
+    assert text.count("\\begin{table}") == 2 and "\\label{tab:main-pairs}" in text

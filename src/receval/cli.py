@@ -190,7 +190,8 @@ def _runs(p: argparse.ArgumentParser):
             sc = c = runs.compare(**stat)
             text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", signatures=a.signatures, **latex)
             if a.format != "json" and (a.pairs or a.format != "table"):
-                text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
+                pair_label = f"{a.label}-pairs" if a.label else None
+                text += "\n" + render_pairs(c, a.format, alpha=a.alpha, label=pair_label, fit=a.latex_fit)
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
             if segments is not None:

@@ -354,12 +354,14 @@ def pair_rows(cmp: Comparison, *, alpha: float | None = None) -> list[list[Any]]
 
 
 def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4,
-                 width: Width = "terminal") -> str:
+                 width: Width = "terminal", label: str | None = None, fit: str = "shrink") -> str:
     """Every paired test as a table: the mean difference a − b with its interval, raw and adjusted
     p-values, whether it is significant at ``alpha``, the effect size (its name in the header),
     win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`;
     ``width`` as there (a terminal table too wide is split into blocks repeating the metric
-    and the two runs)."""
+    and the two runs). The terminal and LaTeX tables are compact (only the columns that vary;
+    the constants in a note); LaTeX: a ``table`` float with ``label`` (default
+    ``tab:receval-pairs``) fitted as ``fit`` (:data:`LATEX_FITS`)."""
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
     effect = sorted({t.effect_name for t in cmp.pairs})
@@ -387,6 +389,11 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                 + "</tbody>\n</table>\n</body>\n</html>\n")
     if fmt == "table":
         return _compact_pairs(cmp, rows, digits, width, effect, significance_level(cmp, alpha))
+    if fmt == "latex":
+        if fit not in LATEX_FITS:
+            raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
+        return _latex_pairs(cmp, rows, digits, effect, significance_level(cmp, alpha),
+                            label=latex_label(label, "", "tab:receval-pairs"), fit=fit)
     # report.render shows user text as written (escaped, on one line) in every format
     small = [[_pvalue(v, digits) if i in (6, 7) else _pair_num(v, digits) for i, v in enumerate(r)] for r in rows]
     return render(headers, small, fmt, digits=digits, width=width, keys=3)
@@ -396,11 +403,11 @@ def _pair_num(v: Any, digits: int) -> str:
     return fmt_num(v, digits) if isinstance(v, float) or v is None else str(v)
 
 
-def _compact_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, width: Width, effect: list[str],
-                   alpha: float) -> str:
-    """The terminal's pair table: only the columns that vary (a column of one value, such as
-    the test or the correction, is said once in the note under it); the interval beside the
-    difference, a star on a significant adjusted p-value, wins/ties/losses in one column."""
+def _compact_columns(cmp: Comparison, rows: list[list[Any]], digits: int, effect: list[str],
+                     alpha: float) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The compact pair table's columns (only those that vary) and its note's parts: the
+    interval beside the difference, a star on a significant adjusted p-value, wins/ties/losses
+    in one column; a column of one value (the test, the correction) said once in the note."""
     cols: list[tuple[str, list[str]]] = [("metric", [r[0] for r in rows]), ("a", [r[1] for r in rows]),
                                          ("b", [r[2] for r in rows]), ("a−b", [_pair_num(r[3], digits) for r in rows])]
     if any(r[4] is not None for r in rows):
@@ -418,13 +425,34 @@ def _compact_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, width: W
             notes.append(f"{name}: {names.get(values[0], values[0])}")
         else:
             cols.append((name, [r[i] for r in rows]))
-    text = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "table", width=width, keys=3)
     notes.append(f"*: adjusted p < {alpha:g}")
     if any(h == "d_z" for h, _ in cols):
         notes.append("d_z: Cohen's d_z")
     notes.append("W/T/L: users on which a wins/ties/loses against b; the raw p-values in --format csv or json")
+    return cols, notes
+
+
+def _compact_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, width: Width, effect: list[str],
+                   alpha: float) -> str:
+    """The terminal's pair table (:func:`_compact_columns`) and its note."""
+    cols, notes = _compact_columns(cmp, rows, digits, effect, alpha)
+    text = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "table", width=width, keys=3)
     w = resolve_width(width)
     return text + "\n".join(wrap_text("Paired tests; " + "; ".join(notes) + ".", w)) + "\n"
+
+
+def _latex_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, effect: list[str], alpha: float, *,
+                 label: str, fit: str) -> str:
+    r"""The pair table as a LaTeX ``table`` float that fits the column (``fit``, as
+    :func:`render_table`): the compact columns, the constants in the note under it."""
+    from .report import latex_float
+
+    cols, notes = _compact_columns(cmp, rows, digits, effect, alpha)
+    cols = [("a-b" if c == "a−b" else c, v) for c, v in cols]  # pdflatex: no Unicode minus
+    body = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "latex").splitlines()
+    return latex_float(body, caption=f"Paired tests: {len(rows)} comparison{'s' * (len(rows) != 1)}.", label=label,
+                       fit=fit, notes=[latex_cell("Paired tests; " + "; ".join(notes) + ".") + r"\par"],
+                       standalone=False)
 
 
 def _pvalue(p: float, digits: int) -> str:
