@@ -209,3 +209,22 @@ def test_latex_pair_table_is_a_float_that_fits(runs, monkeypatch, capsys, cli_fi
     lines = _cli(monkeypatch, capsys, cli_files, "--format", "latex", "--latex-fit", "linewidth", "--label", "main")
     text = "\n".join(lines)
     assert text.count("\\begin{table}") == 2 and "\\label{tab:main-pairs}" in text
+
+
+def test_single_k_metrics_share_one_panel_and_spread_marks_span_their_row(runs):
+    pytest.importorskip("matplotlib")
+    from receval.figures import plot_metric_at_k, plot_spread
+    from receval.reproduce import Reproduction
+
+    c = runs[3].compare(**STATS)
+    fig = plot_metric_at_k(c)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 1  # five metrics of one k each: one dot plot, not five panels
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == METRICS
+    xs = [x for line in axes[0].get_lines() if line.get_marker() == "o" for x in line.get_xdata()]
+    assert len(set(xs)) == len(xs)  # no marker hides another
+    rep = Reproduction({"standard": {"map@20": 0.2, "ndcg@20": 0.3}, "elliot@0.3.1": {"ndcg@20": 0.31}}, {}, {},
+                       ["map@20", "ndcg@20"])
+    fig = plot_spread(rep)
+    missing = next(line for ax in fig.axes for line in ax.get_lines() if line.get_gid() == "spread-missing")
+    assert list(missing.get_xdata()) == [0.0, 1.0] and missing.get_marker() in ("None", "none", "")
