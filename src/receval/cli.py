@@ -203,9 +203,11 @@ def _runs(p: argparse.ArgumentParser):
         if report is not None:
             from .page import write_page
 
-            write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
-                       protocol={"truth": a.truth, "runs": named, "metrics": a.metric, "dialect": a.dialect or "standard",
-                                 **({"train": a.train} if a.train else {}), **context_kwargs(a)})
+            written = write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
+                                 protocol={"truth": a.truth, "runs": named, "metrics": a.metric,
+                                           "dialect": a.dialect or "standard",
+                                           **({"train": a.train} if a.train else {}), **context_kwargs(a)})
+            print(f"receval: report: {written}", file=sys.stderr)  # where the page went, beside the table
         return 0
 
     return run
