@@ -228,3 +228,17 @@ def test_single_k_metrics_share_one_panel_and_spread_marks_span_their_row(runs):
     fig = plot_spread(rep)
     missing = next(line for ax in fig.axes for line in ax.get_lines() if line.get_gid() == "spread-missing")
     assert list(missing.get_xdata()) == [0.0, 1.0] and missing.get_marker() in ("None", "none", "")
+
+
+def test_readme_is_for_users_first():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    heads = [x for x in readme.splitlines() if x.startswith("## ")]
+    assert heads[:3] == ["## Quickstart", "## Your own data", "## Compare systems"]
+    quick = readme.split("## Quickstart")[1].split("\n## ")[0]
+    blocks = [b.split("\n", 1)[1].strip() for b in quick.split("```bash")[1:]]
+    assert [b.split("```")[0].strip() for b in blocks] == ["pip install -e . && receval reproduce", "bash .ci/run"]
+    assert "24.4 minutes" not in readme and "minutes" not in quick
+    assert "What `bash .ci/run` does and costs" in (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
