@@ -242,3 +242,12 @@ def test_readme_is_for_users_first():
     assert [b.split("```")[0].strip() for b in blocks] == ["pip install -e . && receval reproduce", "bash .ci/run"]
     assert "24.4 minutes" not in readme and "minutes" not in quick
     assert "What `bash .ci/run` does and costs" in (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
+
+
+def test_reproduction_page_numbers_keep_four_significant_digits():
+    from receval.page import render_reproduction_page
+    from receval.reproduce import Reproduction
+
+    rep = Reproduction({"standard": {"map@20": 0.0001234}, "recbole@1.2.0": {"map@20": 0.25}}, {}, {}, ["map@20"])
+    text = render_reproduction_page(rep, figures=False, published=[["recbole", 0.00056789]])
+    assert "<td>0.0001234</td>" in text and "<td>0.2500</td>" in text and "<td>0.0005679</td>" in text

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, RecevalError
+from .report import fmt_num
 
 #: the file a report folder gets
 PAGE_NAME = "index.html"
@@ -258,7 +259,7 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
             return f'<td class="error" title="{e(rep.errors[d][col])}">error</td>'
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return '<td class="missing" title="not offered by the library">–</td>'
-        return f"<td>{v:.4f}</td>"
+        return f"<td>{fmt_num(v)}</td>"
 
     head = "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead>"
     rows = [f'<tr class="{"standard" if d == "standard" else "dialect"}"><td>{e(d)}</td>'
@@ -281,7 +282,7 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
     if published:
         body += ['<section id="study"><h2>The study (MovieLens-20M)</h2><div class="scroll"><table>',
                  "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead><tbody>",
-                 *("<tr>" + f"<td>{e(str(r[0]))}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{v:.4f}</td>"
+                 *("<tr>" + f"<td>{e(str(r[0]))}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{fmt_num(v)}</td>"
                                                               for v in r[1:]) + "</tr>" for r in published),
                  "</tbody></table></div>", "</section>"]
     body += ['<section id="protocol"><h2>Protocol</h2>', _dl(rep.protocol), "</section>"]
