@@ -251,3 +251,14 @@ def test_reproduction_page_numbers_keep_four_significant_digits():
     rep = Reproduction({"standard": {"map@20": 0.0001234}, "recbole@1.2.0": {"map@20": 0.25}}, {}, {}, ["map@20"])
     text = render_reproduction_page(rep, figures=False, published=[["recbole", 0.00056789]])
     assert "<td>0.0001234</td>" in text and "<td>0.2500</td>" in text and "<td>0.0005679</td>" in text
+
+
+def test_evaluate_example_is_the_docs_first_command(capsys):
+    assert main(["evaluate", "--example", "-m", "ndcg@10", "--rel", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "ndcg@10" in out and "rel:4" in out
+    assert main(["evaluate", "-m", "ndcg@10"]) == 2 and "--example" in capsys.readouterr().err
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert "receval evaluate --example -m ndcg@10" in doc and "$(python -c" not in doc

@@ -35,8 +35,10 @@ Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int
 
 
 def _evaluate(p: argparse.ArgumentParser):
-    p.add_argument("recs", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
-    p.add_argument("truth", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
+    p.add_argument("recs", nargs="?", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
+    p.add_argument("truth", nargs="?", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
+    p.add_argument("--example", action="store_true",
+                   help="evaluate the two small files receval ships (recs.csv, truth.csv) instead of RECS TRUTH")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
     p.add_argument("--format", choices=command_formats("evaluate"), default="table",
@@ -60,7 +62,16 @@ def _evaluate(p: argparse.ArgumentParser):
 
     def run(a: argparse.Namespace) -> int:
         from .api import evaluate
+        from .errors import SpecError
 
+        if a.example:
+            if a.recs or a.truth:
+                raise SpecError("leave out RECS and TRUTH with --example (it evaluates the bundled recs.csv and truth.csv)")
+            from .examples import example_path
+
+            a.recs, a.truth = str(example_path("recs.csv")), str(example_path("truth.csv"))
+        elif not (a.recs and a.truth):
+            raise SpecError("pass RECS and TRUTH (two files), or --example for the two receval ships")
         recs, truth = a.recs, a.truth
         if a.per_user:  # before any work: the output must be new (or --force), never an input, of a known format
             _check_per_user(a)
