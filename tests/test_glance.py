@@ -55,8 +55,11 @@ def test_no_signature_contains_a_space(runs):
         sc = compare_segments(r, kind, train=train, **STATS)
         sigs += [s for _, cc in sc.comparisons() for s in cc.signatures.values()]
     assert sigs and not [s for s in sigs if " " in s or "," in s]
-    for s in sigs:  # every one parses back
+    from receval import parse_signature
+
+    for s in sigs:  # every one parses back, segments' too
         assert signature_fields(s) and parse_stats_signature(s).get("users", "truth") == "truth"
+        assert parse_signature(s)[0].name in {m.split("@")[0] for m in METRICS}
 
 
 def test_the_user_set_is_fields_with_a_true_reason(runs):
