@@ -35,9 +35,18 @@ def add_context_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
     from .options import CONTEXT_AXES
 
-    for name in CONTEXT_AXES:
+    for name, ax in CONTEXT_AXES.items():
         if name != "rel":
-            g.add_argument(f"--{name}")
+            g.add_argument(f"--{name}", metavar=name.upper(), help=axis_help(ax))
+
+
+def axis_help(ax) -> str:  # noqa: ANN001
+    """A context option's ``--help`` text: its doc, its values and default (from its Axis), and
+    where each value is described (``receval explain NAME``)."""
+    default = ax.render(ax.default)
+    values = " | ".join(ax.values) if ax.values else "a number"
+    text = f"{ax.doc}: {values} (default {default}); `receval explain {ax.name}` describes each value"
+    return text.replace("%", "%%")
 
 
 def context_kwargs(a: argparse.Namespace) -> dict:
@@ -52,4 +61,4 @@ def context_kwargs(a: argparse.Namespace) -> dict:
     return out
 
 
-__all__ = ["add_column_args", "column_kwargs", "add_context_args", "context_kwargs"]
+__all__ = ["add_column_args", "column_kwargs", "add_context_args", "context_kwargs", "axis_help"]

@@ -35,8 +35,10 @@ Builder = Callable[[argparse.ArgumentParser], Callable[[argparse.Namespace], int
 
 
 def _evaluate(p: argparse.ArgumentParser):
-    p.add_argument("recs", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
-    p.add_argument("truth", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
+    p.add_argument("recs", nargs="?", help="recommendations: CSV, Parquet or TREC run (.run/.trec) with user, item and score and/or rank")
+    p.add_argument("truth", nargs="?", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
+    p.add_argument("--example", action="store_true",
+                   help="evaluate the two small files receval ships (recs.csv, truth.csv) instead of RECS TRUTH")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
     p.add_argument("--format", choices=command_formats("evaluate"), default="table",
@@ -60,7 +62,16 @@ def _evaluate(p: argparse.ArgumentParser):
 
     def run(a: argparse.Namespace) -> int:
         from .api import evaluate
+        from .errors import SpecError
 
+        if a.example:
+            if a.recs or a.truth:
+                raise SpecError("leave out RECS and TRUTH with --example (it evaluates the bundled recs.csv and truth.csv)")
+            from .examples import example_path
+
+            a.recs, a.truth = str(example_path("recs.csv")), str(example_path("truth.csv"))
+        elif not (a.recs and a.truth):
+            raise SpecError("pass RECS and TRUTH (two files), or --example for the two receval ships")
         recs, truth = a.recs, a.truth
         if a.per_user:  # before any work: the output must be new (or --force), never an input, of a known format
             _check_per_user(a)
@@ -105,8 +116,8 @@ def _check_per_user(a: argparse.Namespace) -> None:
 
 
 def _runs(p: argparse.ArgumentParser):
-    p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
-    p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="a named run, e.g. ease=ease.parquet (two or more to compare)")
+    p.add_argument("truth", metavar="TRUTH", help="first: the ground truth, CSV or Parquet with user, item and optional rating")
+    p.add_argument("runs", nargs="+", metavar="NAME=FILE", help="then a named run, e.g. ease=ease.parquet (two or more to compare)")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 or ndcg@[5,10,20] (repeatable)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole")
     p.add_argument("--test", choices=("t", "wilcoxon", "permutation", "bootstrap", "tukey"), default="t", help="paired test (default t)")
@@ -119,6 +130,10 @@ def _runs(p: argparse.ArgumentParser):
     p.add_argument("--baseline", metavar="NAME", help="test every run against this one (default: all pairs)")
     p.add_argument("--alpha", type=float, default=None, help="significance level of the table's markers (default 0.05)")
     p.add_argument("--format", choices=command_formats("runs"), default="table")
+    p.add_argument("--pairs", action="store_true",
+                   help="the terminal table: also print every paired test (default: significance letters in the main table)")
+    p.add_argument("--signatures", choices=("short", "full"), default="short",
+                   help="short (default: the fields all columns share written once) or full (every signature whole); JSON keeps them whole")
     p.add_argument("--out", metavar="FILE", help="also write the table to FILE (.md .tex .html .csv .json); an existing file is kept unless --force")
     _latex_args(p, "tab:receval-runs")
     p.add_argument("--figure", action="append", default=[], metavar="KIND[:METRIC]=FILE",
@@ -141,6 +156,8 @@ def _runs(p: argparse.ArgumentParser):
         from .runs import evaluate_runs
 
         named: dict[str, str] = {}
+        if "=" in a.truth and not all("=" in x for x in a.runs):
+            raise SpecError(f"pass TRUTH first, then the runs: receval runs TRUTH NAME=FILE ...; got {a.truth!r} first")
         for item in a.runs:
             name, eq, path = item.partition("=")
             if not eq or not name.strip() or not path.strip():
@@ -180,12 +197,13 @@ def _runs(p: argparse.ArgumentParser):
                            truth_user=a.truth_user_col, truth_item=a.truth_item_col)
             sc: Any = compare_segments(runs, segments, train=a.train, truth=a.truth, groups=groups, cols=cols, options=stat)
             c = sc.overall
-            text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none")
+            text = render_segments(sc, a.format, alpha=a.alpha, ci=a.ci != "none", compact=not a.pairs)
         else:
             sc = c = runs.compare(stat)
-            text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", **latex)
-            if a.format != "json":
-                text += "\n" + render_pairs(c, a.format, alpha=a.alpha)
+            text = render_table(c, a.format, alpha=a.alpha, ci=a.ci != "none", signatures=a.signatures, **latex)
+            if a.format != "json" and (a.pairs or a.format != "table"):
+                pair_label = f"{a.label}-pairs" if a.label else None
+                text += "\n" + render_pairs(c, a.format, alpha=a.alpha, label=pair_label, fit=a.latex_fit)
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
             if segments is not None:
@@ -197,9 +215,11 @@ def _runs(p: argparse.ArgumentParser):
         if report is not None:
             from .page import write_page
 
-            write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
-                       protocol={"truth": a.truth, "runs": named, "metrics": a.metric, "dialect": a.dialect or "standard",
-                                 **({"train": a.train} if a.train else {}), **context_kwargs(a)})
+            written = write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
+                                 protocol={"truth": a.truth, "runs": named, "metrics": a.metric,
+                                           "dialect": a.dialect or "standard",
+                                           **({"train": a.train} if a.train else {}), **context_kwargs(a)})
+            print(f"receval: report: {written}", file=sys.stderr)  # where the page went, beside the table
         return 0
 
     return run
@@ -237,17 +257,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
     said = alias_note(spec) if isinstance(spec, str) else None
     if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
         lines[2:2] = [*textwrap.wrap(said, 96), ""]
-    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
-    lines.append("Resolved options:")
-    for name, axis in m.all_axes().items():
-        value = r.options.get(name)
-        if name == "t" and value is None:
-            continue
-        meaning = axis.values.get(str(value), "") if axis.values else axis.doc
-        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
-        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
-    if d is not None:
-        lines.append("")
+    if d is not None:  # what a reader of --dialect came for first: how the library differs, with its source
         diffs = d.differences(m.name, r.k)
         lines.append(f"How {d.library} {d.version} differs from the standard definition:")
         if not diffs:
@@ -261,6 +271,16 @@ def explain(spec: str, dialect: str | None = None) -> str:
                 lines.append(f"  note: {entry.note}")
             if entry.source:
                 lines.append(f"  source: {entry.source}")
+        lines.append("")
+    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
+    lines.append("Resolved options:")
+    for name, axis in m.all_axes().items():
+        value = r.options.get(name)
+        if name == "t" and value is None:
+            continue
+        meaning = (axis.values.get(str(value), "") if axis.values else "") or axis.doc
+        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
+        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
     if m.name == "map" and r.options.get("denominator") == "min_k_r":
         lines += ["", MAP_DENOMINATOR_WARNING]
     from .options import CONTRACT, ties_note
@@ -299,20 +319,22 @@ def _indent(text: str) -> str:
 
 
 def _metrics(p: argparse.ArgumentParser):
+    p.add_argument("pattern", nargs="?", metavar="PATTERN",
+                   help="only the metrics whose name holds PATTERN, or matches it as a glob (ndcg, *rec*, 'pauc*')")
     p.add_argument("--format", choices=command_formats("metrics"), default="table",
                    help="table: one block per metric, at most 100 columns (or the terminal's width); markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
-        from .metrics import all_metrics
         from .options import CONTEXT_AXES
 
+        chosen = matching_metrics(a.pattern)
         if a.format == "table":
             from .report import terminal_width
 
-            print(metrics_text(min(terminal_width() or 100, 100)), end="")  # a narrower terminal: its width
+            print(metrics_text(min(terminal_width() or 100, 100), pattern=a.pattern), end="")  # a narrower terminal: its width
             return 0
         rows = []
-        for m in all_metrics():
+        for m in chosen:
             opts = "; ".join(
                 f"{n}={'|'.join(ax.values) if ax.values else ('name' if ax.free else 'number')} (default {ax.render(ax.default)})"
                 for n, ax in m.axes.items()
@@ -326,12 +348,32 @@ def _metrics(p: argparse.ArgumentParser):
     return run
 
 
-def metrics_text(width: int = 100) -> str:
-    """Every metric as a block (name, summary, one wrapped entry per option), then the context
-    options, in at most ``width`` columns."""
+def matching_metrics(pattern: str | None) -> list[Any]:
+    """The metrics whose name holds ``pattern`` (any case) or matches it as a glob; all when None.
+    None matching is a :class:`~receval.errors.SpecError` naming the closest metric."""
+    import fnmatch
+
+    from .errors import SpecError, closest
+    from .metrics import all_metrics
+
+    every = list(all_metrics())
+    if pattern is None:
+        return every
+    p = pattern.strip().lower()
+    chosen = [m for m in every if p in m.name.lower() or fnmatch.fnmatchcase(m.name.lower(), p)]
+    if not chosen:
+        near = closest(p, [m.name for m in every])
+        raise SpecError(f"pass a part of a metric's name (or a glob such as '*rec*'): no metric matches {pattern!r}"
+                        + (f"; did you mean '{near}'?" if near else "; `receval metrics` lists them all"))
+    return chosen
+
+
+def metrics_text(width: int = 100, pattern: str | None = None) -> str:
+    """Every metric (``pattern``: those :func:`matching_metrics` keeps) as a block (name,
+    summary, one wrapped entry per option), then the context options, in at most ``width``
+    columns."""
     import textwrap
 
-    from .metrics import all_metrics
     from .options import CONTEXT_AXES
 
     def wrap(text: str, indent: str, first: str | None = None) -> list[str]:
@@ -350,7 +392,7 @@ def metrics_text(width: int = 100) -> str:
         lines.extend(wrap(ax.doc, " " * 18))
 
     lines: list[str] = []
-    for m in all_metrics():
+    for m in matching_metrics(pattern):
         lines.append(m.name + ("@k" if m.needs_k else ""))
         lines.extend(wrap(m.summary.replace("``", ""), "  "))
         for name, ax in m.axes.items():

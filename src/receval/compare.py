@@ -176,7 +176,8 @@ def compare_results(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dial
     return result
 
 
-def compare(recs: Any, truth: Any, metrics: str | Iterable[Any], **kwargs: Any) -> pl.DataFrame:
+def compare(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dialects: Any = "all", errors: str = "mark",
+            **kwargs: Any) -> pl.DataFrame:
     """One table: a row per dialect, a column per metric (null where a library lacks it).
 
     Parameters
@@ -192,15 +193,15 @@ def compare(recs: Any, truth: Any, metrics: str | Iterable[Any], **kwargs: Any) 
         ``"mark"`` (default): a dialect that refuses the data gets null cells;
         ``"raise"``: raise instead. Use :func:`compare_results` for the messages and signatures.
     **kwargs
-        ``dialects``, ``errors`` (above), column names (``user_col``, ...), side inputs and
-        context options (``rel``, ``ties``, ...) applied to every dialect, as in :func:`receval.evaluate`.
+        Column names (``user_col``, ...), side inputs and context options (``rel``, ``ties``,
+        ...) applied to every dialect, as in :func:`receval.evaluate`.
 
     Returns
     -------
     polars.DataFrame
         Columns ``dialect``, ``library``, ``version`` and one Float64 column per metric.
     """
-    return compare_results(recs, truth, metrics, **kwargs).frame
+    return compare_results(recs, truth, metrics, dialects=dialects, errors=errors, **kwargs).frame
 
 
 def render_comparison(res: Comparison, fmt: str = "table") -> str:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .errors import DataError, RecevalWarning
+from .errors import DataError, RecevalWarning, caller_level
 
 #: item or user id spans up to this size are coded by shifting (a lookup table of this many cells)
 _SPAN_LIMIT = 1 << 26
@@ -608,7 +608,7 @@ def check_overlap(info: dict[str, Any], ids: Callable[[], dict[str, tuple[pl.Ser
             f"the recommendations and the ground truth barely overlap: {both} of {n_truth} ground-truth users have "
             f"recommendations and {both} of {n_recs} recommended users are in the ground truth (Results.info: "
             "users_in_both, users_only_in_recs, users_only_in_truth); check that both sides hold the same users",
-            RecevalWarning, stacklevel=2,
+            RecevalWarning, stacklevel=caller_level(2),
         )
 
 
@@ -663,7 +663,7 @@ def no_item_in_truth(r: pl.Series, t: pl.Series) -> None:
     ex = ", ".join(repr(v) for v in r.head(2).to_list())
     warnings.warn(
         f"no recommended item (e.g. {ex}) is in the ground truth ({len(t)} item{'s' * (len(t) != 1)}): every hit is "
-        "missed; check that both sides hold the same item ids", RecevalWarning, stacklevel=2,
+        "missed; check that both sides hold the same item ids", RecevalWarning, stacklevel=caller_level(2),
     )
 
 

@@ -22,6 +22,17 @@ from typing import Any
 
 from .comparison import Comparison, PairTest
 from .errors import SpecError
+from .report import fmt_num
+
+
+def tick_label(v: float) -> str:
+    """An axis tick: 4 significant digits (:func:`receval.report.fmt_num`), trailing zeros dropped.
+
+    >>> tick_label(0.02), tick_label(0.0001234), tick_label(12340.0)
+    ('0.02', '0.0001234', '12340')
+    """
+    text = fmt_num(v)
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
 
 #: file extensions :func:`save_figure` writes
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
@@ -188,7 +199,10 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
                      ci: bool = True, width: float = COLUMN_WIDTH, height: float | None = None) -> Any:
     """Each metric against its cut-off k, a line per run, the CI as a band (when ``ci`` and the
     Comparison has intervals). ``metrics`` the metric names to draw (``["ndcg", "recall"]``;
-    default: every metric with a cut-off); one panel per name, stacked."""
+    default: every metric with a cut-off); one panel per name with several k (its y label
+    ``name@k``), stacked; the metrics with a single k share one panel, a dot plot (x: each
+    ``name@k``, the CI as an error bar). The runs' markers are set apart along x (a small
+    offset per run), so equal values never hide a run."""
     groups = metric_groups(cmp.metrics)
     if metrics is not None:
         unknown = [m for m in metrics if m not in groups]
@@ -198,45 +212,66 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         groups = {m: groups[m] for m in metrics}
     if not groups:
         raise SpecError("a metric@k figure needs metrics with a cut-off: evaluate e.g. ndcg@[5,10,20]")
-    n = len(groups)
+    multi = {name: ks for name, ks in groups.items() if len(ks) > 1}
+    single = [ks[0][1] for ks in groups.values() if len(ks) == 1]
+    n = len(multi) + (1 if single else 0)
     w, h = _size(width, height, 0.55 + 1.75 * n)
     colors = _colors(len(cmp.runs))
+    nr = len(cmp.runs)
     with paper_style() as mpl:
         fig = _figure(mpl, w, h)
         axes = fig.subplots(n, 1, squeeze=False)
-        for ax, (name, ks) in zip(axes[:, 0], groups.items()):
+        panels = list(zip(axes[:, 0], multi.items()))
+        for ax, (name, ks) in panels:
             xs = [k for k, _ in ks]
-            for color, run in zip(colors, cmp.runs):
+            log = min(xs) > 0 and max(xs) / min(xs) >= 8  # 5 ... 100: log scale keeps the ticks apart
+            for i, (color, run) in enumerate(zip(colors, cmp.runs)):
                 pts = [(k, cmp.values[(run, m)], cmp.intervals.get((run, m))) for k, m in ks
                        if (run, m) in cmp.values and not math.isnan(cmp.values[(run, m)])]
                 if not pts:
                     continue
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=_text(run))
-                bands = [(k, iv.low, iv.high) for k, _, iv in pts if iv is not None]
-                if ci and len(bands) == 1:  # one k: a band through one point has no width; an error bar shows it
-                    k, lo, hi = bands[0]
-                    v = next(p[1] for p in pts if p[0] == k)
-                    ax.errorbar([k], [v], yerr=[[v - lo], [hi - v]], fmt="none", ecolor=color, elinewidth=1.2,
-                                capsize=3, alpha=0.8)
-                elif ci and bands:
+                off = (i - (nr - 1) / 2) * 0.025  # a run's offset: a share of the axis (log) or of the spacing
+                step = min(b - a for a, b in zip(xs, xs[1:]))
+                at = [p[0] * (1 + off) if log else p[0] + off * step for p in pts]
+                ax.plot(at, [p[1] for p in pts], marker="o", markersize=3.5, color=color, label=_text(run))
+                bands = [(x, iv.low, iv.high) for x, (_, _, iv) in zip(at, pts) if iv is not None]
+                if ci and bands:
                     ax.fill_between([b[0] for b in bands], [b[1] for b in bands], [b[2] for b in bands],
                                     color=color, alpha=0.2, linewidth=0)
-            if len(xs) == 1:  # one k: room on both sides of the point (and its error bar)
-                ax.set_xlim(xs[0] - 1, xs[0] + 1)
-            elif min(xs) > 0 and max(xs) / min(xs) >= 8:  # 5 ... 100: log scale keeps the ticks apart
+            if log:
                 ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(k) for k in xs])
             ax.minorticks_off()
-            ax.set_ylabel(_text(name))
+            ax.set_ylabel(_text(f"{name}@k"))
+            ax.set_xlabel("cut-off k")
             ax.grid(True, axis="y")
             ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
-        axes[-1, 0].set_xlabel("cut-off k")
+        if single:  # one dot plot: x the metrics, a dot and an error bar per run, set apart
+            ax = axes[-1, 0]
+            for i, (color, run) in enumerate(zip(colors, cmp.runs)):
+                off = (i - (nr - 1) / 2) * min(0.6 / max(nr, 1), 0.18)
+                dots: list[tuple[float, float, Any]] = [
+                    (j + off, cmp.values[(run, m)], cmp.intervals.get((run, m))) for j, m in enumerate(single)
+                    if (run, m) in cmp.values and not math.isnan(cmp.values[(run, m)])]
+                if not dots:
+                    continue
+                ax.plot([p[0] for p in dots], [p[1] for p in dots], marker="o", markersize=3.5, linestyle="none",
+                        color=color, label=_text(run) if not panels else None)
+                for x, v, iv in dots:
+                    if ci and iv is not None:
+                        ax.errorbar([x], [v], yerr=[[v - iv.low], [iv.high - v]], fmt="none", ecolor=color,
+                                    elinewidth=1.2, capsize=2.5, alpha=0.8)
+            ax.set_xticks(range(len(single)), [_text(m) for m in single])
+            ax.set_xlim(-0.6, len(single) - 0.4)
+            ax.set_ylabel("value")
+            ax.grid(True, axis="y")
+            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(5))
         _legend_below(fig, axes[0, 0])
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if ci and kinds:
             from .tables import ci_name
 
-            what = "bars" if all(len(ks) == 1 for ks in groups.values()) else "bands"
+            what = "bars" if not multi else "bands" if not single else "bands and bars"
             fig.suptitle(_text(f"{what}: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
     return _finish(fig, path)
 
@@ -454,16 +489,19 @@ def spread_limits(values: Sequence[float]) -> tuple[float, float]:
 
 
 #: how a spread panel marks a cell without a value (a legend under the figure names both)
-SPREAD_ERROR: dict[str, Any] = {"marker": "x", "color": "darkorange", "markersize": 4.5, "markeredgewidth": 1.2}
-SPREAD_MISSING: dict[str, Any] = {"marker": "o", "color": "0.6", "markerfacecolor": "none", "markersize": 3.5, "markeredgewidth": 0.8}
+#: both span the whole row, so neither can be read as a value at some x
+SPREAD_ERROR: dict[str, Any] = {"marker": "x", "color": "darkorange", "markersize": 4.5, "markeredgewidth": 1.2,
+                                "linestyle": "--", "linewidth": 0.8}
+SPREAD_MISSING: dict[str, Any] = {"marker": "None", "color": "0.6", "linestyle": ":", "linewidth": 1.0}
 
 
 def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0) -> Any:
     """A :class:`~receval.reproduce.Reproduction` across dialects: one panel per metric (one unit
     per panel), the value under each dialect, dialects in the same rows in every panel (named once,
-    on the left), the receval standard in red. A cell without a value is drawn at the panel's left
-    edge: an orange cross where the library refused the data (``error``), a hollow grey circle where
-    it does not offer the metric; the legend under the figure says which is which. A panel where the
+    on the left), the receval standard in red. A cell without a value is a line across its whole
+    row, which no one reads as a value: orange dashes with crosses at the ends where the library
+    refused the data (``error``), grey dots where it does not offer the metric; the legend under
+    the figure says which is which. A panel where the
     dialects agree keeps a readable range (:func:`spread_limits`)."""
     cols = rep.columns
     errors = getattr(rep, "errors", {}) or {}
@@ -490,12 +528,12 @@ def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0)
                     continue
                 kind = "error" if col in errors.get(d, {}) else "missing"
                 kinds_seen.add(kind)
-                ax.plot([0.04], [pos[d]], linestyle="none", transform=edge, clip_on=False, zorder=4,
+                ax.plot([0.0, 1.0], [pos[d], pos[d]], transform=edge, zorder=4,
                         gid=f"spread-{kind}", **(SPREAD_ERROR if kind == "error" else SPREAD_MISSING))
             ax.set_title(_text(col))
             ax.grid(True, axis="both")
             ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(3))
-            ax.xaxis.set_major_formatter(mpl.ticker.FormatStrFormatter("%.3g"))
+            ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda v, _: tick_label(v)))
             if pts:
                 ax.set_xlim(*spread_limits([v for _, v in pts]))
             else:
@@ -509,10 +547,10 @@ def plot_spread(rep: Any, path: str | Path | None = None, *, width: float = 7.0)
                    Line2D([], [], marker="o", linestyle="none", markersize=3.5, color="steelblue")]
         labels = ["receval standard", "a library's dialect"]
         if "error" in kinds_seen:
-            handles.append(Line2D([], [], linestyle="none", **SPREAD_ERROR))
+            handles.append(Line2D([], [], **SPREAD_ERROR))
             labels.append("error: the library refused this data")
         if "missing" in kinds_seen:
-            handles.append(Line2D([], [], linestyle="none", **SPREAD_MISSING))
+            handles.append(Line2D([], [], **SPREAD_MISSING))
             labels.append("not offered by the library")
         fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), frameon=False,
                    handlelength=1.2, columnspacing=1.2)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, RecevalError
+from .report import fmt_num
 
 #: the file a report folder gets
 PAGE_NAME = "index.html"
@@ -32,13 +33,16 @@ h1{font-size:1.5em;margin:.2em 0 .6em}h2{font-size:1.2em;margin-top:1.8em;border
 h3{font-size:1.05em;margin-top:1.4em}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:.6em 0}
 caption{font-weight:600;text-align:left;padding-bottom:.4em}
-th,td{padding:.25em .7em;text-align:right;vertical-align:top}th:first-child,td:first-child{text-align:left}
+th,td{padding:.25em .7em;text-align:right;vertical-align:top;white-space:nowrap}th:first-child,td:first-child{text-align:left}
 thead th{border-top:2px solid #111;border-bottom:1px solid #111}
 tbody tr:last-child td{border-bottom:2px solid #111}
 .best{font-weight:700}.ci{color:#555;font-size:.85em}
 .legend,.note{font-size:.85em;max-width:60em;color:#333}
 .sig,code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.8em;word-break:break-all}
-figure{margin:1em 0;display:inline-block;vertical-align:top;max-width:100%}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figure{margin:1em 0;display:inline-block;vertical-align:top;max-width:100%;overflow-x:auto}figure img{max-width:100%;height:auto;border:1px solid #eee}
+@media (max-width:600px){body{padding:1em}figure{display:block}figure img{max-width:none;width:560px}}
+details.sigs{font-size:.85em;margin:.4em 0}details.sigs summary{cursor:pointer;color:#333}
+table.protocol td{white-space:normal;text-align:left}table.protocol td:first-child{font-weight:600}
 figcaption{font-size:.85em;color:#333}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em;font-size:.9em}dt{font-weight:600}dd{margin:0;word-break:break-word}
 td.missing{color:#888}td.error{color:#b45309;font-weight:600}tr.standard td{background:#fff5f5}
@@ -87,6 +91,42 @@ def _figure(fig: Any, caption: str, name: str) -> str:
             f"<figcaption>{e(caption)}</figcaption></figure>")
 
 
+def _fields_table(items: dict[str, Any]) -> str:
+    """The protocol as a table of fields: one row per field, a mapping (the runs) a row per
+    entry (``runs: ease``), a list written with commas; never raw JSON."""
+    e = html.escape
+
+    def text(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return ", ".join(str(x) for x in v)
+        return str(v)
+
+    rows = []
+    for k, v in items.items():
+        if isinstance(v, dict):
+            rows += [(f"{k}: {sub}", text(x)) for sub, x in v.items()] or [(str(k), "–")]
+        else:
+            rows.append((str(k), text(v)))
+    body = "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in rows)
+    return f'<table class="protocol"><thead><tr><th>field</th><th>value</th></tr></thead><tbody>{body}</tbody></table>'
+
+
+def folded_signatures(sigs: list[str], summary: str) -> str:
+    """Signatures folded in a ``<details>`` element: the fields they all end with written once,
+    then each one's own fields (as sacreBLEU prints them); each whole as its tooltip."""
+    from .report import shared_fields, short_signature
+
+    e = html.escape
+    own, shared = shared_fields(sigs)
+    items = "".join(f'<li><code class="sig" title="{e(s)}">{e(short_signature(o, shared))}</code></li>'
+                    for o, s in zip(own, sigs))
+    common = f'<p>… = <code class="sig">{e(shared)}</code></p>' if shared else ""
+    return f'<details class="sigs"><summary>{e(summary)}</summary><ul>{items}</ul>{common}</details>'
+
+
+_SIG_P = re.compile(r'<p class="sig">(.*?)</p>\s*', re.S)
+
+
 def _dl(items: dict[str, Any]) -> str:
     e = html.escape
 
@@ -132,7 +172,10 @@ def _comparison_figures(c: Any, sc: Any) -> list[str]:
 def _tables(c: Any, title: str, alpha: float | None, ci: bool, digits: int) -> list[str]:
     from .tables import render_pairs, render_table
 
-    parts = [f'<div class="scroll table-block">{_body(render_table(c, "html", alpha=alpha, ci=ci, digits=digits, title=title))}</div>']
+    table = _SIG_P.sub("", _body(render_table(c, "html", alpha=alpha, ci=ci, digits=digits, title=title)))
+    sigs = [c.signatures[m] for m in c.metrics if m in c.signatures]
+    parts = [f'<div class="scroll table-block">{table}</div>',
+             folded_signatures(sigs, f"Signatures of this table ({len(sigs)})")]
     if c.pairs:
         parts.append('<details class="pairs"><summary>Paired tests</summary><div class="scroll">'
                      f'{_body(render_pairs(c, "html", alpha=alpha, digits=digits))}</div></details>')
@@ -175,11 +218,13 @@ def render_page(obj: Any, *, title: str | None = None, protocol: dict[str, Any] 
         for label, sub in list(sc.comparisons())[1:]:
             body += [f"<h3>{e(label)}</h3>", *_tables(sub, f"segment {label} ({sub.users} users)", alpha, ci, digits)]
         body.append("</section>")
-    body += ['<section id="protocol"><h2>Protocol</h2>', _dl(_protocol(c, protocol)), "</section>"]
-    sigs = [f'<li><code class="sig">{e(s)}</code></li>' for s in c.signatures.values()]
+    body += ['<section id="protocol"><h2>Protocol</h2>', _fields_table(_protocol(c, protocol)), "</section>"]
+    sigs = list(c.signatures.values())
     if sc is not None:
-        sigs += [f'<li><code class="sig">{e(s)}</code></li>' for _, sub in list(sc.comparisons())[1:] for s in sub.signatures.values()]
-    body += ['<section id="signatures"><h2>Signatures</h2><ul>', *sigs, "</ul></section>"]
+        sigs += [s for _, sub in list(sc.comparisons())[1:] for s in sub.signatures.values()]
+    body += ['<section id="signatures"><h2>Signatures</h2>',
+             '<p class="note">Each value\'s signature reproduces it; the fields all share are written once.</p>',
+             folded_signatures(sigs, f"All {len(sigs)} signatures"), "</section>"]
     return _document(title, body)
 
 
@@ -214,7 +259,7 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
             return f'<td class="error" title="{e(rep.errors[d][col])}">error</td>'
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return '<td class="missing" title="not offered by the library">–</td>'
-        return f"<td>{v:.4f}</td>"
+        return f"<td>{fmt_num(v)}</td>"
 
     head = "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead>"
     rows = [f'<tr class="{"standard" if d == "standard" else "dialect"}"><td>{e(d)}</td>'
@@ -237,7 +282,7 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
     if published:
         body += ['<section id="study"><h2>The study (MovieLens-20M)</h2><div class="scroll"><table>',
                  "<thead><tr><th>dialect</th>" + "".join(f"<th>{e(c)}</th>" for c in rep.columns) + "</tr></thead><tbody>",
-                 *("<tr>" + f"<td>{e(str(r[0]))}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{v:.4f}</td>"
+                 *("<tr>" + f"<td>{e(str(r[0]))}</td>" + "".join('<td class="missing">–</td>' if v is None else f"<td>{fmt_num(v)}</td>"
                                                               for v in r[1:]) + "</tr>" for r in published),
                  "</tbody></table></div>", "</section>"]
     body += ['<section id="protocol"><h2>Protocol</h2>', _dl(rep.protocol), "</section>"]

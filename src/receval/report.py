@@ -109,6 +109,24 @@ def fmt_value(v: Any, digits: int = 6) -> str:
     return str(v)
 
 
+def fmt_num(v: float | None, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits, the rule of every table and figure label:
+    trailing zeros kept (a column reads evenly), never rounded to 0 (``0.0001234`` stays
+    ``0.0001234``), whole numbers from ``10**digits`` up; None or NaN an en dash.
+
+    >>> fmt_num(0.23814), fmt_num(0.1), fmt_num(0.00012345), fmt_num(-12.3456), fmt_num(123456.7), fmt_num(0.0)
+    ('0.2381', '0.1000', '0.0001234', '-12.35', '123457', '0.000')
+    """
+    if v is None or v != v:
+        return "–"
+    v = float(v)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if abs(v) >= 10 ** digits:
+        return f"{v:.0f}"
+    return f"{v:#.{max(1, digits)}g}".rstrip(".")
+
+
 #: a table's width: columns, ``None`` (no limit) or ``"terminal"`` (:func:`terminal_width`, read when rendering)
 Width = int | None | Literal["terminal"]
 

@@ -214,11 +214,11 @@ class Results:
         if fmt == "latex":
             return self._latex(digits, title, label, fit, signatures) + fingerprint_footer(self.fingerprints, fmt)
         if fmt != "table":
-            rows = [[e.metric, e.value, e.users, e.signature] for e in self.entries]
+            rows = [[e.metric, e.value, e.users if fmt == "csv" else _users(e), e.signature] for e in self.entries]
             return render(["metric", "value", "users", "signature"], rows, fmt, digits=digits) + \
                 fingerprint_footer(self.fingerprints, fmt)
         limit = resolve_width(width)
-        out = render(["metric", "value", "users"], [[e.metric, e.value, e.users] for e in self.entries], "table",
+        out = render(["metric", "value", "users"], [[e.metric, e.value, _users(e)] for e in self.entries], "table",
                      digits=digits, width=limit)
         lines = [f"{e.metric} = {e.value:.{digits}f}  {e.signature}" for e in self.entries]
         if limit is not None and any(len(x) > limit for x in lines):
@@ -237,7 +237,7 @@ class Results:
         if signatures not in LATEX_SIGNATURES:
             raise SpecError(f"unknown signature form {signatures!r}: choose one of {', '.join(LATEX_SIGNATURES)}")
         body = [r"\begin{tabular}{lrr}", r"\toprule", r"Metric & Value & Users \\", r"\midrule"]
-        body += [f"{latex_cell(e.metric)} & {_num(e.value, digits)} & {e.users} " + "\\\\" for e in self.entries]
+        body += [f"{latex_cell(e.metric)} & {_num(e.value, digits)} & {_users(e)} " + "\\\\" for e in self.entries]
         body += [r"\bottomrule", r"\end{tabular}"]
         notes = latex_signature_notes([e.signature for e in self.entries], signatures == "short")
         return latex_float(body, caption=title or f"receval {self.version}: {len(self.entries)} metrics.",
@@ -249,7 +249,7 @@ class Results:
         from .report import text_table
 
         n = len(self.entries)
-        rows = [[e.metric, _num(e.value, 6), str(e.users)] for e in self.entries]
+        rows = [[e.metric, _num(e.value, 6), _users(e)] for e in self.entries]
         return "\n".join([f"Results: {n} metric{'s' if n != 1 else ''} (receval {self.version})",
                           *text_table(["metric", "value", "users"], rows)])
 
@@ -265,7 +265,7 @@ class Results:
         skipped = any(e.skipped for e in self.entries)
         head = "<tr><th>metric</th><th>value</th><th>users</th>" + ("<th>skipped</th>" if skipped else "") + \
             '<th class="l">signature</th></tr>'
-        rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 6)}</td><td>{e.users}</td>"
+        rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 6)}</td><td>{_users(e)}</td>"
                 + (f"<td>{e.skipped}</td>" if skipped else "") + f'<td class="l">{html_signature(e.signature, shared)}</td></tr>'
                 for e in self.entries]
         n = len(self.entries)
@@ -282,3 +282,9 @@ def _num(v: float | None, digits: int) -> str:
 
 def _json_float(v: float) -> float | None:
     return None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)
+
+
+def _users(e: Entry) -> str:
+    """The users column as shown: ``all`` for a global metric (one value over the whole
+    data, :attr:`Entry.users` 0), else the users averaged."""
+    return "all" if e.users == 0 else str(e.users)

@@ -9,8 +9,9 @@ alike; ``norecs``: a truth user a run has no recommendation for scores 0 under t
 the runs would then be compared on different users). :meth:`Runs.compare` compares the runs on
 the *paired* users, those on which every run has a value on every metric: a user some run or
 metric leaves out (``empty=skip``, ``insufficient=exclude``, ...) is dropped from every run and
-metric alike, and the signature's user set says how many were dropped
-(``userset:truth, paired: 14 of 608 users dropped for lacking a value in some run``).
+metric alike, and the signature says how many were dropped and why
+(``userset:truth|paired:594/608|dropped:norel``: ``norel`` when every value left out is a user
+without a relevant item skipped by ``empty=skip``, ``novalue`` otherwise).
 """
 
 from __future__ import annotations
@@ -82,8 +83,7 @@ class Runs:
     def __repr__(self) -> str:
         from .report import text_table
 
-        n = len(self.user_ids)
-        head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {n} users (user set: {self.users})"
+        head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {self._users_text()}"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
         rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
         from .tables import partial_runs
@@ -108,7 +108,7 @@ class Runs:
         has_fp = all(fp.get("recs") for fp in fps.values())
         heads = "".join(f'<th title="{esc(e.signature)}">{esc(e.metric)}</th>' for e in entries)
         body = ["<table>",
-                f"<caption>{len(self.names)} runs on {len(self.user_ids)} users (user set: {esc(self.users)})</caption>",
+                f"<caption>{len(self.names)} runs on {esc(self._users_text())}</caption>",
                 "<thead><tr><th>run</th>" + heads + ('<th class="l">recs</th>' if has_fp else "") + "</tr></thead>", "<tbody>"]
         for name, res in self.results.items():
             cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 6)}</td>" for e in entries)
@@ -121,6 +121,17 @@ class Runs:
             body.append(html_fingerprints(rest))
         body.append(html_signatures(sigs))
         return html_display(body)
+
+    def paired(self) -> int:
+        """The users the comparison's values use: those with a value in every run on every metric."""
+        from .stats import paired_users
+
+        return int(paired_users(self.arrays()).sum()) if self.metrics else len(self.user_ids)
+
+    def _users_text(self) -> str:
+        n, total = self.paired(), len(self.user_ids)
+        dropped = f"; {total - n} of {total} dropped ({self.dropped_why()})" if n < total else ""
+        return f"{n} users (user set: {self.users}{dropped})"
 
     def table(self) -> dict[str, dict[str, float]]:
         """``{run: {metric: value}}``."""
@@ -139,13 +150,22 @@ class Runs:
         per_user = self.arrays()
         c = compare(
             per_user, higher_is_better=hib, signatures=sigs, users=self.users, user_ids=self.user_ids,
-            options=StatsOptions.of(options, given),
+            dropped_why=self.dropped_why(), options=StatsOptions.of(options, given),
         )
         # the per-user values the figures draw: those of the paired users, like every number of c
         keep = pl.Series(paired_users(per_user))
         c.per_user = {name: res.per_user().filter(keep) for name, res in self.results.items()}
         c.with_recs = self.with_recs()
         return c
+
+    def dropped_why(self) -> str:
+        """Why users lack a value: ``norel`` when every missing value of every run and metric is
+        a user skipped for having no relevant item (``empty=skip``), ``novalue`` otherwise."""
+        for res in self.results.values():
+            for e in res.entries:
+                if e.per_user is not None and int(np.isnan(np.asarray(e.per_user, dtype=np.float64)).sum()) != e.skipped:
+                    return "novalue"
+        return "norel"
 
     def with_recs(self) -> dict[str, tuple[int, int]]:
         """Per run, (truth users with recommendations, truth users): a run that covers part of

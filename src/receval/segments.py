@@ -41,6 +41,7 @@ import numpy as np
 
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .report import fmt_num
 from .resampling import StatsOptions
 from .spec import SIG_SEP, signature_text
 
@@ -244,8 +245,22 @@ class SegmentedComparison:
 def _mark(sig: str, definition: str, label: str | None) -> str:
     parts: list[Any] = [sig, ("segments", definition)]
     if label is not None:
-        parts.append(("segment", label.replace(SIG_SEP, "/")))
+        parts.append(("segment", "_".join(label.replace(SIG_SEP, "/").split())))  # a field: no space
     return signature_text(*parts)
+
+
+def _own_skipped(entry: Any, mask: np.ndarray) -> str:
+    """The entry's signature with a segment's own ``skipped`` count: the users of the segment
+    the ``empty`` policy skipped (when every missing value of the entry is such a user; the
+    field is left out when the run's count cannot be split by segment)."""
+    parts = entry.signature.split(SIG_SEP)
+    if not any(p.startswith("skipped:") for p in parts):
+        return entry.signature
+    missing = np.isnan(np.asarray(entry.per_user, dtype=np.float64))
+    own = int(missing[mask].sum()) if int(missing.sum()) == entry.skipped else None
+    kept = [p if not p.startswith("skipped:") else f"skipped:{own}" for p in parts
+            if not (p.startswith("skipped:") and not own)]
+    return SIG_SEP.join(kept)
 
 
 def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any = None, groups: Any = None,
@@ -279,18 +294,19 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     per_user = {name: {e.metric: np.asarray(e.per_user, dtype=np.float64) for e in res.entries if e.per_user is not None}
                 for name, res in runs.results.items()}
     first = next(iter(runs.results.values()))
-    base_sigs = {e.metric: e.signature for e in first.entries}
     hib = dict(overall.higher_is_better)
     out: dict[str, Comparison] = {}
     sizes, skipped = {}, {}
     ids = np.asarray(runs.user_ids)
+    why = runs.dropped_why()
     for label in seg.labels:
         mask = seg.users(label)
         sizes[label] = int(mask.sum())
         sub = {r: {m: v[mask] for m, v in by_m.items()} for r, by_m in per_user.items()}
+        own = {e.metric: _own_skipped(e, mask) for e in first.entries}
         try:
-            c = stats_compare(sub, higher_is_better=hib, signatures=base_sigs, users=runs.users, user_ids=ids[mask],
-                              progress=False, options=stat)
+            c = stats_compare(sub, higher_is_better=hib, signatures=own, users=runs.users, user_ids=ids[mask],
+                              progress=False, dropped_why=why, options=stat)
         except DataError as exc:
             skipped[label] = f"not compared ({exc})"
             continue
@@ -361,10 +377,11 @@ def _with_segment(csv_text: str, label: str, header: bool) -> list[str]:
 
 
 def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
-                    digits: int = 4, pairs: bool = True) -> str:
+                    digits: int = 4, pairs: bool = True, compact: bool = False, width: Any = "terminal") -> str:
     """Every table of ``sc`` in ``fmt`` (the formats of :func:`receval.tables.render_table`): all
     users first, then each segment, each with its paired tests (``pairs``), and the segmentation
-    note. ``csv``: one table with a ``segment`` column (then, after a blank line, the paired tests
+    note. ``compact`` (the terminal format): one segment × run table per metric (values and
+    significance letters), then the notes and signatures once (:func:`compact_segments`). ``csv``: one table with a ``segment`` column (then, after a blank line, the paired tests
     with one); ``json``: ``{"segments": {...}, "tables": [{"segment": ..., <the table's JSON>}]}``;
     ``html``: the report page (:func:`receval.page.render_page`)."""
     from .report import latex_cell, markdown_text
@@ -376,6 +393,8 @@ def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float
         from .page import render_page
 
         return render_page(sc, alpha=alpha, ci=ci, digits=digits)
+    if fmt == "table" and compact:
+        return compact_segments(sc, alpha=alpha, ci=ci, digits=digits, width=width)
     if fmt == "json":
         doc = {"segments": {"definition": sc.definition, "description": sc.segmentation.description,
                             "source": sc.segmentation.source, "sizes": sc.sizes, "skipped": sc.skipped,
@@ -405,6 +424,54 @@ def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float
     else:
         parts.append(note + "\n")
     return "\n".join(parts)
+
+
+def compact_segments(sc: SegmentedComparison, *, alpha: float | None = None, ci: bool = False, digits: int = 4,
+                     width: Any = "terminal") -> str:
+    """The terminal's segmented comparison at a glance: per metric, one table of segments (rows,
+    with their paired users) by runs (columns: the value, ``*`` the best of the row, the letters
+    of the runs it is significantly better than); then the legend, the segmentation note and the
+    signatures once (a segment's signature is that of all users with its own counts and
+    ``|segment:LABEL``; every signature whole in ``--format json``)."""
+    from rich.text import Text
+
+    from .report import fit_table, resolve_width, signature_lines, wrap_text
+    from .tables import _sup, build
+
+    w = resolve_width(width)
+    models = [(label, c, build(c, alpha=alpha, ci=False)) for label, c in sc.comparisons()]
+    overall = models[0][2]
+    runs = overall.runs
+    out: list[str] = []
+    for m in overall.metrics:
+        rows = []
+        for label, c, model in models:
+            cells: list[Any] = [Text(f"{label} ({c.users})")]
+            for r in runs:
+                cell = model.cells.get((r, m))
+                if cell is None:
+                    cells.append(Text("–"))
+                    continue
+                t = Text(fmt_num(cell.value, digits) + ("*" if cell.best else ""), style="bold" if cell.best else "")
+                t.append("".join(_sup(x) for x in cell.better_than))
+                cells.append(t)
+            rows.append(cells)
+        heads = ["segment (users)", *(f"{r} ({overall.letters[r]})" for r in runs)]
+        out.append(fit_table(heads, rows, width=w, title=m, keys=1, right=[False] + [True] * len(runs),
+                             wrap=[True] + [False] * len(runs)))
+    notes = ["* (bold): the best value of the row" + overall.legend[0].removeprefix("Bold: the best value per column"),
+             *overall.legend[1:]]
+    if ci:
+        notes = [x for x in notes if not x.startswith("Brackets:")]
+        notes.append("Intervals: in --format csv or json, or --pairs.")
+    notes.append(sc.note())
+    lines: list[str] = []
+    for x in notes:
+        lines += wrap_text(x, w)
+    lines += wrap_text("A segment's signature: that of all users with its own counts (skipped, paired) and "
+                       "|segment:LABEL (every one whole in --format json).", w)
+    lines += signature_lines([overall.signatures[m] for m in overall.metrics if m in overall.signatures], w)
+    return "\n".join(out) + "\n".join(lines) + "\n"
 
 
 def write_segments(sc: SegmentedComparison, path: str | Path, *, fmt: str | None = None, **options: Any) -> Path:

@@ -511,7 +511,8 @@ def signature_fields(signature: str) -> dict[str, str]:
 
 #: fields a signature carries that are not metric options: information (``skipped``, the side
 #: inputs read, ``side``), and the statistics of a comparison
-INFO_FIELDS = ("skipped", "side", "test", "corr", "ci", "level", "B", "seed", "userset")
+INFO_FIELDS = ("skipped", "side", "test", "corr", "ci", "level", "B", "seed", "userset", "paired", "dropped", "segments",
+               "segment")
 
 
 def signature_spec(text: str) -> tuple[Spec, str, str]:

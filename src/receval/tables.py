@@ -41,8 +41,9 @@ from .report import (
     LATEX_FITS,
     LATEX_SIGNATURES,
     Width,
+    break_signature,
     fit_table,
-    fmt_value,
+    fmt_num,
     format_extensions,
     formats,
     latex_cell,
@@ -79,7 +80,11 @@ _SIG_KEYS = {
     "resamples": ("resamples", "B", "n_resamples"),
     "seed": ("seed",),
     "users": ("userset",),
+    "dropped": ("dropped",),
 }
+
+#: how the legend says why users were dropped (the signature's ``dropped`` field)
+DROPPED_WHY = {"norel": "no relevant item", "novalue": "no value in some run or metric"}
 
 #: how the legend names each test of receval.stats
 TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "permutation": "paired randomization test",
@@ -222,7 +227,7 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
                      "Tukey's family-wise adjustment" if corr == "tukey" else f"{corr} correction")
         lines.append(
             f"Superscript letters ({runs}): significantly better than that run, "
-            f"{', '.join(TEST_NAMES.get(t, t + ' test') for t in tests)} {scope}, {corr_text} over {family} comparisons, "
+            f"{', '.join(TEST_NAMES.get(t, t + ' test') for t in tests)} {scope}, {corr_text} over {family} comparison{'' if family == 1 else 's'}, "
             f"adjusted p < {alpha:g}."
         )
         resamples, seeds = _stat_field(cmp, "resamples"), _stat_field(cmp, "seed")
@@ -238,6 +243,10 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
             lines.append("Brackets: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} confidence interval" for meth, lv in kinds) + ".")
     declared = _stat_field(cmp, "users")
     which = f" (user set: {', '.join(declared)})" if declared else ""
+    dropped = getattr(cmp, "dropped", 0)
+    if dropped:
+        why = ", ".join(DROPPED_WHY.get(w, w) for w in _stat_field(cmp, "dropped"))
+        which += f", {dropped} of {cmp.users + dropped} dropped" + (f" ({why})" if why else "")
     lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
     partial = partial_runs(cmp.with_recs)
     if partial:
@@ -258,11 +267,12 @@ def partial_runs(with_recs: dict[str, tuple[int, int]]) -> str | None:
 
 
 def _num(v: float | None, digits: int) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
+    """``digits`` significant digits (:func:`receval.report.fmt_num`), the rule of every format."""
+    return fmt_num(v, digits)
 
 
 def _ci_text(iv: Interval | None, digits: int) -> str:
-    return "" if iv is None else f"[{iv.low:.{digits}f}, {iv.high:.{digits}f}]"
+    return "" if iv is None else f"[{fmt_num(iv.low, digits)}, {fmt_num(iv.high, digits)}]"
 
 
 def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, ci: bool = False,
@@ -287,7 +297,9 @@ def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
     wider); ``signatures`` one of :data:`LATEX_SIGNATURES` (default ``"short"``: under the
     table, each column's own fields then ``\dots``, and the fields they all end with once, so no
     line carries a whole 300-character signature). It needs ``\usepackage{booktabs,graphicx}``;
-    ``standalone`` gives a whole document that compiles with pdflatex.
+    ``standalone`` gives a whole document that compiles with pdflatex. ``signatures="full"``
+    writes every signature whole in the terminal format too (JSON always keeps them whole).
+    ``digits``: significant digits (:func:`receval.report.fmt_num`), the same in every format.
     """
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -309,7 +321,7 @@ def render_table(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
                       short=signatures == "short")
     if fmt == "html":
         return _html(model, digits, title)
-    return _rich(model, digits, title, resolve_width(width))
+    return _rich(model, digits, title, resolve_width(width), full=signatures == "full")
 
 
 
@@ -342,12 +354,14 @@ def pair_rows(cmp: Comparison, *, alpha: float | None = None) -> list[list[Any]]
 
 
 def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = None, digits: int = 4,
-                 width: Width = "terminal") -> str:
+                 width: Width = "terminal", label: str | None = None, fit: str = "shrink") -> str:
     """Every paired test as a table: the mean difference a − b with its interval, raw and adjusted
     p-values, whether it is significant at ``alpha``, the effect size (its name in the header),
     win/tie/loss counts, the test and the correction. Same formats as :func:`render_table`;
     ``width`` as there (a terminal table too wide is split into blocks repeating the metric
-    and the two runs)."""
+    and the two runs). The terminal and LaTeX tables are compact (only the columns that vary;
+    the constants in a note); LaTeX: a ``table`` float with ``label`` (default
+    ``tab:receval-pairs``) fitted as ``fit`` (:data:`LATEX_FITS`)."""
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
     effect = sorted({t.effect_name for t in cmp.pairs})
@@ -360,21 +374,85 @@ def render_pairs(cmp: Comparison, fmt: str = "table", *, alpha: float | None = N
         return render(headers, [[repr(v) if isinstance(v, float) else v for v in r] for r in rows], "csv")
     if fmt == "markdown":
         # the names (metric, runs, test, correction) escaped; the numbers as written
-        cells = [[_pvalue(v, digits) if i in (6, 7) else markdown_text(v) if isinstance(v, str) else fmt_value(v, digits)
+        cells = [[_pvalue(v, digits) if i in (6, 7) else markdown_text(v) if isinstance(v, str) else _pair_num(v, digits)
                   for i, v in enumerate(r)] for r in rows]
         head = [markdown_cell(h) for h in headers]
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in headers) + "|"]
                          + ["| " + " | ".join(r) + " |" for r in cells]) + "\n"
     if fmt == "html":
         e = html.escape
-        body = "".join("<tr>" + "".join(f"<td>{e(fmt_value(v, digits))}</td>" for v in r) + "</tr>\n" for r in rows)
+        body = "".join("<tr>" + "".join(f"<td>{e(_pvalue(v, digits) if i in (6, 7) else _pair_num(v, digits))}</td>"
+                                        for i, v in enumerate(r)) + "</tr>\n" for r in rows)
         return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>paired tests</title>\n"
                 f"<style>{_CSS}</style>\n</head>\n<body>\n<table>\n<thead><tr>"
                 + "".join(f"<th>{e(h)}</th>" for h in headers) + "</tr></thead>\n<tbody>\n" + body
                 + "</tbody>\n</table>\n</body>\n</html>\n")
+    if fmt == "table":
+        return _compact_pairs(cmp, rows, digits, width, effect, significance_level(cmp, alpha))
+    if fmt == "latex":
+        if fit not in LATEX_FITS:
+            raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
+        return _latex_pairs(cmp, rows, digits, effect, significance_level(cmp, alpha),
+                            label=latex_label(label, "", "tab:receval-pairs"), fit=fit)
     # report.render shows user text as written (escaped, on one line) in every format
-    small = [[_pvalue(v, digits) if i in (6, 7) else v for i, v in enumerate(r)] for r in rows]
+    small = [[_pvalue(v, digits) if i in (6, 7) else _pair_num(v, digits) for i, v in enumerate(r)] for r in rows]
     return render(headers, small, fmt, digits=digits, width=width, keys=3)
+
+
+def _pair_num(v: Any, digits: int) -> str:
+    return fmt_num(v, digits) if isinstance(v, float) or v is None else str(v)
+
+
+def _compact_columns(cmp: Comparison, rows: list[list[Any]], digits: int, effect: list[str],
+                     alpha: float) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The compact pair table's columns (only those that vary) and its note's parts: the
+    interval beside the difference, a star on a significant adjusted p-value, wins/ties/losses
+    in one column; a column of one value (the test, the correction) said once in the note."""
+    cols: list[tuple[str, list[str]]] = [("metric", [r[0] for r in rows]), ("a", [r[1] for r in rows]),
+                                         ("b", [r[2] for r in rows]), ("a−b", [_pair_num(r[3], digits) for r in rows])]
+    if any(r[4] is not None for r in rows):
+        levels = sorted({t.ci.level for t in cmp.pairs if t.ci is not None})
+        head = f"{levels[0] * 100:g}% CI" if len(levels) == 1 else "CI"
+        cols.append((head, ["–" if r[4] is None else f"[{_pair_num(r[4], digits)}, {_pair_num(r[5], digits)}]"
+                            for r in rows]))
+    cols.append(("p adj.", [_pvalue(r[7], digits) + ("*" if r[8] == "yes" else "") for r in rows]))
+    cols.append(("d_z" if effect == ["cohen_dz"] else "effect", [_pair_num(r[9], digits) for r in rows]))
+    cols.append(("W/T/L", [f"{r[10]}/{r[11]}/{r[12]}" for r in rows]))
+    notes = []
+    for i, (name, names) in ((13, ("test", TEST_NAMES)), (14, ("correction", CORRECTION_NAMES))):
+        values = sorted({r[i] for r in rows})
+        if len(values) == 1:
+            notes.append(f"{name}: {names.get(values[0], values[0])}")
+        else:
+            cols.append((name, [r[i] for r in rows]))
+    notes.append(f"*: adjusted p < {alpha:g}")
+    if any(h == "d_z" for h, _ in cols):
+        notes.append("d_z: Cohen's d_z")
+    notes.append("W/T/L: users on which a wins/ties/loses against b; the raw p-values in --format csv or json")
+    return cols, notes
+
+
+def _compact_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, width: Width, effect: list[str],
+                   alpha: float) -> str:
+    """The terminal's pair table (:func:`_compact_columns`) and its note."""
+    cols, notes = _compact_columns(cmp, rows, digits, effect, alpha)
+    text = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "table", width=width, keys=3)
+    w = resolve_width(width)
+    return text + "\n".join(wrap_text("Paired tests; " + "; ".join(notes) + ".", w)) + "\n"
+
+
+def _latex_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, effect: list[str], alpha: float, *,
+                 label: str, fit: str) -> str:
+    r"""The pair table as a LaTeX ``table`` float that fits the column (``fit``, as
+    :func:`render_table`): the compact columns, the constants in the note under it."""
+    from .report import latex_float
+
+    cols, notes = _compact_columns(cmp, rows, digits, effect, alpha)
+    cols = [("a-b" if c == "a−b" else c, v) for c, v in cols]  # pdflatex: no Unicode minus
+    body = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "latex").splitlines()
+    return latex_float(body, caption=f"Paired tests: {len(rows)} comparison{'s' * (len(rows) != 1)}.", label=label,
+                       fit=fit, notes=[latex_cell("Paired tests; " + "; ".join(notes) + ".") + r"\par"],
+                       standalone=False)
 
 
 def _pvalue(p: float, digits: int) -> str:
@@ -384,7 +462,7 @@ def _pvalue(p: float, digits: int) -> str:
     return f"< {10 ** -digits:.{digits}f}" if p < 10 ** -digits else f"{p:.{digits}f}"
 
 
-def _rich(model: TableModel, digits: int, title: str, width: int | None) -> str:
+def _rich(model: TableModel, digits: int, title: str, width: int | None, full: bool = False) -> str:
     from rich.text import Text
 
     has_ci = any(c.ci is not None for c in model.cells.values())
@@ -411,7 +489,11 @@ def _rich(model: TableModel, digits: int, title: str, width: int | None) -> str:
     lines = []
     for line in ["* (bold)" + model.legend[0].removeprefix("Bold"), *model.legend[1:]]:
         lines += wrap_text(line, width)
-    lines += signature_lines([model.signatures[m] for m in model.metrics if m in model.signatures], width)
+    sigs = [model.signatures[m] for m in model.metrics if m in model.signatures]
+    if full:  # each whole, broken after a '|' to fit
+        lines += [x for sig in sigs for x in break_signature(sig, width)]
+    else:
+        lines += signature_lines(sigs, width)
     return text + "\n".join(lines) + "\n"
 
 
@@ -464,7 +546,7 @@ def _latex(model: TableModel, digits: int, title: str, standalone: bool, *, labe
         cells = []
         for m in model.metrics:
             c = model.cells[(r, m)]
-            s = "--" if c.value is None else f"{c.value:.{digits}f}"
+            s = "--" if c.value is None else fmt_num(c.value, digits)
             if c.best:
                 s = r"\textbf{" + s + "}"
             if c.better_than:
@@ -618,7 +700,7 @@ def comparison_html(cmp: Comparison) -> str:
 
 
 def _cmp_fmt(v: float | None, digits: int = 4) -> str:
-    return "–" if v is None or v != v else f"{v:.{digits}f}"
+    return fmt_num(v, digits)
 
 
 register_html_display(comparison_html)  # Comparison._repr_html_ draws through it

@@ -93,7 +93,7 @@ def test_signatures_carry_the_segmentation(setup):
     sc = compare_segments(r, "cold-users", train=train, **STATS)
     assert all(s.endswith("|segments:cold-users") for s in sc.overall.signatures.values())
     for label, c in sc.segments.items():
-        assert all(s.endswith(f"|segments:cold-users|segment:{label}") for s in c.signatures.values())
+        assert all(s.endswith(f"|segments:cold-users|segment:{'_'.join(label.split())}") for s in c.signatures.values())
     assert "train rf" in sc.note() or "train " in sc.note()
 
 

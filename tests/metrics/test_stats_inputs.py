@@ -189,7 +189,7 @@ def test_per_user_nans_are_dropped_from_every_run_and_counted(tmp_path, capsys):
     assert c.values[("a", "m")] == pytest.approx(a[keep].mean()) and c.values[("b", "m")] == pytest.approx(b[keep].mean())
     assert c.intervals[("a", "m")] == interval(a[keep], "t")
     text = render_table(c, "markdown")
-    assert "the same 5 users" in text and "2 of 7 users dropped" in text
+    assert "the same 5 users" in text and "2 of 7 dropped (no value in some run or metric)" in text
     # through the command line: user 3 has a value in neither run, user 4 none in run b
     truth = {"user_id": [1, 2, 3, 4, 4, 5], "item_id": [10, 20, 30, 40, 41, 50], "rating": [5, 5, 2, 5, 5, 5]}
     ra = {"user_id": [1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5], "item_id": [10, 11, 21, 20, 30, 31, 40, 42, 43, 51, 50],
@@ -199,7 +199,8 @@ def test_per_user_nans_are_dropped_from_every_run_and_counted(tmp_path, capsys):
     rc = _runs(tmp_path, "--ci", "none", "--format", "markdown", truth=truth, a=ra, b=rb,
                metric="pauc(insufficient=exclude)@2")
     out = capsys.readouterr().out
-    assert rc == 0 and "the same 3 users" in out and "2 of 5 users dropped" in out
+    assert rc == 0 and "the same 3 users" in out and "2 of 5 dropped (no value in some run or metric)" in out
+    assert "paired:3/5|dropped:novalue" in out
 
 
 def test_run_names_that_differ_only_by_spaces_are_refused():

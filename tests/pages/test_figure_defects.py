@@ -49,13 +49,17 @@ def test_one_k_panel_shows_its_interval():
 
     bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     assert len(bars) == len(cmp.runs)  # an error bar per run
+    seen = []
     for bar, run in zip(bars, cmp.runs):
         iv = cmp.intervals[(run, "ndcg@10")]
         segs = bar.lines[2][0].get_segments()
         (x0, y0), (x1, y1) = segs[0]
-        assert x0 == x1 == 10 and sorted([y0, y1]) == pytest.approx([iv.low, iv.high])
+        assert x0 == x1 and sorted([y0, y1]) == pytest.approx([iv.low, iv.high])
+        seen.append(x0)
+    # issue 34: the single-k metrics share one dot-plot panel (x: the metric), the runs set apart
     lo, hi = ax.get_xlim()
-    assert lo < 10 < hi and hi - lo >= 1
+    assert len(set(seen)) == len(seen) and all(lo < x < hi for x in seen)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["ndcg@10"]
     assert fig._suptitle.get_text().startswith("bars:")
     # several k keep their bands
     fig = _draw(plot_metric_at_k(_cmp(("ndcg@5", "ndcg@10"))))

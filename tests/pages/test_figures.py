@@ -123,11 +123,14 @@ def test_text_is_legible_inside_and_not_overlapping(real, kind, which):
 def test_metric_at_k_panels_are_one_metric_each(real):
     fig = _draw(plot_metric_at_k(real))
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_ylabel() for ax in axes] == ["ndcg", "recall"]
+    assert [ax.get_ylabel() for ax in axes] == ["ndcg@k", "recall@k"]  # issue 34: the label says @k
     assert [t.get_text() for t in axes[-1].get_xticklabels()] == ["5", "10", "20"]
     # a line per run through the means, in k order
     lines = {line.get_label(): line for line in axes[0].get_lines()}
     assert list(lines["ease"].get_ydata()) == [real.values[("ease", f"ndcg@{k}")] for k in (5, 10, 20)]
+    # the runs set apart along x (issue 34): no run's marker hides under another's
+    xs = [tuple(line.get_xdata()) for line in lines.values()]
+    assert len(set(xs)) == len(xs)
     # one CI band per run
     assert len(axes[0].collections) == len(real.runs)
     fig = _draw(plot_metric_at_k(real, ci=False, metrics=["recall"]))

@@ -47,7 +47,7 @@ def test_page_is_self_contained_and_complete(page):
     assert text.count("<table") >= 6  # all users and 2 segments: values and paired tests each
     figures = re.findall(r'data-figure="([^"]+)"><img alt="[^"]*" src="data:image/png;base64,', text)
     assert figures == ["at-k", "differences", "users", "segments"]
-    assert "segments:activity:2|segment:activity 1/2" in text and "Holm correction over 27 comparisons" in text  # 3 metrics x 3 pairs x 3 tables
+    assert "segments:activity:2|segment:activity_1/2" in text and "Holm correction over 27 comparisons" in text  # 3 metrics x 3 pairs x 3 tables
     assert "ndcg@10|gain:binary" in text  # the signatures
 
 
@@ -215,3 +215,68 @@ def test_docs_formulas_render_offline_in_chromium(tmp_path):
             assert not errors, errors
         finally:
             browser.close()
+
+
+class _Visible(__import__("html.parser").parser.HTMLParser):
+    """The text a reader sees without unfolding anything: outside <head>, <style>, and the body
+    of a closed <details> (its <summary> is seen); ``sig``: the part inside class="sig"."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack: list[tuple[str, bool, bool]] = []  # (tag, hidden, sig)
+        self.text, self.sig = 0, 0
+
+    def _state(self):
+        return self.stack[-1][1:] if self.stack else (False, False)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("img", "meta", "link", "br", "hr", "input"):
+            return
+        hidden, sig = self._state()
+        a = dict(attrs)
+        if tag in ("head", "style", "title", "script"):
+            hidden = True
+        if tag == "summary" and self.stack and self.stack[-1][0] == "details" and "open" not in self._open:
+            hidden = self._outer_hidden
+        if tag == "details":
+            self._open = a
+            self._outer_hidden = hidden
+            hidden = hidden or "open" not in a
+        if "sig" in (a.get("class") or "").split():
+            sig = True
+        self.stack.append((tag, hidden, sig))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        hidden, sig = self._state()
+        n = len(data.strip())
+        if not hidden and n:
+            self.text += n
+            self.sig += n if sig else 0
+
+
+def test_signatures_are_folded_under_15_percent_of_the_visible_text(page):
+    text = page.read_text(encoding="utf-8")
+    v = _Visible()
+    v.feed(text)
+    assert v.text > 0 and v.sig / v.text < 0.15, (v.sig, v.text)
+    assert text.count('<details class="sigs">') >= 4  # each table's signatures, and all of them, folded
+    assert 'title="ndcg@10|gain:binary' in text  # each whole one as the tooltip
+
+
+def test_protocol_is_a_table_of_fields_and_the_path_is_said(tmp_path, capsys):
+    from receval.cli import main
+
+    args = _runs_files(tmp_path)
+    assert main([*args, "--report", str(tmp_path / "rep"), "--ci", "none"]) == 0
+    err = capsys.readouterr().err
+    page = tmp_path / "rep" / "index.html"
+    assert f"report: {page}" in err
+    text = page.read_text(encoding="utf-8")
+    proto = text.split('id="protocol"')[1].split("</section>")[0]
+    assert '<table class="protocol">' in proto and "{" not in proto  # no raw JSON
+    assert "<td>runs: " in proto
