@@ -46,6 +46,13 @@ SLOW_TESTS = {
     "test_files_read_lazily_in_user_batches", "test_page_is_self_contained_and_complete",
     "test_one_signature_one_value_whatever_side_inputs_are_given", "test_arbitrary_frames_never_raise_anything_but_a_user_error",
     "test_axiom_satisfied", "test_fuzz_segments_and_groups_files", "test_fuzz_parquet_part_folders",
+    "test_values_at_a_huge_cut_off", "test_ope_page_holds_the_offline_ab_table", "test_every_example_runs_and_prints",
+    "test_linear_topk_metrics_equal_mean_over_all_orderings", "test_built_site_loads_nothing_from_the_network",
+    "test_many_blocks_equal_the_dense_formula", "test_mirrored_half_with_or_without_the_table_within_1e12_of_the_dense_formula",
+    "test_receval_ope_reproduces_obps_obd_table", "test_every_figure_in_every_format", "test_output_on_a_non_utf8_stdout",
+    "test_cli_writes_the_report", "test_position_terms_equal_mean_over_all_orderings",
+    "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
+    "test_reproduce_prints_the_headline_first",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10

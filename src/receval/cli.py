@@ -39,7 +39,7 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("truth", nargs="?", help="ground truth: CSV, Parquet or TREC qrels (.qrels/.trec) with user, item and optional rating")
     p.add_argument("--example", action="store_true",
                    help="evaluate the two small files receval ships (recs.csv, truth.csv) instead of RECS TRUTH")
-    p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. ndcg@10 (repeatable)")
+    p.add_argument("-m", "--metric", action="append", help="a metric spec, e.g. ndcg@10 (repeatable; required)")
     p.add_argument("--dialect", help="compute as this library does, e.g. recbole, daisyrec@2.3")
     p.add_argument("--format", choices=command_formats("evaluate"), default="table",
                    help="output; trec: trec_eval's layout (metric, all, value)")
@@ -64,6 +64,11 @@ def _evaluate(p: argparse.ArgumentParser):
         from .api import evaluate
         from .errors import SpecError
 
+        missing = [n for n, given in (("recs", a.recs or a.example), ("truth", a.truth or a.example), ("-m/--metric", a.metric))
+                   if not given]
+        if missing:  # as argparse says it, naming every missing argument at once (RECS and TRUTH unless --example)
+            raise SpecError(f"evaluate: the following arguments are required: {', '.join(missing)}"
+                            + ("" if a.example else " (or --example for the two files receval ships)"))
         if a.example:
             if a.recs or a.truth:
                 raise SpecError("leave out RECS and TRUTH with --example (it evaluates the bundled recs.csv and truth.csv)")

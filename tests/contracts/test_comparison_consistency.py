@@ -48,7 +48,7 @@ def _figure_texts(fig) -> list[str]:
 def _one_user_set(c, n: int, total: int) -> None:
     md = render_table(c, "markdown")
     assert c.users == n
-    assert f"the same {n} users" in md and f"{total - n} of {total} users" in md
+    assert f"the same {n} users" in md and f"{total - n} of {total} dropped" in md
     doc = json.loads(render_table(c, "json"))
     assert doc["users"] == n
     for t in c.pairs:  # every test on the same users
@@ -101,7 +101,7 @@ def test_stats_compare_drops_users_without_a_value_in_some_run_and_says_so():
     t = c.pair("m", "a", "b")
     assert t.diff == pytest.approx((a[keep] - b[keep]).mean()) and t.wins + t.ties + t.losses == 4
     md = render_table(c, "markdown")
-    assert "the same 4 users" in md and "2 of 6 users dropped" in md
+    assert "the same 4 users" in md and "2 of 6 dropped" in md
 
 
 def test_pair_is_a_minus_b_whatever_order_was_stored():
@@ -156,6 +156,6 @@ def test_cli_runs_states_one_user_count_and_orients_differences(tmp_path, capsys
     assert rc == 0 and "Traceback" not in out.err
     doc = json.loads(out.out)
     assert doc["users"] == 3 and all(p["wins"] + p["ties"] + p["losses"] == 3 for p in doc["pairs"])
-    assert any("the same 3 users" in line and "3 of 6 users" in line for line in doc["legend"])
+    assert any("the same 3 users" in line and "3 of 6 dropped" in line for line in doc["legend"])
     text = svg.read_text(encoding="utf-8")
     assert "a − b" in text and "b − a" not in text  # run − baseline
