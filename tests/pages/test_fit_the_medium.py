@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from rich.cells import cell_len
 
+import receval
 from receval import parse_signature
 from receval.cli import main
 from receval.comparison import Comparison, Interval, PairTest
@@ -30,7 +31,7 @@ from receval.tables import latex_label, render_pairs, render_table, write_table
 RECS = str(example_path("recs.csv"))
 TRUTH = str(example_path("truth.csv"))
 WIDTHS = (80, 100)
-SIG_TAIL = "|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:0.1.0"
+SIG_TAIL = "|rel:>0|order:score|ties:average|hitscore:any|dup:error|tdup:error|empty:skip|norecs:zero|dialect:standard|v:" + receval.__version__
 
 
 def _widest(text: str) -> int:
