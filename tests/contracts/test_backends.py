@@ -34,7 +34,8 @@ CONTEXTS = [
     {"hitscore": "positive", "ties": "item_desc"},  # score-0 rows of the data are masked
     {"ties": "average", "rel": 3.0},  # the tie-aware closed forms, batched like every other value
 ]
-DUP_CONTEXT = {"dup": "first", "tdup": "first"}
+# tdup=max: repeated truth rows of make_data(dups=True) disagree on the rating, which tdup=first refuses (issue 31)
+DUP_CONTEXT = {"dup": "first", "tdup": "max"}
 
 
 def make_data(seed: int = 7, n_users: int = 120, n_items: int = 40, dups: bool = False):
