@@ -25,17 +25,20 @@ user, and a difference in the set of users only (a user left out of the mean, or
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-
 import hashlib
 import importlib
 import importlib.util
+import io
 import itertools
 import json
 import math
+import os
 import sys
+import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,13 +89,19 @@ def load_implementation(text: str) -> tuple[Any, str]:
                 raise AuditError(f"implementation '{text}': cannot import '{where}' as Python")
             module = importlib.util.module_from_spec(spec)
             try:
-                spec.loader.exec_module(module)
-            except Exception as exc:
+                with _quiet():  # what the file prints on import reaches neither the report nor --json
+                    spec.loader.exec_module(module)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - sys.exit on import included
                 raise AuditError(f"implementation '{text}': importing '{where}' failed: {type(exc).__name__}: {exc}") from None
         else:
             try:
-                module = importlib.import_module(where)
-            except Exception as exc:
+                with _quiet():
+                    module = importlib.import_module(where)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001
                 raise AuditError(f"implementation '{text}': cannot import module '{where}' ({type(exc).__name__}: {exc}); "
                                  "give module:function with the module on the path, or path/to/file.py:function") from None
         fn = getattr(module, name, None)
@@ -114,26 +123,82 @@ def _pick(impl: Any, metric: str) -> Any:
     return impl
 
 
-def _outcome(raw: Any) -> Any:
-    """An implementation's answer as a float (a mean) or {user: float}; a str for an error."""
+class Unanswered(str):
+    """No value from the implementation on one input: its text, and ``kind``: ``"raised"`` (an
+    exception, ``sys.exit`` included), ``"non-number"`` (it answered something that is not a
+    number or a mapping of user to number) or ``"not run"``."""
+
+    kind: str = "raised"
+
+    def __new__(cls, text: str, kind: str = "raised") -> Unanswered:
+        obj = super().__new__(cls, text)
+        obj.kind = kind
+        return obj
+
+
+def _outcome(raw: Any, batch: bool = False) -> Any:
+    """An implementation's answer as a float (a mean) or {user: float}; an :class:`Unanswered`
+    otherwise (a batch implementation's text is its error)."""
     if isinstance(raw, str):
-        return raw
+        return Unanswered(raw) if batch else Unanswered(f"answered a non-number: {raw[:60]!r}", "non-number")
     if hasattr(raw, "to_dict") and not isinstance(raw, Mapping) and hasattr(raw, "index"):  # a pandas Series
         raw = raw.to_dict()
     if isinstance(raw, Mapping):
         out = {}
         for u, v in raw.items():
             try:
+                if isinstance(v, (str, bytes)):
+                    raise TypeError
                 f = float(v)
             except (TypeError, ValueError):
-                return f"per-user value of {u!r} is not a number: {v!r}"
+                return Unanswered(f"answered a non-number for user {str(u)[:40]!r}: {str(v)[:60]!r}", "non-number")
             if not math.isnan(f):
                 out[str(u)] = f
         return out
     try:
+        if isinstance(raw, (bytes, bytearray)):
+            raise TypeError
         return float(raw)
     except (TypeError, ValueError):
-        return f"returned {type(raw).__name__}, not a number or a mapping of user to number"
+        return Unanswered(f"answered a non-number: {type(raw).__name__} {str(raw)[:60]!r}, not a number or a mapping "
+                          "of user to number", "non-number")
+
+
+@contextmanager
+def _quiet() -> Iterator[io.StringIO]:
+    """Run code under audit with everything it prints captured: ``sys.stdout``/``sys.stderr``
+    and the process's file descriptors 1 and 2 (a C extension's or ``os.write``'s output)."""
+    buffer = io.StringIO()
+    saved: list[tuple[int, int]] = []
+    sink = tempfile.TemporaryFile()
+    try:
+        for fd in (1, 2):
+            try:
+                saved.append((fd, os.dup(fd)))
+                os.dup2(sink.fileno(), fd)
+            except OSError:  # no such descriptor (an embedded interpreter): sys.* is still captured
+                pass
+        with redirect_stdout(buffer), redirect_stderr(buffer):
+            yield buffer
+    finally:
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        sink.close()
+
+
+def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+    """``fn()`` with its output captured and any exception but KeyboardInterrupt trapped
+    (``sys.exit`` included): (answer, None) or (None, its one-line text)."""
+    try:
+        with _quiet():
+            return fn(), None
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:
+        return None, f"called sys.exit({exc.code!r})"
+    except BaseException as exc:  # noqa: BLE001 - the implementation's own error: no evidence on this case
+        return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 # --- probes: the distinct inputs of the cases ------------------------------------------------
@@ -188,21 +253,28 @@ def probes_of(cases: Sequence[Case]) -> list[Probe]:
 
 
 def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
-    """The implementation's outcome on each probe (by probe key): float, {user: float}, or error text."""
+    """The implementation's outcome on each probe (by probe key): float, {user: float}, or an
+    :class:`Unanswered`. What it prints is captured, and neither an exception nor ``sys.exit``
+    ends the audit."""
     out: dict[str, Any] = {}
     if isinstance(impl, BatchImplementation):  # a library in another process: every case at once
-        got = impl.evaluate_cases([p.case for p in probes])
+        got, error = _call(lambda: impl.evaluate_cases([p.case for p in probes]))
         for p in probes:
-            out[p.key] = _outcome(got[p.case.id]) if p.case.id in got else "not run"
+            if error is not None or not isinstance(got, Mapping):
+                out[p.key] = Unanswered(error or f"evaluate_cases returned {type(got).__name__}, not a mapping")
+            else:
+                out[p.key] = _outcome(got[p.case.id], batch=True) if p.case.id in got else Unanswered("not run", "not run")
         return out
     for p in probes:
         c = p.case
-        try:
+
+        def one(c: Case = c) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out[p.key] = _outcome(impl(c.recs.clone(), c.truth.clone(), c.k, {n: f.clone() for n, f in c.side.items()}))
-        except Exception as exc:  # the implementation's own error: no evidence on this case
-            out[p.key] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+                return impl(c.recs.clone(), c.truth.clone(), c.k, {n: f.clone() for n, f in c.side.items()})
+
+        answer, error = _call(one)
+        out[p.key] = Unanswered(error) if error is not None else _outcome(answer)
     return out
 
 
@@ -473,7 +545,9 @@ class AuditReport:
     closest: list[Finding] = field(default_factory=list)
     user_set: str | None = None
     explanation: str = ""
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the messages of the inputs where it raised
+    raised: list[tuple[str, str]] = field(default_factory=list)  # (case id, message)
+    non_numbers: list[tuple[str, str]] = field(default_factory=list)  # (case id, what it answered)
     tolerance: float = TOLERANCE  # relative; looser only where the implementation declares its precision
 
     def to_dict(self) -> dict[str, Any]:
@@ -482,6 +556,7 @@ class AuditReport:
             "cases": self.cases, "inputs": self.probes, "evidence": self.evidence, "definition": self.definition,
             "options": dict(self.options), "dialects": list(self.dialects), "equivalent": list(self.equivalent),
             "closest": [f.__dict__ for f in self.closest], "user_set": self.user_set, "errors": list(self.errors),
+            "raised": [list(x) for x in self.raised], "non_numbers": [list(x) for x in self.non_numbers],
             "tolerance": self.tolerance,
         }
 
@@ -501,7 +576,7 @@ class AuditReport:
         elif self.status == "no match":
             lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
         else:
-            lines.append("NO EVIDENCE: the implementation gave no value on any case")
+            lines.append("NO EVIDENCE: the implementation gave no number on any case")
         if self.user_set:
             lines.append(f"  user set: {self.user_set}")
         for f in self.closest:
@@ -511,11 +586,20 @@ class AuditReport:
             lines.append(f"    truth (user, item, rating): {f.case.get('truth')}")
             lines.append(f"    implementation: {_show(f.case.get('implementation'))}")
             lines.append(f"    {f.definition}: {_show(f.case.get('receval'))}")
-        if self.errors:
-            lines.append(f"the implementation raised on {len(self.errors)} inputs, e.g.: {self.errors[0]}")
+        if self.raised:
+            lines.append(f"the implementation raised on {len(self.raised)} inputs ({_ids(self.raised)}), e.g.: {self.raised[0][1]}")
+        if self.non_numbers:
+            lines.append(f"the implementation answered a non-number on {len(self.non_numbers)} inputs ({_ids(self.non_numbers)}), "
+                         f"e.g.: {self.non_numbers[0][1]}")
         if self.explanation:
             lines += ["", self.explanation.rstrip()]
         return "\n".join(lines) + "\n"
+
+
+def _ids(items: Sequence[tuple[str, Any]], most: int = 8) -> str:
+    """The case ids of (case id, ...) pairs, at most ``most`` of them."""
+    ids = [i for i, _ in items]
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
 def _show(v: Any) -> str:
@@ -572,7 +656,10 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
         chosen = [c for c in cases if c.metric == m.name]
     if not chosen:
         raise AuditError(f"no conformance case of metric '{m.name}'" + (f" in '{cases}'" if isinstance(cases, (str, Path)) else ""))
-    tolerance = max(TOLERANCE, float(getattr(impl, "tolerance", TOLERANCE)))
+    if not (callable(impl) or isinstance(impl, BatchImplementation)):
+        raise AuditError(f"pass a function impl(recs, truth, k, side), an object with evaluate_cases(cases), or its text "
+                         f"'module:function': got {type(impl).__name__}")
+    tolerance = max(TOLERANCE, _tolerance(getattr(impl, "tolerance", TOLERANCE)))
     token = _TOL.set(tolerance)
     try:
         report = _audit(impl, m, chosen, label, values if values is not None else VALUES)
@@ -582,12 +669,27 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
     return report
 
 
+#: the loosest tolerance an implementation may declare
+MAX_TOLERANCE = 1e-3
+
+
+def _tolerance(value: Any) -> float:
+    """A declared ``tolerance``: a float in (0, :data:`MAX_TOLERANCE`], else refused in one line."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_TOLERANCE
+    if not ok:
+        raise AuditError(f"declare tolerance as a float in (0, {MAX_TOLERANCE:g}] (relative): the implementation "
+                         f"declares {str(value)[:40]!r}")
+    return float(value)
+
+
 def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> AuditReport:
     probes = probes_of(chosen)
     got = run_implementation(impl, probes)
-    errors = [v for v in got.values() if isinstance(v, str)]
-    report = AuditReport(m.name, str(label), len(chosen), len(probes), len(probes) - len(errors), "no evidence",
-                         errors=errors)
+    unanswered = [(p.id, got[p.key]) for p in probes if isinstance(got[p.key], str)]
+    report = AuditReport(m.name, str(label), len(chosen), len(probes), len(probes) - len(unanswered), "no evidence",
+                         errors=[str(v) for _, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
+                         raised=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
+                         non_numbers=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") == "non-number"])
     if not report.evidence:
         return report
     cands: list[Candidate] = []

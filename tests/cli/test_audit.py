@@ -541,3 +541,139 @@ def test_a_declared_precision_is_the_tolerance_and_no_looser():
     assert report.status == "match" and report.tolerance == 1e-6
     assert "1e-06 relative" in str(report)
     assert report.to_dict()["tolerance"] == 1e-6
+
+
+# --- hardening: what the implementation does cannot end the command or reach --json ------------
+
+
+NOISY_FILE = textwrap.dedent('''
+    import os
+    import sys
+
+    print("imported!")
+
+    def noisy_precision(recs, truth, k, side):
+        print("hello from the implementation")
+        sys.stderr.write("warning on stderr\\n")
+        os.write(1, b"raw bytes on fd 1\\n")
+        if recs.height == 0:
+            sys.exit(3)
+        rel = {}
+        for r in truth.iter_rows(named=True):
+            rel.setdefault(r["user"], set()).add(r["item"])
+        lists = {}
+        for r in recs.sort(["user", "rank"]).iter_rows(named=True):
+            lists.setdefault(r["user"], []).append(r["item"])
+        return {u: sum(1 for i in lists.get(u, [])[:k] if i in items) / k for u, items in rel.items()}
+''')
+
+
+def test_prints_and_sys_exit_cannot_end_the_command_or_reach_json(tmp_path, capfd):
+    from receval.cli import main
+
+    f = tmp_path / "noisy.py"
+    f.write_text(NOISY_FILE)
+    assert main(["audit", f"{f}:noisy_precision", "-m", "precision", "--json"]) == 0
+    captured = capfd.readouterr()
+    import json
+
+    got = json.loads(captured.out)  # nothing but the JSON on stdout
+    assert got[0]["evidence"] > 0
+    assert "hello" not in captured.err and "raw bytes" not in captured.out + captured.err
+
+
+def test_sys_exit_in_the_implementation_is_an_input_it_raised_on():
+    import sys
+
+    def exits(recs, truth, k, side):
+        sys.exit(3)
+
+    report = audit(exits, "precision")
+    assert report.status == "no evidence" and report.raised and "sys.exit(3)" in report.raised[0][1]
+
+
+def test_a_non_number_answer_is_not_reported_as_raised():
+    def says_text(recs, truth, k, side):
+        return "0.5"
+
+    report = audit(says_text, "precision")
+    assert report.status == "no evidence" and not report.raised and not report.errors
+    assert report.non_numbers and "answered a non-number" in report.non_numbers[0][1]
+    text = str(report)
+    assert "answered a non-number on" in text and "implementation raised" not in text
+
+
+@pytest.mark.parametrize("tolerance", ["1e-6", 1.0, 0.0, -1e-9, float("nan"), True, 2e-3])
+def test_a_declared_tolerance_outside_its_range_is_refused(tolerance):
+    class Declared:
+        def __call__(self, recs, truth, k, side):
+            return precision_standard(recs, truth, k, side)
+
+    impl = Declared()
+    impl.tolerance = tolerance
+    with pytest.raises(AuditError, match=r"^declare tolerance as a float in \(0, 0.001\]") as info:
+        audit(impl, "precision")
+    assert "\n" not in str(info.value)
+
+
+def test_the_loosest_declared_tolerance_is_accepted():
+    class Declared:
+        tolerance = 1e-3
+
+        def __call__(self, recs, truth, k, side):
+            return precision_standard(recs, truth, k, side)
+
+    assert audit(Declared(), "precision").tolerance == 1e-3
+
+
+@pytest.mark.parametrize("impl", [42, None, [1, 2]])
+def test_a_non_callable_is_refused_with_the_fix(impl):
+    with pytest.raises(AuditError, match=r"^pass a function impl\(recs, truth, k, side\)"):
+        audit(impl, "precision")
+
+
+def _bad_case_folder(tmp_path, case):
+    import json
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "precision.json").write_text(json.dumps({"format": 1, "metric": "precision", "cases": [case]}))
+    return tmp_path
+
+
+GOOD_CASE = {"id": "precision-1", "metric": "precision", "spec": "precision@2", "k": 2,
+             "recs": {"user": ["u1"], "item": ["a"], "score": [1.0], "rank": [1]},
+             "truth": {"user": ["u1"], "item": ["a"], "rating": [1.0]}, "expected": {"mean": 0.5, "per_user": {"u1": 0.5}}}
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"recs": [1, 2]}, "recs"),
+    ({"recs": {"user": ["u1"], "item": [3], "score": [1.0], "rank": [1]}}, "recs.item"),
+    ({"truth": {"user": ["u1", "u2"], "item": ["a"], "rating": [1.0]}}, "truth.item"),
+    ({"k": "two"}, "k"),
+    ({"id": 7}, "id"),
+    ({"side": {"nonsense": {}}}, "side.nonsense"),
+    ({"recs": {"user": ["u1"], "item": ["a"], "score": ["high"], "rank": [1]}}, "recs.score"),
+])
+def test_a_case_file_of_the_wrong_shape_is_one_line_naming_file_and_field(tmp_path, capsys, change, field):
+    from receval.cli import main
+
+    folder = _bad_case_folder(tmp_path, {**GOOD_CASE, **change})
+    assert main(["audit", "math:sqrt", "-m", "precision", "--cases", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "precision.json' case 0" in err and f"field '{field}'" in err
+
+
+def test_a_case_file_that_is_not_an_object_of_cases_is_one_line(tmp_path, capsys):
+    from receval.cli import main
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "x.json").write_text("[1, 2]")
+    assert main(["audit", "math:sqrt", "-m", "precision", "--cases", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "x.json' has no list 'cases'" in err
+
+
+def test_a_well_formed_case_folder_is_read(tmp_path):
+    folder = _bad_case_folder(tmp_path, GOOD_CASE)
+    assert audit(precision_standard, "precision", str(folder)).evidence == 1
