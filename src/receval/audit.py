@@ -280,12 +280,16 @@ def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
 
 # --- receval's values ----------------------------------------------------------------------------
 
+class Refused(str):
+    """No value of receval's under one definition on one input: why (a one-line text)."""
+
+
 class ReceValues:
     """receval's values on the probes, cached: a probe is keyed by the digest of its frames, so
     one object serves every audit of a process (:data:`VALUES`) or of a caller (``values=``)."""
 
     def __init__(self) -> None:
-        #: (probe key, spec, dialect) -> (mean, {user: value} or None), or None (refused)
+        #: (probe key, spec, dialect) -> (mean, {user: value} or None), or a :class:`Refused`
         self.outcomes: dict[tuple[str, str, str | None], Any] = {}
         #: (spec, dialect) -> Resolved, or None (refused)
         self.resolved: dict[tuple[str, str | None], Any] = {}
@@ -306,7 +310,8 @@ class ReceValues:
             dups = [("dup", probe.dup), ("tdup", probe.tdup)]
             refused = [s for s in specs if any(has and _opt(s, opt) == "error" for opt, has in dups)]
             for s in refused:
-                out[(probe.key, s, dialect)] = None
+                which = [f"{opt}=error" for opt, has in dups if has and _opt(s, opt) == "error"]
+                out[(probe.key, s, dialect)] = Refused(f"refused by the definition: {', '.join(which)}")
             specs = [s for s in specs if s not in set(refused)]
             if not specs:
                 return
@@ -315,11 +320,11 @@ class ReceValues:
             if (s, dialect) not in self.resolved:
                 try:
                     self.resolved[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
-                except RecevalError:
-                    self.resolved[(s, dialect)] = None
+                except RecevalError as exc:
+                    self.resolved[(s, dialect)] = Refused(f"not a definition: {exc}")
             r = self.resolved[(s, dialect)]
-            if r is None:
-                out[(probe.key, s, dialect)] = None
+            if isinstance(r, Refused):
+                out[(probe.key, s, dialect)] = r
             else:
                 resolved.append((s, r))
         if not resolved:
@@ -332,18 +337,18 @@ class ReceValues:
                 try:
                     self.encoded[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
                                                         SideInputs(cols=cols, **side_kwargs(c.side)))
-                except RecevalError:
-                    self.encoded[(probe.key, exact)] = None
-            if self.encoded[(probe.key, exact)] is None:
+                except RecevalError as exc:
+                    self.encoded[(probe.key, exact)] = Refused(f"refused by receval: {exc}")
+            if isinstance(self.encoded[(probe.key, exact)], Refused):
                 for s, _ in resolved:
-                    out[(probe.key, s, dialect)] = None
+                    out[(probe.key, s, dialect)] = self.encoded[(probe.key, exact)]
                 return
             enc, side = self.encoded[(probe.key, exact)]
             each = evaluate_each(enc, note_side([r for _, r in resolved], side), side)
         for i, (s, _) in enumerate(resolved):
             e = each[i]
             if isinstance(e, RecevalError):
-                out[(probe.key, s, dialect)] = None
+                out[(probe.key, s, dialect)] = Refused(f"refused by the definition: {e}".splitlines()[0][:200])
                 continue
             mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
             out[(probe.key, s, dialect)] = (mean, per_user_of(each.user_ids, e.per_user) if e.per_user is not None else None)
@@ -371,10 +376,12 @@ def _close(a: float | None, b: float | None) -> bool:
 
 
 def compare(got: Any, want: Any) -> str:
-    """'match', 'undefined' (receval refuses, or the implementation raised), 'users' (equal on
-    the common users, another user set) or 'differs'."""
-    if want is None or isinstance(got, str):
+    """'match', 'undefined' (the implementation gave no number), 'refused' (receval has no value
+    under this definition), 'users' (equal on the common users, another user set) or 'differs'."""
+    if isinstance(got, str):
         return "undefined"
+    if want is None or isinstance(want, Refused):
+        return "refused"
     mean, per_user = want
     if isinstance(got, float):
         return "match" if _close(got, mean) else "differs"
@@ -397,6 +404,7 @@ class Candidate:
     matched: int = 0
     undefined: int = 0
     differs: list[str] = field(default_factory=list)  # probe keys
+    refused: dict[str, str] = field(default_factory=dict)  # probe key -> why receval has no value (an answered input)
     users: list[str] = field(default_factory=list)  # probe keys: another user set only
     pruned: bool = False  # left behind by the search: its counts are lower bounds
 
@@ -487,32 +495,38 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
         plain = [c for c in live if c.dialect is None]
         mine = values(p, [c.spec(metric.name, p.case.k) for c in plain])
         for c in plain:
-            _tally(c, p, compare(got[p.key], mine[c.spec(metric.name, p.case.k)]))
+            want = mine[c.spec(metric.name, p.case.k)]
+            _tally(c, p, compare(got[p.key], want), want)
         for c in live:
             if c.dialect is not None:
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
-                _tally(c, p, compare(got[p.key], values(p, [spec], c.dialect)[spec]))
+                want = values(p, [spec], c.dialect)[spec]
+                _tally(c, p, compare(got[p.key], want), want)
         best = min(c.wrong for c in live)
         for c in live:
             c.pruned = c.wrong > best + 2
         live = [c for c in live if not c.pruned]
 
 
-def _tally(c: Candidate, p: Probe, verdict: str) -> None:
+def _tally(c: Candidate, p: Probe, verdict: str, want: Any) -> None:
     if verdict == "match":
         c.matched += 1
     elif verdict == "undefined":
         c.undefined += 1
+    elif verdict == "refused":
+        c.undefined += 1
+        c.refused[p.key] = str(want) if isinstance(want, Refused) else "receval has no value"
     elif verdict == "users":
         c.users.append(p.key)
     else:
         c.differs.append(p.key)
 
 
-def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int]:
-    """Best first: searched to the end, with evidence, fewest cases wrong, most cases matched,
-    options before dialects, fewest options changed."""
-    return (c.pruned, c.wrong + c.matched == 0, c.wrong, -c.matched, 0 if c.dialect is None else 1, len(c.options))
+def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int, int]:
+    """Best first: searched to the end, with evidence, fewest cases wrong, fewest answered
+    inputs refused, most cases matched, options before dialects, fewest options changed."""
+    return (c.pruned, c.wrong + c.matched == 0, c.wrong, len(c.refused), -c.matched, 0 if c.dialect is None else 1,
+            len(c.options))
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -549,6 +563,10 @@ class AuditReport:
     raised: list[tuple[str, str]] = field(default_factory=list)  # (case id, message)
     non_numbers: list[tuple[str, str]] = field(default_factory=list)  # (case id, what it answered)
     tolerance: float = TOLERANCE  # relative; looser only where the implementation declares its precision
+    compared: int = 0  # answered inputs the matched definition has a value on (all compared equal)
+    not_compared: list[tuple[str, str]] = field(default_factory=list)  # (case id, why): answered, no value of receval's
+    out_of_bounds: list[tuple[str, float]] = field(default_factory=list)  # (case id, a value outside ``bounds``)
+    bounds: tuple[float, float] | None = None  # the metric's declared (lowest, highest)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -557,16 +575,22 @@ class AuditReport:
             "options": dict(self.options), "dialects": list(self.dialects), "equivalent": list(self.equivalent),
             "closest": [f.__dict__ for f in self.closest], "user_set": self.user_set, "errors": list(self.errors),
             "raised": [list(x) for x in self.raised], "non_numbers": [list(x) for x in self.non_numbers],
-            "tolerance": self.tolerance,
+            "tolerance": self.tolerance, "compared": self.compared,
+            "not_compared": [list(x) for x in self.not_compared], "out_of_bounds": [list(x) for x in self.out_of_bounds],
         }
 
     def __str__(self) -> str:
         lines = [f"{self.implementation} as {self.metric}: {self.cases} cases, {self.probes} distinct inputs, "
                  f"{self.evidence} answered" + (f", values compared to {self.tolerance:g} relative (its declared "
                                                  "precision)" if self.tolerance != TOLERANCE else "")]
+        if self.out_of_bounds and self.bounds is not None:
+            i, v = self.out_of_bounds[0]
+            lines.append(f"OUT OF BOUNDS: {self.metric} lies in [{self.bounds[0]:g}, {self.bounds[1]:g}], the implementation "
+                         f"answered {v:.6g} on {i}" + (f" (and on {len(self.out_of_bounds) - 1} more inputs: "
+                                                      f"{_ids(self.out_of_bounds[1:])})" if len(self.out_of_bounds) > 1 else ""))
         if self.status == "match":
             opts = ", ".join(f"{a}={v}" for a, v in self.options.items()) or "none (the standard definition)"
-            lines.append(f"MATCH on every case: {self.definition}")
+            lines.append(f"MATCH on every case compared ({self.compared} of {self.evidence} answered inputs): {self.definition}")
             lines.append(f"  options that differ from the standard definition: {opts}")
             if self.dialects:
                 lines.append(f"  agrees, on every case where they have a value, with the dialects: {', '.join(self.dialects)}")
@@ -577,6 +601,10 @@ class AuditReport:
             lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
         else:
             lines.append("NO EVIDENCE: the implementation gave no number on any case")
+        if self.not_compared:
+            lines.append(f"  not compared ({len(self.not_compared)} answered inputs where this definition has no value): "
+                         + "; ".join(f"{i}: {why}" for i, why in self.not_compared[:6])
+                         + (f"; and {len(self.not_compared) - 6} more" if len(self.not_compared) > 6 else ""))
         if self.user_set:
             lines.append(f"  user set: {self.user_set}")
         for f in self.closest:
@@ -610,15 +638,19 @@ def _show(v: Any) -> str:
     return str(v)
 
 
-def explanation(spec: str, dialect: str | None = None) -> str:
-    """The formula and resolved options of ``spec``, as ``receval explain`` prints them."""
+def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> str:
+    """The formula and resolved options of ``spec``, as ``receval explain`` prints them; with
+    ``any_k`` (an audit of several cut-offs) the spec's cut-off is written ``@k``."""
     from .engine import dialect_of
     from .plaintext import to_text
     from .resolve import resolve
 
     r = resolve(spec, dialect=dialect_of(dialect))
     m = r.metric
-    lines = [f"{r.spec}  —  {m.summary}", "", "Formula:"]
+    head = str(r.spec)
+    if any_k and "@" in head:
+        head = head[:head.rindex("@")] + "@k"
+    lines = [f"{head}  —  {m.summary}", "", "Formula:"]
     lines += ["  " + line for line in to_text(m.formula()).splitlines()]
     lines += ["", "Resolved options:"]
     for name, axis in m.all_axes().items():
@@ -690,6 +722,8 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
                          errors=[str(v) for _, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
                          raised=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
                          non_numbers=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") == "non-number"])
+    report.out_of_bounds = _out_of_bounds(m, probes, got)
+    report.bounds = m.bounds
     if not report.evidence:
         return report
     cands: list[Candidate] = []
@@ -716,6 +750,7 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}
+    several_k = len({p.case.k for p in probes}) > 1
     if top.wrong == 0 and top.matched > 0:
         report.status = "match"
         same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
@@ -726,11 +761,13 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         report.options = dict(chosen_c.options) if chosen_c.dialect is None else _dialect_options(chosen_c.dialect, m.name, k)
         report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
         report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
-        report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
+        report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect, several_k)
+        report.compared = chosen_c.matched
+        report.not_compared = [(by_key[key].id, why) for key, why in chosen_c.refused.items()]
         return report
     report.status = "no match"
     shown: set[tuple] = set()
-    for c in everything:
+    for c in closest_order(everything):
         key = (tuple(c.differs), tuple(c.users))
         if not c.wrong or c.pruned or key in shown:
             continue
@@ -744,8 +781,33 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
-    report.explanation = explanation(first.spec(m.name, k), first.dialect)
+    report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
     return report
+
+
+def closest_order(cands: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates in the order the closest are shown: most inputs matched first, then fewest
+    differing, fewest refused; a definition matching no input only after every one that matches some."""
+    live = [c for c in cands if not c.pruned]
+    return sorted(live, key=lambda c: (c.matched == 0, -c.matched, c.wrong, len(c.refused))) + [c for c in cands if c.pruned]
+
+
+def _out_of_bounds(m: Any, probes: Sequence[Probe], got: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """(case id, value) of every answered input with a value outside the metric's declared bounds."""
+    if m.bounds is None:
+        return []
+    lo, hi = m.bounds
+    slack = 1e-9 * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
+    out = []
+    for p in probes:
+        g = got[p.key]
+        if isinstance(g, str):
+            continue
+        for v in ([g] if isinstance(g, float) else list(g.values())):
+            if not math.isnan(v) and (v < lo - slack or v > hi + slack):
+                out.append((p.id, v))
+                break
+    return out
 
 
 def _dialect_options(label: str, metric: str, k: int | None) -> dict[str, str]:
@@ -768,11 +830,11 @@ def _dialects(metric: str) -> list[str]:
 
 
 def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mapping[str, Any], values: ReceValues) -> Finding:
-    keys = c.differs + c.users
+    keys = c.differs + c.users or list(c.refused)
     p = min((by_key[k] for k in keys), key=lambda p: (p.size, p.id))
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
     want = values(p, [spec], c.dialect)[spec]
-    mine = None if want is None else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
+    mine = want if want is None or isinstance(want, Refused) else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
     case = {
         "id": p.id, "tags": list(p.tags), "k": p.case.k, "recs": p.case.recs.rows(), "truth": p.case.truth.rows(),
         "side": sorted(p.case.side), "implementation": got[p.key], "receval": mine,
@@ -783,7 +845,7 @@ def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mappin
 def _user_set(p: Probe, got: Any, c: Candidate, metric: str, values: ReceValues) -> str:
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
     want = values(p, [spec], c.dialect)[spec]
-    if want is None or not isinstance(got, dict):
+    if want is None or isinstance(want, Refused) or not isinstance(got, dict):
         return "another set of users"
     ours = set(want[1] or {})
     extra, missing = sorted(set(got) - ours), sorted(ours - set(got))
@@ -824,5 +886,5 @@ def build_command(p: Any) -> Callable[[Any], int]:
     return run
 
 
-__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "load_implementation", "explanation",
+__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
            "probes_of", "run_implementation", "compare", "build_command"]

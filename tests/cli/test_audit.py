@@ -677,3 +677,82 @@ def test_a_case_file_that_is_not_an_object_of_cases_is_one_line(tmp_path, capsys
 def test_a_well_formed_case_folder_is_read(tmp_path):
     folder = _bad_case_folder(tmp_path, GOOD_CASE)
     assert audit(precision_standard, "precision", str(folder)).evidence == 1
+
+
+# --- the report shows its evidence ------------------------------------------------------------
+
+
+def _has_dup_recs(recs):
+    return recs.select("user", "item").is_duplicated().any()
+
+
+def test_the_inputs_it_raised_on_are_named_by_case_id():
+    def precision_refusing_duplicates(recs, truth, k, side):
+        if _has_dup_recs(recs):
+            raise ValueError("duplicate recommendation")
+        return precision_standard(recs, truth, k, side)
+
+    report = audit(precision_refusing_duplicates, "precision")
+    dup_ids = {p.id for p in __import__("receval.audit", fromlist=["probes_of"]).probes_of(suite_cases("precision"))
+               if p.dup}
+    assert dup_ids and {i for i, _ in report.raised} == dup_ids
+    assert all("duplicate recommendation" in msg for _, msg in report.raised)
+    assert f"raised on {len(dup_ids)} inputs ({sorted(dup_ids)[0]}" in str(report)
+
+
+def test_inputs_not_compared_are_listed_with_the_reason():
+    def precision_odd_on_duplicates(recs, truth, k, side):
+        if _has_dup_recs(recs):
+            return 0.123  # no definition computes this
+        return precision_standard(recs, truth, k, side)
+
+    report = audit(precision_odd_on_duplicates, "precision")
+    assert report.not_compared and all("dup=error" in why for _, why in report.not_compared), str(report)
+    text = str(report)
+    assert "not compared (" in text and "refused by the definition: dup=error" in text
+
+
+def test_a_match_says_how_many_inputs_were_compared():
+    report = audit(precision_standard, "precision")
+    assert report.status == "match"
+    assert f"MATCH on every case compared ({report.compared} of {report.evidence} answered inputs)" in str(report)
+    assert report.compared == report.evidence - len(report.not_compared)
+
+
+def test_a_value_outside_the_metric_bounds_is_flagged_first():
+    def ndcg_above_one(recs, truth, k, side):
+        return {u: v * 1.585 for u, v in ndcg_standard(recs, truth, k, side).items()}
+
+    report = audit(ndcg_above_one, "ndcg")
+    assert report.out_of_bounds and report.out_of_bounds[0][1] > 1
+    assert str(report).splitlines()[1].startswith("OUT OF BOUNDS: ndcg lies in [0, 1], the implementation answered 1.585")
+    assert audit(ndcg_standard, "ndcg").out_of_bounds == []
+
+
+def test_the_formula_header_says_at_k_for_an_audit_of_several_cut_offs():
+    report = audit(ndcg_ideal_over_list, "ndcg")
+    header = report.explanation.splitlines()[0]
+    assert "@k  —" in header and "@1 " not in header
+
+
+def test_closest_definitions_are_ordered_by_inputs_matched():
+    for impl, metric in [(ndcg_broken, "ndcg"), (mrr_without_cutoff, "mrr"), (precision_without_zero_users_, "precision")]:
+        report = audit(impl, metric)
+        matched = [f.matched for f in report.closest]
+        assert matched == sorted(matched, reverse=True), (impl.__name__, matched)
+        if any(matched):
+            assert matched[0] > 0
+
+
+def test_a_definition_matching_no_input_is_never_the_first_closest():
+    from receval.audit import Candidate, closest_order
+
+    none_matched = Candidate({"gain": "linear"}, matched=0, differs=["a"])
+    some_matched = Candidate({}, matched=5, differs=["a", "b"])
+    more_matched = Candidate({"ideal": "k"}, matched=7, differs=["a", "b", "c"])
+    order = closest_order([none_matched, some_matched, more_matched])
+    assert order == [more_matched, some_matched, none_matched]
+
+
+def precision_without_zero_users_(recs, truth, k, side):
+    return {u: v for u, v in precision_standard(recs, truth, k, side).items() if v > 0}
