@@ -64,9 +64,8 @@ MAX_PRODUCT = 1500
 #: sample values of the numeric options searched around the best candidates (stage 2)
 NUMERIC = {"base": [10.0, math.e], "persistence": [0.5, 0.95], "alpha": [0.3], "beta": [0.5], "gmax": [5.0],
            "cut": [0.5], "refk": [2.0], "maxfpr": [0.5], "rmax": [2.0]}
-#: the orderings tried in stage 2: (order, ties)
-ORDERINGS = [("score", "input"), ("score", "item"), ("score", "item_desc"), ("score", "optimistic"), ("score", "average"),
-             ("input", None), ("rank_value", None)]
+#: the tie rules searched with ``order=score`` (stage 2; besides the rank column, the input order and rank values)
+ORDER_TIES = ["input", "item", "item_desc", "optimistic", "average"]
 
 
 class AuditError(SpecError):
@@ -437,11 +436,73 @@ def _space(metric: Any) -> list[dict[str, str]]:
     return _combos(axes)
 
 
-def _users(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
-    """Stage 2: which users are averaged, and which truth rows are relevant, around ``base``."""
-    axes = [(name, values) for name, values in (("empty", ["skip", "zero"]), ("norecs", ["zero", "skip"]),
-                                                ("rel", ["all", ">0"])) if name in metric.context]
-    return [{**base, **c} for c in _combos(axes)]
+def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list[dict[str, str]]:
+    """Stage 2: the ordering and tie rule, ``dup``, ``tdup``, ``empty``, ``norecs`` and ``rel``
+    searched together around ``base``; an option is searched only when one of ``probes`` (the
+    answered inputs) can tell its values apart (a duplicate policy needs a duplicate, ``rel=all``
+    a rating <= 0, ``rel=1`` a rating between 0 and 1, ``norecs`` a truth user without a list)."""
+    ctx = metric.context
+    ratings = [r for p in probes for r in p.case.truth["rating"].to_list() if r is not None]
+    no_list = any(not set(p.case.truth["user"].to_list()) <= set(p.case.recs["user"].to_list()) for p in probes)
+    axes: list[tuple[str, list[Any]]] = []
+    if "order" in ctx:
+        orders: list[Any] = [None] + [("score", t) for t in ORDER_TIES] + [("input", None), ("rank_value", None)]
+        axes.append(("ordering", _distinct_orders(orders, probes)))
+    wanted: list[tuple[str, list[Any], bool]] = [("dup", ["error", "first", "keep"], any(p.dup for p in probes)),
+              ("tdup", ["error", "first", "max", "keep"], any(p.tdup for p in probes)),
+              ("rel", [None, "all", ">0", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
+              ("empty", ["skip", "zero"], any(r <= 0 for r in ratings)),
+              ("norecs", ["zero", "skip"], no_list)]
+    axes += [(n, v) for n, v, needed in wanted if n in ctx and needed]
+    out = []
+    base = {n: v for n, v in base.items() if n not in ("order", "ties", *(n for n, _ in axes))}
+    for values in itertools.product(*[v for _, v in axes]):
+        o = dict(base)
+        for (name, default), v in zip(axes, values):
+            if name == "ordering":
+                if v is not None:
+                    o["order"] = v[0]
+                    if v[1] is not None and "ties" in ctx:
+                        o["ties"] = v[1]
+            elif v is not None and v != default[0]:
+                o[name] = v
+        out.append(o)
+    return out
+
+
+def _distinct_orders(orders: list[Any], probes: Sequence[Probe]) -> list[Any]:
+    """``orders`` without those that list every user's items as an earlier one does on every probe
+    (the rules for ties that read relevance, optimistic and average, are kept while a score ties)."""
+    def lists(p: Probe, o: Any) -> Any:
+        rows = list(enumerate(p.case.recs.iter_rows(named=True)))
+        if o is None or o[0] == "rank_value":
+            rows.sort(key=lambda r: r[1]["rank"])
+        elif o[0] == "score":
+            if o[1] == "item":
+                rows.sort(key=lambda r: r[1]["item"])
+            elif o[1] == "item_desc":
+                rows.sort(key=lambda r: r[1]["item"], reverse=True)
+            rows.sort(key=lambda r: -r[1]["score"])
+        out: dict[str, list[str]] = {}
+        for _, r in rows:
+            out.setdefault(r["user"], []).append(r["item"])
+        return tuple(sorted((u, tuple(v)) for u, v in out.items()))
+
+    ties = any(p.case.recs.select("user", "score").is_duplicated().any() for p in probes)
+    kept, seen = [], set()
+    for o in orders:
+        key = tuple(lists(p, o) for p in probes)
+        if o is None or o[0] == "score" and o[1] in ("optimistic", "average") and ties:
+            kept.append(o)  # the rank column's own ties follow the tie rule: the default is never a duplicate
+        elif key not in seen:
+            seen.add(key)
+            kept.append(o)
+    return kept
+
+
+def _context_of(metric: Any, options: Mapping[str, str]) -> dict[str, str]:
+    """The context options (ordering, duplicates, users, relevance) of ``options``."""
+    return {n: v for n, v in options.items() if n in metric.context}
 
 
 def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
@@ -467,19 +528,11 @@ def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
 
 
 def _around(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
-    """Stage 2: one more option around ``base``: numeric samples, duplicate policies, orderings."""
+    """Stage 4: one more option around ``base``: the numeric options at sample values."""
     out: list[dict[str, str]] = []
     for a in metric.axes.values():
         if a.numeric and not a.free:
             out.extend({**base, a.name: _render(a, v)} for v in NUMERIC.get(a.name, []) if v != a.default)
-    if "dup" in metric.context and "tdup" in metric.context:
-        for d, t in itertools.product(["error", "first", "keep"], repeat=2):
-            if (d, t) != ("error", "error"):
-                out.append({**base, **({"dup": d} if d != "error" else {}), **({"tdup": t} if t != "error" else {})})
-    if "order" in metric.context:
-        for order, ties in ORDERINGS:
-            extra = {"order": order} | ({"ties": ties} if ties and "ties" in metric.context else {})
-            out.append({**base, **extra})
     return out
 
 
@@ -488,6 +541,8 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
     the best is not evaluated further (its count is then a lower bound: it is not the closest)."""
     live = list(cands)
     for p in probes:
+        if not cands:
+            return
         if isinstance(got[p.key], str):
             for c in cands:
                 c.undefined += 1
@@ -540,6 +595,7 @@ class Finding:
     matched: int
     wrong: int
     case: dict[str, Any]
+    refused: int = 0  # answered inputs it has no value on (that another definition has one on)
 
 
 @dataclass
@@ -608,7 +664,8 @@ class AuditReport:
         if self.user_set:
             lines.append(f"  user set: {self.user_set}")
         for f in self.closest:
-            lines.append(f"closest: {f.definition}  (matches {f.matched} inputs, differs on {f.wrong})")
+            lines.append(f"closest: {f.definition}  (matches {f.matched} inputs, differs on {f.wrong}"
+                         + (f", has no value on {f.refused} it answered)" if f.refused else ")"))
             lines.append(f"  smallest case that tells them apart: {f.case.get('id')} [{', '.join(f.case.get('tags', []))}], k={f.case.get('k')}")
             lines.append(f"    recs (user, item, score, rank): {f.case.get('recs')}")
             lines.append(f"    truth (user, item, rating): {f.case.get('truth')}")
@@ -744,14 +801,19 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         top = [c.options for c in sorted(cands, key=_rank) if c.dialect is None][:2]
         return top + ([{}] if {} not in top else [])
 
-    stage(_space(m))
-    stage([o for b in bases() for o in _users(m, b)])
-    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))
+    answered = [p for p in probes if not isinstance(got[p.key], str)]
+    stage(_space(m))  # 1. the metric's own options
+    stage([o for b in bases() for o in _context(m, b, answered)])  # 2. the context options together
+    contexts = [_context_of(m, b) for b in bases()]
+    stage([{**o, **c} for c in contexts for o in _space(m)])  # 3. the metric's own options again, in the best contexts
+    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))  # 4. numeric options, dialects
     everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}
     several_k = len({p.case.k for p in probes}) > 1
-    if top.wrong == 0 and top.matched > 0:
+    # an answered input some definition has a value on: a match must reproduce it, not refuse it
+    answerable = {p.key for p in answered if any(p.key not in c.refused for c in everything if not c.pruned)}
+    if top.wrong == 0 and top.matched > 0 and not set(top.refused) & answerable:
         report.status = "match"
         same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
         plain = [c for c in same if c.dialect is None]
@@ -768,8 +830,8 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     report.status = "no match"
     shown: set[tuple] = set()
     for c in closest_order(everything):
-        key = (tuple(c.differs), tuple(c.users))
-        if not c.wrong or c.pruned or key in shown:
+        key = (tuple(c.differs), tuple(c.users), tuple(c.refused))
+        if not (c.wrong or set(c.refused) & answerable) or c.pruned or key in shown:
             continue
         shown.add(key)
         report.closest.append(_finding(m.name, c, by_key, got, values))
@@ -781,6 +843,7 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
+    report.not_compared = [(by_key[key].id, why) for key, why in first.refused.items()]
     report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
     return report
 
@@ -839,7 +902,7 @@ def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mappin
         "id": p.id, "tags": list(p.tags), "k": p.case.k, "recs": p.case.recs.rows(), "truth": p.case.truth.rows(),
         "side": sorted(p.case.side), "implementation": got[p.key], "receval": mine,
     }
-    return Finding(c.label(metric), c.matched, c.wrong, case)
+    return Finding(c.label(metric), c.matched, c.wrong, case, len(c.refused))
 
 
 def _user_set(p: Probe, got: Any, c: Candidate, metric: str, values: ReceValues) -> str:
