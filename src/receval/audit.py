@@ -25,17 +25,20 @@ user, and a difference in the set of users only (a user left out of the mean, or
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-
 import hashlib
 import importlib
 import importlib.util
+import io
 import itertools
 import json
 import math
+import os
 import sys
+import tempfile
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,9 +64,8 @@ MAX_PRODUCT = 1500
 #: sample values of the numeric options searched around the best candidates (stage 2)
 NUMERIC = {"base": [10.0, math.e], "persistence": [0.5, 0.95], "alpha": [0.3], "beta": [0.5], "gmax": [5.0],
            "cut": [0.5], "refk": [2.0], "maxfpr": [0.5], "rmax": [2.0]}
-#: the orderings tried in stage 2: (order, ties)
-ORDERINGS = [("score", "input"), ("score", "item"), ("score", "item_desc"), ("score", "optimistic"), ("score", "average"),
-             ("input", None), ("rank_value", None)]
+#: the tie rules searched with ``order=score`` (stage 2; besides the rank column, the input order and rank values)
+ORDER_TIES = ["input", "item", "item_desc", "optimistic", "average"]
 
 
 class AuditError(SpecError):
@@ -86,13 +88,19 @@ def load_implementation(text: str) -> tuple[Any, str]:
                 raise AuditError(f"implementation '{text}': cannot import '{where}' as Python")
             module = importlib.util.module_from_spec(spec)
             try:
-                spec.loader.exec_module(module)
-            except Exception as exc:
+                with _quiet():  # what the file prints on import reaches neither the report nor --json
+                    spec.loader.exec_module(module)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - sys.exit on import included
                 raise AuditError(f"implementation '{text}': importing '{where}' failed: {type(exc).__name__}: {exc}") from None
         else:
             try:
-                module = importlib.import_module(where)
-            except Exception as exc:
+                with _quiet():
+                    module = importlib.import_module(where)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # noqa: BLE001
                 raise AuditError(f"implementation '{text}': cannot import module '{where}' ({type(exc).__name__}: {exc}); "
                                  "give module:function with the module on the path, or path/to/file.py:function") from None
         fn = getattr(module, name, None)
@@ -114,26 +122,82 @@ def _pick(impl: Any, metric: str) -> Any:
     return impl
 
 
-def _outcome(raw: Any) -> Any:
-    """An implementation's answer as a float (a mean) or {user: float}; a str for an error."""
+class Unanswered(str):
+    """No value from the implementation on one input: its text, and ``kind``: ``"raised"`` (an
+    exception, ``sys.exit`` included), ``"non-number"`` (it answered something that is not a
+    number or a mapping of user to number) or ``"not run"``."""
+
+    kind: str = "raised"
+
+    def __new__(cls, text: str, kind: str = "raised") -> Unanswered:
+        obj = super().__new__(cls, text)
+        obj.kind = kind
+        return obj
+
+
+def _outcome(raw: Any, batch: bool = False) -> Any:
+    """An implementation's answer as a float (a mean) or {user: float}; an :class:`Unanswered`
+    otherwise (a batch implementation's text is its error)."""
     if isinstance(raw, str):
-        return raw
+        return Unanswered(raw) if batch else Unanswered(f"answered a non-number: {raw[:60]!r}", "non-number")
     if hasattr(raw, "to_dict") and not isinstance(raw, Mapping) and hasattr(raw, "index"):  # a pandas Series
         raw = raw.to_dict()
     if isinstance(raw, Mapping):
         out = {}
         for u, v in raw.items():
             try:
+                if isinstance(v, (str, bytes)):
+                    raise TypeError
                 f = float(v)
             except (TypeError, ValueError):
-                return f"per-user value of {u!r} is not a number: {v!r}"
+                return Unanswered(f"answered a non-number for user {str(u)[:40]!r}: {str(v)[:60]!r}", "non-number")
             if not math.isnan(f):
                 out[str(u)] = f
         return out
     try:
+        if isinstance(raw, (bytes, bytearray)):
+            raise TypeError
         return float(raw)
     except (TypeError, ValueError):
-        return f"returned {type(raw).__name__}, not a number or a mapping of user to number"
+        return Unanswered(f"answered a non-number: {type(raw).__name__} {str(raw)[:60]!r}, not a number or a mapping "
+                          "of user to number", "non-number")
+
+
+@contextmanager
+def _quiet() -> Iterator[io.StringIO]:
+    """Run code under audit with everything it prints captured: ``sys.stdout``/``sys.stderr``
+    and the process's file descriptors 1 and 2 (a C extension's or ``os.write``'s output)."""
+    buffer = io.StringIO()
+    saved: list[tuple[int, int]] = []
+    sink = tempfile.TemporaryFile()
+    try:
+        for fd in (1, 2):
+            try:
+                saved.append((fd, os.dup(fd)))
+                os.dup2(sink.fileno(), fd)
+            except OSError:  # no such descriptor (an embedded interpreter): sys.* is still captured
+                pass
+        with redirect_stdout(buffer), redirect_stderr(buffer):
+            yield buffer
+    finally:
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        sink.close()
+
+
+def _call(fn: Callable[[], Any]) -> tuple[Any, str | None]:
+    """``fn()`` with its output captured and any exception but KeyboardInterrupt trapped
+    (``sys.exit`` included): (answer, None) or (None, its one-line text)."""
+    try:
+        with _quiet():
+            return fn(), None
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:
+        return None, f"called sys.exit({exc.code!r})"
+    except BaseException as exc:  # noqa: BLE001 - the implementation's own error: no evidence on this case
+        return None, f"{type(exc).__name__}: {exc}".splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 # --- probes: the distinct inputs of the cases ------------------------------------------------
@@ -188,32 +252,43 @@ def probes_of(cases: Sequence[Case]) -> list[Probe]:
 
 
 def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
-    """The implementation's outcome on each probe (by probe key): float, {user: float}, or error text."""
+    """The implementation's outcome on each probe (by probe key): float, {user: float}, or an
+    :class:`Unanswered`. What it prints is captured, and neither an exception nor ``sys.exit``
+    ends the audit."""
     out: dict[str, Any] = {}
     if isinstance(impl, BatchImplementation):  # a library in another process: every case at once
-        got = impl.evaluate_cases([p.case for p in probes])
+        got, error = _call(lambda: impl.evaluate_cases([p.case for p in probes]))
         for p in probes:
-            out[p.key] = _outcome(got[p.case.id]) if p.case.id in got else "not run"
+            if error is not None or not isinstance(got, Mapping):
+                out[p.key] = Unanswered(error or f"evaluate_cases returned {type(got).__name__}, not a mapping")
+            else:
+                out[p.key] = _outcome(got[p.case.id], batch=True) if p.case.id in got else Unanswered("not run", "not run")
         return out
     for p in probes:
         c = p.case
-        try:
+
+        def one(c: Case = c) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out[p.key] = _outcome(impl(c.recs.clone(), c.truth.clone(), c.k, {n: f.clone() for n, f in c.side.items()}))
-        except Exception as exc:  # the implementation's own error: no evidence on this case
-            out[p.key] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+                return impl(c.recs.clone(), c.truth.clone(), c.k, {n: f.clone() for n, f in c.side.items()})
+
+        answer, error = _call(one)
+        out[p.key] = Unanswered(error) if error is not None else _outcome(answer)
     return out
 
 
 # --- receval's values ----------------------------------------------------------------------------
+
+class Refused(str):
+    """No value of receval's under one definition on one input: why (a one-line text)."""
+
 
 class ReceValues:
     """receval's values on the probes, cached: a probe is keyed by the digest of its frames, so
     one object serves every audit of a process (:data:`VALUES`) or of a caller (``values=``)."""
 
     def __init__(self) -> None:
-        #: (probe key, spec, dialect) -> (mean, {user: value} or None), or None (refused)
+        #: (probe key, spec, dialect) -> (mean, {user: value} or None), or a :class:`Refused`
         self.outcomes: dict[tuple[str, str, str | None], Any] = {}
         #: (spec, dialect) -> Resolved, or None (refused)
         self.resolved: dict[tuple[str, str | None], Any] = {}
@@ -234,7 +309,8 @@ class ReceValues:
             dups = [("dup", probe.dup), ("tdup", probe.tdup)]
             refused = [s for s in specs if any(has and _opt(s, opt) == "error" for opt, has in dups)]
             for s in refused:
-                out[(probe.key, s, dialect)] = None
+                which = [f"{opt}=error" for opt, has in dups if has and _opt(s, opt) == "error"]
+                out[(probe.key, s, dialect)] = Refused(f"refused by the definition: {', '.join(which)}")
             specs = [s for s in specs if s not in set(refused)]
             if not specs:
                 return
@@ -243,11 +319,11 @@ class ReceValues:
             if (s, dialect) not in self.resolved:
                 try:
                     self.resolved[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
-                except RecevalError:
-                    self.resolved[(s, dialect)] = None
+                except RecevalError as exc:
+                    self.resolved[(s, dialect)] = Refused(f"not a definition: {exc}")
             r = self.resolved[(s, dialect)]
-            if r is None:
-                out[(probe.key, s, dialect)] = None
+            if isinstance(r, Refused):
+                out[(probe.key, s, dialect)] = r
             else:
                 resolved.append((s, r))
         if not resolved:
@@ -260,18 +336,18 @@ class ReceValues:
                 try:
                     self.encoded[(probe.key, exact)] = (read_inputs(c.recs, c.truth, cols).encode(exact=exact),
                                                         SideInputs(cols=cols, **side_kwargs(c.side)))
-                except RecevalError:
-                    self.encoded[(probe.key, exact)] = None
-            if self.encoded[(probe.key, exact)] is None:
+                except RecevalError as exc:
+                    self.encoded[(probe.key, exact)] = Refused(f"refused by receval: {exc}")
+            if isinstance(self.encoded[(probe.key, exact)], Refused):
                 for s, _ in resolved:
-                    out[(probe.key, s, dialect)] = None
+                    out[(probe.key, s, dialect)] = self.encoded[(probe.key, exact)]
                 return
             enc, side = self.encoded[(probe.key, exact)]
             each = evaluate_each(enc, note_side([r for _, r in resolved], side), side)
         for i, (s, _) in enumerate(resolved):
             e = each[i]
             if isinstance(e, RecevalError):
-                out[(probe.key, s, dialect)] = None
+                out[(probe.key, s, dialect)] = Refused(f"refused by the definition: {e}".splitlines()[0][:200])
                 continue
             mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
             out[(probe.key, s, dialect)] = (mean, per_user_of(each.user_ids, e.per_user) if e.per_user is not None else None)
@@ -299,10 +375,12 @@ def _close(a: float | None, b: float | None) -> bool:
 
 
 def compare(got: Any, want: Any) -> str:
-    """'match', 'undefined' (receval refuses, or the implementation raised), 'users' (equal on
-    the common users, another user set) or 'differs'."""
-    if want is None or isinstance(got, str):
+    """'match', 'undefined' (the implementation gave no number), 'refused' (receval has no value
+    under this definition), 'users' (equal on the common users, another user set) or 'differs'."""
+    if isinstance(got, str):
         return "undefined"
+    if want is None or isinstance(want, Refused):
+        return "refused"
     mean, per_user = want
     if isinstance(got, float):
         return "match" if _close(got, mean) else "differs"
@@ -325,6 +403,7 @@ class Candidate:
     matched: int = 0
     undefined: int = 0
     differs: list[str] = field(default_factory=list)  # probe keys
+    refused: dict[str, str] = field(default_factory=dict)  # probe key -> why receval has no value (an answered input)
     users: list[str] = field(default_factory=list)  # probe keys: another user set only
     pruned: bool = False  # left behind by the search: its counts are lower bounds
 
@@ -357,11 +436,73 @@ def _space(metric: Any) -> list[dict[str, str]]:
     return _combos(axes)
 
 
-def _users(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
-    """Stage 2: which users are averaged, and which truth rows are relevant, around ``base``."""
-    axes = [(name, values) for name, values in (("empty", ["skip", "zero"]), ("norecs", ["zero", "skip"]),
-                                                ("rel", ["all", ">0"])) if name in metric.context]
-    return [{**base, **c} for c in _combos(axes)]
+def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list[dict[str, str]]:
+    """Stage 2: the ordering and tie rule, ``dup``, ``tdup``, ``empty``, ``norecs`` and ``rel``
+    searched together around ``base``; an option is searched only when one of ``probes`` (the
+    answered inputs) can tell its values apart (a duplicate policy needs a duplicate, ``rel=all``
+    a rating <= 0, ``rel=1`` a rating between 0 and 1, ``norecs`` a truth user without a list)."""
+    ctx = metric.context
+    ratings = [r for p in probes for r in p.case.truth["rating"].to_list() if r is not None]
+    no_list = any(not set(p.case.truth["user"].to_list()) <= set(p.case.recs["user"].to_list()) for p in probes)
+    axes: list[tuple[str, list[Any]]] = []
+    if "order" in ctx:
+        orders: list[Any] = [None] + [("score", t) for t in ORDER_TIES] + [("input", None), ("rank_value", None)]
+        axes.append(("ordering", _distinct_orders(orders, probes)))
+    wanted: list[tuple[str, list[Any], bool]] = [("dup", ["error", "first", "keep"], any(p.dup for p in probes)),
+              ("tdup", ["error", "first", "max", "keep"], any(p.tdup for p in probes)),
+              ("rel", [None, "all", ">0", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
+              ("empty", ["skip", "zero"], any(r <= 0 for r in ratings)),
+              ("norecs", ["zero", "skip"], no_list)]
+    axes += [(n, v) for n, v, needed in wanted if n in ctx and needed]
+    out = []
+    base = {n: v for n, v in base.items() if n not in ("order", "ties", *(n for n, _ in axes))}
+    for values in itertools.product(*[v for _, v in axes]):
+        o = dict(base)
+        for (name, default), v in zip(axes, values):
+            if name == "ordering":
+                if v is not None:
+                    o["order"] = v[0]
+                    if v[1] is not None and "ties" in ctx:
+                        o["ties"] = v[1]
+            elif v is not None and v != default[0]:
+                o[name] = v
+        out.append(o)
+    return out
+
+
+def _distinct_orders(orders: list[Any], probes: Sequence[Probe]) -> list[Any]:
+    """``orders`` without those that list every user's items as an earlier one does on every probe
+    (the rules for ties that read relevance, optimistic and average, are kept while a score ties)."""
+    def lists(p: Probe, o: Any) -> Any:
+        rows = list(enumerate(p.case.recs.iter_rows(named=True)))
+        if o is None or o[0] == "rank_value":
+            rows.sort(key=lambda r: r[1]["rank"])
+        elif o[0] == "score":
+            if o[1] == "item":
+                rows.sort(key=lambda r: r[1]["item"])
+            elif o[1] == "item_desc":
+                rows.sort(key=lambda r: r[1]["item"], reverse=True)
+            rows.sort(key=lambda r: -r[1]["score"])
+        out: dict[str, list[str]] = {}
+        for _, r in rows:
+            out.setdefault(r["user"], []).append(r["item"])
+        return tuple(sorted((u, tuple(v)) for u, v in out.items()))
+
+    ties = any(p.case.recs.select("user", "score").is_duplicated().any() for p in probes)
+    kept, seen = [], set()
+    for o in orders:
+        key = tuple(lists(p, o) for p in probes)
+        if o is None or o[0] == "score" and o[1] in ("optimistic", "average") and ties:
+            kept.append(o)  # the rank column's own ties follow the tie rule: the default is never a duplicate
+        elif key not in seen:
+            seen.add(key)
+            kept.append(o)
+    return kept
+
+
+def _context_of(metric: Any, options: Mapping[str, str]) -> dict[str, str]:
+    """The context options (ordering, duplicates, users, relevance) of ``options``."""
+    return {n: v for n, v in options.items() if n in metric.context}
 
 
 def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
@@ -387,19 +528,11 @@ def _combos(axes: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
 
 
 def _around(metric: Any, base: dict[str, str]) -> list[dict[str, str]]:
-    """Stage 2: one more option around ``base``: numeric samples, duplicate policies, orderings."""
+    """Stage 4: one more option around ``base``: the numeric options at sample values."""
     out: list[dict[str, str]] = []
     for a in metric.axes.values():
         if a.numeric and not a.free:
             out.extend({**base, a.name: _render(a, v)} for v in NUMERIC.get(a.name, []) if v != a.default)
-    if "dup" in metric.context and "tdup" in metric.context:
-        for d, t in itertools.product(["error", "first", "keep"], repeat=2):
-            if (d, t) != ("error", "error"):
-                out.append({**base, **({"dup": d} if d != "error" else {}), **({"tdup": t} if t != "error" else {})})
-    if "order" in metric.context:
-        for order, ties in ORDERINGS:
-            extra = {"order": order} | ({"ties": ties} if ties and "ties" in metric.context else {})
-            out.append({**base, **extra})
     return out
 
 
@@ -408,6 +541,8 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
     the best is not evaluated further (its count is then a lower bound: it is not the closest)."""
     live = list(cands)
     for p in probes:
+        if not cands:
+            return
         if isinstance(got[p.key], str):
             for c in cands:
                 c.undefined += 1
@@ -415,32 +550,38 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
         plain = [c for c in live if c.dialect is None]
         mine = values(p, [c.spec(metric.name, p.case.k) for c in plain])
         for c in plain:
-            _tally(c, p, compare(got[p.key], mine[c.spec(metric.name, p.case.k)]))
+            want = mine[c.spec(metric.name, p.case.k)]
+            _tally(c, p, compare(got[p.key], want), want)
         for c in live:
             if c.dialect is not None:
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
-                _tally(c, p, compare(got[p.key], values(p, [spec], c.dialect)[spec]))
+                want = values(p, [spec], c.dialect)[spec]
+                _tally(c, p, compare(got[p.key], want), want)
         best = min(c.wrong for c in live)
         for c in live:
             c.pruned = c.wrong > best + 2
         live = [c for c in live if not c.pruned]
 
 
-def _tally(c: Candidate, p: Probe, verdict: str) -> None:
+def _tally(c: Candidate, p: Probe, verdict: str, want: Any) -> None:
     if verdict == "match":
         c.matched += 1
     elif verdict == "undefined":
         c.undefined += 1
+    elif verdict == "refused":
+        c.undefined += 1
+        c.refused[p.key] = str(want) if isinstance(want, Refused) else "receval has no value"
     elif verdict == "users":
         c.users.append(p.key)
     else:
         c.differs.append(p.key)
 
 
-def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int]:
-    """Best first: searched to the end, with evidence, fewest cases wrong, most cases matched,
-    options before dialects, fewest options changed."""
-    return (c.pruned, c.wrong + c.matched == 0, c.wrong, -c.matched, 0 if c.dialect is None else 1, len(c.options))
+def _rank(c: Candidate) -> tuple[bool, bool, int, int, int, int, int]:
+    """Best first: searched to the end, with evidence, fewest cases wrong, fewest answered
+    inputs refused, most cases matched, options before dialects, fewest options changed."""
+    return (c.pruned, c.wrong + c.matched == 0, c.wrong, len(c.refused), -c.matched, 0 if c.dialect is None else 1,
+            len(c.options))
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -454,6 +595,7 @@ class Finding:
     matched: int
     wrong: int
     case: dict[str, Any]
+    refused: int = 0  # answered inputs it has no value on (that another definition has one on)
 
 
 @dataclass
@@ -473,8 +615,14 @@ class AuditReport:
     closest: list[Finding] = field(default_factory=list)
     user_set: str | None = None
     explanation: str = ""
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the messages of the inputs where it raised
+    raised: list[tuple[str, str]] = field(default_factory=list)  # (case id, message)
+    non_numbers: list[tuple[str, str]] = field(default_factory=list)  # (case id, what it answered)
     tolerance: float = TOLERANCE  # relative; looser only where the implementation declares its precision
+    compared: int = 0  # answered inputs the matched definition has a value on (all compared equal)
+    not_compared: list[tuple[str, str]] = field(default_factory=list)  # (case id, why): answered, no value of receval's
+    out_of_bounds: list[tuple[str, float]] = field(default_factory=list)  # (case id, a value outside ``bounds``)
+    bounds: tuple[float, float] | None = None  # the metric's declared (lowest, highest)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -482,16 +630,23 @@ class AuditReport:
             "cases": self.cases, "inputs": self.probes, "evidence": self.evidence, "definition": self.definition,
             "options": dict(self.options), "dialects": list(self.dialects), "equivalent": list(self.equivalent),
             "closest": [f.__dict__ for f in self.closest], "user_set": self.user_set, "errors": list(self.errors),
-            "tolerance": self.tolerance,
+            "raised": [list(x) for x in self.raised], "non_numbers": [list(x) for x in self.non_numbers],
+            "tolerance": self.tolerance, "compared": self.compared,
+            "not_compared": [list(x) for x in self.not_compared], "out_of_bounds": [list(x) for x in self.out_of_bounds],
         }
 
     def __str__(self) -> str:
         lines = [f"{self.implementation} as {self.metric}: {self.cases} cases, {self.probes} distinct inputs, "
                  f"{self.evidence} answered" + (f", values compared to {self.tolerance:g} relative (its declared "
                                                  "precision)" if self.tolerance != TOLERANCE else "")]
+        if self.out_of_bounds and self.bounds is not None:
+            i, v = self.out_of_bounds[0]
+            lines.append(f"OUT OF BOUNDS: {self.metric} lies in [{self.bounds[0]:g}, {self.bounds[1]:g}], the implementation "
+                         f"answered {v:.6g} on {i}" + (f" (and on {len(self.out_of_bounds) - 1} more inputs: "
+                                                      f"{_ids(self.out_of_bounds[1:])})" if len(self.out_of_bounds) > 1 else ""))
         if self.status == "match":
             opts = ", ".join(f"{a}={v}" for a, v in self.options.items()) or "none (the standard definition)"
-            lines.append(f"MATCH on every case: {self.definition}")
+            lines.append(f"MATCH on every case compared ({self.compared} of {self.evidence} answered inputs): {self.definition}")
             lines.append(f"  options that differ from the standard definition: {opts}")
             if self.dialects:
                 lines.append(f"  agrees, on every case where they have a value, with the dialects: {', '.join(self.dialects)}")
@@ -501,21 +656,35 @@ class AuditReport:
         elif self.status == "no match":
             lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
         else:
-            lines.append("NO EVIDENCE: the implementation gave no value on any case")
+            lines.append("NO EVIDENCE: the implementation gave no number on any case")
+        if self.not_compared:
+            lines.append(f"  not compared ({len(self.not_compared)} answered inputs where this definition has no value): "
+                         + "; ".join(f"{i}: {why}" for i, why in self.not_compared[:6])
+                         + (f"; and {len(self.not_compared) - 6} more" if len(self.not_compared) > 6 else ""))
         if self.user_set:
             lines.append(f"  user set: {self.user_set}")
         for f in self.closest:
-            lines.append(f"closest: {f.definition}  (matches {f.matched} inputs, differs on {f.wrong})")
+            lines.append(f"closest: {f.definition}  (matches {f.matched} inputs, differs on {f.wrong}"
+                         + (f", has no value on {f.refused} it answered)" if f.refused else ")"))
             lines.append(f"  smallest case that tells them apart: {f.case.get('id')} [{', '.join(f.case.get('tags', []))}], k={f.case.get('k')}")
             lines.append(f"    recs (user, item, score, rank): {f.case.get('recs')}")
             lines.append(f"    truth (user, item, rating): {f.case.get('truth')}")
             lines.append(f"    implementation: {_show(f.case.get('implementation'))}")
             lines.append(f"    {f.definition}: {_show(f.case.get('receval'))}")
-        if self.errors:
-            lines.append(f"the implementation raised on {len(self.errors)} inputs, e.g.: {self.errors[0]}")
+        if self.raised:
+            lines.append(f"the implementation raised on {len(self.raised)} inputs ({_ids(self.raised)}), e.g.: {self.raised[0][1]}")
+        if self.non_numbers:
+            lines.append(f"the implementation answered a non-number on {len(self.non_numbers)} inputs ({_ids(self.non_numbers)}), "
+                         f"e.g.: {self.non_numbers[0][1]}")
         if self.explanation:
             lines += ["", self.explanation.rstrip()]
         return "\n".join(lines) + "\n"
+
+
+def _ids(items: Sequence[tuple[str, Any]], most: int = 8) -> str:
+    """The case ids of (case id, ...) pairs, at most ``most`` of them."""
+    ids = [i for i, _ in items]
+    return ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
 
 
 def _show(v: Any) -> str:
@@ -526,15 +695,19 @@ def _show(v: Any) -> str:
     return str(v)
 
 
-def explanation(spec: str, dialect: str | None = None) -> str:
-    """The formula and resolved options of ``spec``, as ``receval explain`` prints them."""
+def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> str:
+    """The formula and resolved options of ``spec``, as ``receval explain`` prints them; with
+    ``any_k`` (an audit of several cut-offs) the spec's cut-off is written ``@k``."""
     from .engine import dialect_of
     from .plaintext import to_text
     from .resolve import resolve
 
     r = resolve(spec, dialect=dialect_of(dialect))
     m = r.metric
-    lines = [f"{r.spec}  —  {m.summary}", "", "Formula:"]
+    head = str(r.spec)
+    if any_k and "@" in head:
+        head = head[:head.rindex("@")] + "@k"
+    lines = [f"{head}  —  {m.summary}", "", "Formula:"]
     lines += ["  " + line for line in to_text(m.formula()).splitlines()]
     lines += ["", "Resolved options:"]
     for name, axis in m.all_axes().items():
@@ -572,7 +745,10 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
         chosen = [c for c in cases if c.metric == m.name]
     if not chosen:
         raise AuditError(f"no conformance case of metric '{m.name}'" + (f" in '{cases}'" if isinstance(cases, (str, Path)) else ""))
-    tolerance = max(TOLERANCE, float(getattr(impl, "tolerance", TOLERANCE)))
+    if not (callable(impl) or isinstance(impl, BatchImplementation)):
+        raise AuditError(f"pass a function impl(recs, truth, k, side), an object with evaluate_cases(cases), or its text "
+                         f"'module:function': got {type(impl).__name__}")
+    tolerance = max(TOLERANCE, _tolerance(getattr(impl, "tolerance", TOLERANCE)))
     token = _TOL.set(tolerance)
     try:
         report = _audit(impl, m, chosen, label, values if values is not None else VALUES)
@@ -582,12 +758,29 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
     return report
 
 
+#: the loosest tolerance an implementation may declare
+MAX_TOLERANCE = 1e-3
+
+
+def _tolerance(value: Any) -> float:
+    """A declared ``tolerance``: a float in (0, :data:`MAX_TOLERANCE`], else refused in one line."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= MAX_TOLERANCE
+    if not ok:
+        raise AuditError(f"declare tolerance as a float in (0, {MAX_TOLERANCE:g}] (relative): the implementation "
+                         f"declares {str(value)[:40]!r}")
+    return float(value)
+
+
 def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> AuditReport:
     probes = probes_of(chosen)
     got = run_implementation(impl, probes)
-    errors = [v for v in got.values() if isinstance(v, str)]
-    report = AuditReport(m.name, str(label), len(chosen), len(probes), len(probes) - len(errors), "no evidence",
-                         errors=errors)
+    unanswered = [(p.id, got[p.key]) for p in probes if isinstance(got[p.key], str)]
+    report = AuditReport(m.name, str(label), len(chosen), len(probes), len(probes) - len(unanswered), "no evidence",
+                         errors=[str(v) for _, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
+                         raised=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") != "non-number"],
+                         non_numbers=[(i, str(v)) for i, v in unanswered if getattr(v, "kind", "raised") == "non-number"])
+    report.out_of_bounds = _out_of_bounds(m, probes, got)
+    report.bounds = m.bounds
     if not report.evidence:
         return report
     cands: list[Candidate] = []
@@ -608,13 +801,19 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         top = [c.options for c in sorted(cands, key=_rank) if c.dialect is None][:2]
         return top + ([{}] if {} not in top else [])
 
-    stage(_space(m))
-    stage([o for b in bases() for o in _users(m, b)])
-    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))
+    answered = [p for p in probes if not isinstance(got[p.key], str)]
+    stage(_space(m))  # 1. the metric's own options
+    stage([o for b in bases() for o in _context(m, b, answered)])  # 2. the context options together
+    contexts = [_context_of(m, b) for b in bases()]
+    stage([{**o, **c} for c in contexts for o in _space(m)])  # 3. the metric's own options again, in the best contexts
+    stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))  # 4. numeric options, dialects
     everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}
-    if top.wrong == 0 and top.matched > 0:
+    several_k = len({p.case.k for p in probes}) > 1
+    # an answered input some definition has a value on: a match must reproduce it, not refuse it
+    answerable = {p.key for p in answered if any(p.key not in c.refused for c in everything if not c.pruned)}
+    if top.wrong == 0 and top.matched > 0 and not set(top.refused) & answerable:
         report.status = "match"
         same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
         plain = [c for c in same if c.dialect is None]
@@ -624,13 +823,15 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         report.options = dict(chosen_c.options) if chosen_c.dialect is None else _dialect_options(chosen_c.dialect, m.name, k)
         report.dialects = [c.dialect for c in everything if c.dialect and c.wrong == 0 and c.matched]
         report.equivalent = [c.spec(m.name, None) for c in plain[1:]]
-        report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect)
+        report.explanation = explanation(chosen_c.spec(m.name, k), chosen_c.dialect, several_k)
+        report.compared = chosen_c.matched
+        report.not_compared = [(by_key[key].id, why) for key, why in chosen_c.refused.items()]
         return report
     report.status = "no match"
     shown: set[tuple] = set()
-    for c in everything:
-        key = (tuple(c.differs), tuple(c.users))
-        if not c.wrong or c.pruned or key in shown:
+    for c in closest_order(everything):
+        key = (tuple(c.differs), tuple(c.users), tuple(c.refused))
+        if not (c.wrong or set(c.refused) & answerable) or c.pruned or key in shown:
             continue
         shown.add(key)
         report.closest.append(_finding(m.name, c, by_key, got, values))
@@ -642,8 +843,34 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
-    report.explanation = explanation(first.spec(m.name, k), first.dialect)
+    report.not_compared = [(by_key[key].id, why) for key, why in first.refused.items()]
+    report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
     return report
+
+
+def closest_order(cands: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates in the order the closest are shown: most inputs matched first, then fewest
+    differing, fewest refused; a definition matching no input only after every one that matches some."""
+    live = [c for c in cands if not c.pruned]
+    return sorted(live, key=lambda c: (c.matched == 0, -c.matched, c.wrong, len(c.refused))) + [c for c in cands if c.pruned]
+
+
+def _out_of_bounds(m: Any, probes: Sequence[Probe], got: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """(case id, value) of every answered input with a value outside the metric's declared bounds."""
+    if m.bounds is None:
+        return []
+    lo, hi = m.bounds
+    slack = 1e-9 * max(1.0, abs(lo) if math.isfinite(lo) else 1.0, abs(hi) if math.isfinite(hi) else 1.0)
+    out = []
+    for p in probes:
+        g = got[p.key]
+        if isinstance(g, str):
+            continue
+        for v in ([g] if isinstance(g, float) else list(g.values())):
+            if not math.isnan(v) and (v < lo - slack or v > hi + slack):
+                out.append((p.id, v))
+                break
+    return out
 
 
 def _dialect_options(label: str, metric: str, k: int | None) -> dict[str, str]:
@@ -666,22 +893,22 @@ def _dialects(metric: str) -> list[str]:
 
 
 def _finding(metric: str, c: Candidate, by_key: Mapping[str, Probe], got: Mapping[str, Any], values: ReceValues) -> Finding:
-    keys = c.differs + c.users
+    keys = c.differs + c.users or list(c.refused)
     p = min((by_key[k] for k in keys), key=lambda p: (p.size, p.id))
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
     want = values(p, [spec], c.dialect)[spec]
-    mine = None if want is None else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
+    mine = want if want is None or isinstance(want, Refused) else (want[1] if isinstance(got[p.key], dict) and want[1] else want[0])
     case = {
         "id": p.id, "tags": list(p.tags), "k": p.case.k, "recs": p.case.recs.rows(), "truth": p.case.truth.rows(),
         "side": sorted(p.case.side), "implementation": got[p.key], "receval": mine,
     }
-    return Finding(c.label(metric), c.matched, c.wrong, case)
+    return Finding(c.label(metric), c.matched, c.wrong, case, len(c.refused))
 
 
 def _user_set(p: Probe, got: Any, c: Candidate, metric: str, values: ReceValues) -> str:
     spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
     want = values(p, [spec], c.dialect)[spec]
-    if want is None or not isinstance(got, dict):
+    if want is None or isinstance(want, Refused) or not isinstance(got, dict):
         return "another set of users"
     ours = set(want[1] or {})
     extra, missing = sorted(set(got) - ours), sorted(ours - set(got))
@@ -722,5 +949,5 @@ def build_command(p: Any) -> Callable[[Any], int]:
     return run
 
 
-__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "load_implementation", "explanation",
+__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
            "probes_of", "run_implementation", "compare", "build_command"]

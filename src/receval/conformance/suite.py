@@ -112,12 +112,70 @@ def read_folder(folder: str | Path) -> list[dict[str, Any]]:
         raise DataError(f"'{folder}' holds no conformance cases (cases/*.json); write them with `receval conformance export DIR`")
     out: list[dict[str, Any]] = []
     for f in files:
-        try:
-            data = load_json(f.read_text(encoding="utf-8"), str(f))
-            out.extend(data["cases"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise DataError(f"'{f}' is not a conformance case file: {exc}") from None
+        data = load_json(f.read_text(encoding="utf-8"), str(f))
+        if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+            raise DataError(f"write a conformance case file as {{\"format\": {FORMAT}, \"metric\": ..., \"cases\": [...]}}: "
+                            f"'{f}' has no list 'cases'")
+        for i, c in enumerate(data["cases"]):
+            check_case(c, f"'{f}' case {i}")
+        out.extend(data["cases"])
     return out
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def check_case(c: Any, where: str) -> None:
+    """One exported case checked field by field: a wrong shape is a one-line
+    :class:`~receval.errors.DataError` naming ``where`` and the field."""
+    from ..errors import DataError
+
+    def bad(fix: str, field: str) -> DataError:
+        return DataError(f"{fix}: {where} field '{field}'")
+
+    if not isinstance(c, dict):
+        raise DataError(f"write each case as a JSON object: {where} is {type(c).__name__}")
+    for name in ("id", "metric", "spec"):
+        if not isinstance(c.get(name), str) or not c[name]:
+            raise bad("write a non-empty string", name)
+    k = c.get("k")
+    if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
+        raise bad("write k as a positive integer or null", "k")
+    tables: list[tuple[str, Any, tuple[str, ...]]] = [("recs", c.get("recs"), RECS_COLUMNS), ("truth", c.get("truth"), TRUTH_COLUMNS)]
+    side = c.get("side") or {}
+    if not isinstance(side, dict):
+        raise bad("write side as an object of side input name to columns", "side")
+    for name, cols in side.items():
+        if name not in SIDE_COLUMNS:
+            raise bad(f"name a side input one of {', '.join(SIDE_COLUMNS)}", f"side.{str(name)[:40]}")
+        tables.append((f"side.{name}", cols, SIDE_COLUMNS[name]))
+    for label, cols, names in tables:
+        if not isinstance(cols, dict):
+            raise bad(f"write {label} as an object of columns ({', '.join(names)}) to lists", label)
+        height = None
+        for n in names:
+            col = cols.get(n, [])
+            if not isinstance(col, list):
+                raise bad("write a column as a list", f"{label}.{n}")
+            if height is not None and len(col) != height:
+                raise bad(f"give every column of {label} the same length ({height})", f"{label}.{n}")
+            height = len(col)
+            ids = n in ("user", "item", "category", "group")
+            for v in col:
+                ok = isinstance(v, str) if ids else (isinstance(v, int) and not isinstance(v, bool)) if n == "rank" \
+                    else v is None or _is_num(v)
+                if not ok:
+                    kind = "a string" if ids else "an integer" if n == "rank" else "a number or null"
+                    raise bad(f"write each {n} as {kind}, not {str(v)[:40]!r}", f"{label}.{n}")
+    exp = c.get("expected")
+    if exp is not None:
+        if not isinstance(exp, dict) or not (exp.get("mean") is None or _is_num(exp.get("mean"))) \
+                or not isinstance(exp.get("per_user") or {}, dict):
+            raise bad("write expected as {\"mean\": number or null, \"per_user\": {user: number}}", "expected")
+    tags = c.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise bad("write tags as a list of strings", "tags")
 
 
 # --- running a case through receval ---------------------------------------------------------
@@ -281,5 +339,5 @@ Compare values with a tolerance of 1e-9 (relative); the expected values are exac
 """
 
 
-__all__ = ["cases", "raw_suite", "export", "run_receval", "read_folder", "case_from_json", "expand", "close",
+__all__ = ["cases", "raw_suite", "export", "run_receval", "read_folder", "check_case", "case_from_json", "expand", "close",
            "strip_version", "per_user_of", "columns", "side_kwargs", "SIDE_COLUMNS", "RECS_COLUMNS", "TRUTH_COLUMNS", "FORMAT"]
