@@ -386,9 +386,12 @@ def evaluate_each(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs |
     """Every resolved spec on all users of ``enc`` at once: one form per build group, one pass
     per formula group. A refusal (a :class:`receval.errors.RecevalError` of the form or of a
     formula) is raised when ``strict``; else it is the value of the specs it refuses (a formula
-    group that fails is computed again spec by spec, so that only the failing specs carry it)."""
+    group that fails is computed again spec by spec, so that only the failing specs carry it).
+    The standard relevance default is decided here on the encoded truth (:func:`decide_rel`), so
+    ``audit`` and ``compare`` read ``rel`` as ``evaluate`` does."""
     out = Each()
     count = TieCount()
+    resolved = decide_rel(list(resolved), "rating" in enc.truth)  # rel:>0 when the truth is rated, for every caller
     for key, idxs in groups(resolved).items():
         rs = [resolved[i] for i in idxs]
         try:
