@@ -146,6 +146,11 @@ def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple
     rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
     tc = cols.truth()
     troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
+    from .kernels import deferred
+
+    enc = deferred(rf, tf, (rroles, troles), text, exact, cols)  # large inputs: the kernels' path (receval.kernels)
+    if enc is not None:
+        return enc
     enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
     enc.info["columns"] = cols
     return enc
@@ -193,6 +198,13 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
     inputs, which the form carries to the list layer and the metrics; ``reach``: the cut-off
     within which the group's tie rule decides values, :func:`tie_reach`)."""
     needs = set(needs)
+    from .kernels import Deferred
+
+    if isinstance(enc, Deferred):  # the kernels form what they can (receval.kernels), else the numpy path
+        got = enc.form(opts, needs, side, reach)
+        if got is not None:
+            return got
+        enc = enc.encoded()
     rule = order_rule(enc, opts)
     r = enc.recs
     if rule == "score" and "score" not in r:

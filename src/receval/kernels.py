@@ -1,0 +1,271 @@
+"""The large-input path through compiled kernels (numba, imported lazily): string ids, rows in
+any order, ordered by score, metrics read from the sparse hits only.
+
+:func:`deferred` (called where the inputs are encoded) returns a :class:`Deferred` encoding for
+inputs of at least :data:`MIN_ROWS` recommendation rows; :meth:`Deferred.form` (called by
+:func:`receval.engine.form`) then builds the form of a build group without the sorts of the
+numpy path:
+
+* users are coded exactly as :func:`receval.encode.encode` codes them, and the rows grouped by
+  user with a counting sort on the code (no comparison sort);
+* per user, the truth items' 64-bit hashes go into a small hash set and every recommended row is
+  looked up in it; duplicate items and tied scores are found in the same pass; a hit's position
+  is 1 + the number of the user's rows with a higher score (no sort by score);
+* every hash match is confirmed on the ids themselves (:data:`receval.encode.hash64` is only an
+  index): a recommended id that merely shares its hash with a truth id of the user is no hit.
+
+Whatever the kernel does not decide returns None and the numpy path takes the call (the same
+values, the same messages): integer ids, a rank column or another order, metrics reading the
+rows or items, ``hitscore=positive``, a repeated item hash within a user (a duplicate row, or
+two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
+``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import encode as E
+from .encode import Encoded
+from .hits import Hits
+
+#: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
+#: batched runs): below it the numpy path runs and numba is never imported
+MIN_ROWS = 1_000_000
+
+_loaded: Any = None
+
+
+def enabled() -> bool:
+    """Whether the kernels may run: ``RECEVAL_NO_JIT`` unset (or 0) and numba installed."""
+    if os.environ.get("RECEVAL_NO_JIT", "0") not in ("", "0"):
+        return False
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
+def cache_dir() -> Path:
+    """Where numba caches the kernels: beside this module when its folder is writable, else
+    ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``)."""
+    here = Path(__file__).parent
+    pycache = here / "__pycache__"
+    if os.access(pycache if pycache.exists() else here, os.W_OK):
+        return pycache
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "receval" / "numba"
+
+
+def _jit() -> Any:
+    """The kernel module, imported (and compiled, the first time on this install) on first use;
+    a line on stderr says when the kernels are compiled rather than loaded from the cache."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    where = cache_dir()
+    if "NUMBA_CACHE_DIR" not in os.environ and where.name != "__pycache__":
+        where.mkdir(parents=True, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = str(where)
+    elif "NUMBA_CACHE_DIR" in os.environ:
+        where = Path(os.environ["NUMBA_CACHE_DIR"])
+    cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
+    if cold:
+        print(f"receval: compiling the large-input kernels (once per install, about 10 s; cached in {where})",
+              file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    from . import _jit as jit
+
+    # compile (or load) every signature now, on tiny inputs: one message, one wait
+    z = np.zeros(1, np.int64)
+    jit.group(z, 1)
+    u = np.zeros(1, np.uint64)
+    jit.match(np.array([0, 1]), z, u, u, np.zeros(1), np.array([0, 1]), z, u, np.ones(1, np.bool_), True, -1)
+    if cold:
+        print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    _loaded = jit
+    return jit
+
+
+def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
+             text: tuple[bool, bool], exact: bool, columns: Any) -> Encoded | None:
+    """A :class:`Deferred` encoding of large inputs with string ids ordered by score, else None."""
+    rroles, troles = roles
+    if rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled():
+        return None
+    if not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
+               ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"]))):
+        return None
+    return Deferred(rf, tf, roles, text, exact, columns)
+
+
+class Deferred(Encoded):
+    """An encoding whose numpy form (:func:`receval.encode.encode`) is made only when a build
+    group needs it; :meth:`form` builds the forms the kernels can."""
+
+    def __init__(self, rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
+                 text: tuple[bool, bool], exact: bool, columns: Any) -> None:
+        self._raw: tuple[Any, ...] | None = (rf, tf, roles, text, exact)
+        self._columns = columns
+        self._full: Encoded | None = None
+        self._prep: dict[str, Any] | None = None
+        #: the build groups the kernels formed (for tests: the path was taken)
+        self.formed = 0
+
+    # ---- the numpy encoding, on demand -------------------------------------------------------
+    def encoded(self) -> Encoded:
+        if self._full is None:
+            assert self._raw is not None
+            rf, tf, roles, text, exact = self._raw
+            self._full = E.encode(rf, tf, roles, text=text, exact_items=exact)
+            self._full.info["columns"] = self._columns
+        return self._full
+
+    recs = property(lambda self: self.encoded().recs)  # type: ignore[assignment]
+    truth = property(lambda self: self.encoded().truth)  # type: ignore[assignment]
+    user_ids = property(lambda self: self.encoded().user_ids)  # type: ignore[assignment]
+    item_ids = property(lambda self: self.encoded().item_ids)  # type: ignore[assignment]
+    info = property(lambda self: self.encoded().info)  # type: ignore[assignment]
+    items_exact = property(lambda self: self.encoded().items_exact)  # type: ignore[assignment]
+    dups_checked = property(lambda self: self.encoded().dups_checked)  # type: ignore[assignment]
+    heads = property(lambda self: self.encoded().heads)  # type: ignore[assignment]
+
+    def quick_items_meet(self, rows: int) -> bool:
+        """:func:`receval.encode.items_meet` on the ids: one of the first ``rows`` recommended
+        items is an item of the truth (False says nothing)."""
+        assert self._raw is not None
+        rf, tf, (rroles, troles), _, _ = self._raw
+        ri = rf.get_column(rroles["item"]).head(rows)
+        ti = tf.get_column(troles["item"])
+        if ri.dtype != ti.dtype:
+            ri, ti = ri.cast(pl.String), ti.cast(pl.String)
+        return bool(len(ri)) and bool(E._in(ri, ti).any())
+
+    # ---- the kernel path ---------------------------------------------------------------------
+    def _prepare(self) -> dict[str, Any] | None:
+        """The checks and user codes of :func:`receval.encode.encode`, in its order (the same
+        errors), and the item hashes; None when the ids are not strings on both sides."""
+        if self._prep is not None:
+            return self._prep or None
+        assert self._raw is not None
+        rf, tf, (rroles, troles), text, _ = self._raw
+        ru = E.id_series(rf.get_column(rroles["user"]), "recommendations", rroles["user"])
+        ri = E.id_series(rf.get_column(rroles["item"]), "recommendations", rroles["item"])
+        tu = E.id_series(tf.get_column(troles["user"]), "ground truth", troles["user"])
+        ti = E.id_series(tf.get_column(troles["item"]), "ground truth", troles["item"])
+        if len(tu) == 0:
+            self._prep = {}
+            return None
+        ru, tu = E.harmonize(ru, tu, "user", text)
+        ri, ti = E.harmonize(ri, ti, "item", text)
+        if not all(s.dtype == pl.String for s in (ru, ri, tu, ti)):
+            self._prep = {}
+            return None
+        score = E.number_series(rf.get_column(rroles["score"]), "recommendations", rroles["score"], "score")
+        rating = None
+        if "rating" in troles:
+            rating = E.number_series(tf.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
+        if not (np.all(np.isfinite(score)) and (rating is None or np.all(np.isfinite(rating)))):
+            self._prep = {}
+            return None  # refused by encode, with the column named
+        uni = tu.unique().sort()
+        user_ids = uni.to_numpy()
+        if user_ids.dtype.kind not in "iu":
+            user_ids = user_ids.astype(object)
+        t_user = E._hash_codes(tu, uni)
+        r_user = E._hash_codes(ru, uni)
+        sbits = np.add(score, 0.0).view(np.uint64)  # -0.0 and 0.0: one score
+        self._prep = dict(ru=ru, ri=ri, ti=ti, score=score, rating=rating, uni=uni, user_ids=user_ids,
+                          t_user=t_user, r_user=r_user, sbits=sbits,
+                          r_hash=np.asarray(E.hash64(ri), dtype=np.uint64),
+                          t_hash=np.asarray(E.hash64(ti), dtype=np.uint64))
+        return self._prep
+
+    def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
+        """The form of one build group (what :func:`receval.engine.form` returns), or None when
+        the kernels do not decide it (the numpy path then takes it)."""
+        if self._full is not None or needs:
+            return None
+        rule, ties = opts.get("order", "auto"), opts.get("ties", "input")
+        if rule not in ("auto", "score") or ties not in ("input", "average", "optimistic"):
+            return None
+        if opts.get("hitscore") == "positive":
+            return None
+        p = self._prepare()
+        if p is None:
+            return None
+        threshold = opts.get("rel")
+        rating = p["rating"]
+        if rating is None:
+            if threshold is not None and threshold > 1:
+                return None  # refused by the build
+            rating = np.ones(len(p["ti"]), dtype=np.float64)
+        relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
+        jit = _jit()
+        n_users = len(p["user_ids"])
+        if "groups" not in p:
+            p["groups"] = (jit.group(p["r_user"], n_users), jit.group(p["t_user"], n_users))
+        (rst, rrows), (tst, trows) = p["groups"]
+        status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
+            rst, rrows, p["r_hash"], p["sbits"], p["score"], tst, trows, p["t_hash"], relevant,
+            ties == "input", -1 if reach is None else int(reach))
+        if status != jit.OK:
+            return None
+        # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
+        same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
+                == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
+        if not same.all():
+            hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
+        if not len(hit_user):
+            return None  # the numpy path judges a run without any hit (the item check)
+        info = self._info(p)
+        if info is None:
+            return None
+        t_user = p["t_user"]
+        length = np.diff(rst)
+        counted = relevant[trows]
+        n_rel = np.bincount(t_user[relevant], minlength=n_users).astype(np.int64)
+        n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
+        h_info = {"rec_rows": int(len(rrows)), "order": "score", "users": n_users,
+                  "users_without_relevant": int((n_rel == 0).sum()),
+                  "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
+        h = Hits(
+            user_ids=p["user_ids"], n_rel=n_rel, n_truth=n_truth, length=length.astype(np.int64),
+            hit_user=hit_user, hit_pos=hit_pos, hit_rating=rating[hit_t].astype(np.float64),
+            rel_user=t_user[trows][counted].astype(np.int64), rel_rating=rating[trows][counted].astype(np.float64),
+            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(length.max()) if n_users else 0,
+            side=side,
+        )
+        h.tied_codes = None if reach is None else np.flatnonzero(tied).astype(np.int64)
+        self.formed += 1
+        return h
+
+    def _info(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        """The counts and the overlap judgement :func:`receval.encode.encode` gives (once)."""
+        if "info" in p:
+            return p["info"]
+        r_user, ru = p["r_user"], p["ru"]
+        keep = r_user >= 0
+        seen = np.zeros(len(p["user_ids"]), dtype=bool)
+        seen[r_user[keep]] = True
+        in_both = int(np.count_nonzero(seen))
+        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": in_both, "users_only_in_recs": only_recs,
+                                "users_only_in_truth": len(p["user_ids"]) - in_both}
+        if not E._PER_BATCH.get():
+            E.check_overlap(info, lambda: {"user": (ru.unique().sort(), p["uni"]),
+                                           "item": (p["ri"].unique().sort(), p["ti"].unique().sort())})
+        if only_recs:
+            info["ignored_rec_rows"] = int((~keep).sum())
+            info["ignored_rec_users"] = only_recs
+        p["info"] = info
+        return info
+
+
+__all__ = ["MIN_ROWS", "Deferred", "deferred", "enabled", "cache_dir"]
