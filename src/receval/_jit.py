@@ -13,23 +13,60 @@ OK, TRUTH_REPEAT, REC_REPEAT, TIE = 0, 1, 2, 3
 
 @njit(cache=True, nogil=True)
 def group(codes, n_groups):  # pragma: no cover - compiled
-    """A stable counting sort of the rows by code (rows with code < 0 left out): the first row
-    of each group in ``rows`` (``starts``, n_groups + 1 entries) and the row indices grouped."""
+    """The rows grouped by code, input order kept within a group (rows with code < 0 left out):
+    two stable counting (radix) passes over the low and high half of the code's bits, so each
+    pass writes to at most ~2^(bits/2) places at a time. Returns the first row of each group in
+    ``rows`` (``starts``, n_groups + 1 entries) and the row indices grouped."""
+    bits = 1
+    while (1 << bits) < n_groups:
+        bits += 1
+    lo_bits = (bits + 1) // 2
+    n_lo, n_hi = 1 << lo_bits, 1 << (bits - lo_bits)
+    lo_mask = n_lo - 1
     starts = np.zeros(n_groups + 1, np.int64)
+    c_lo = np.zeros(n_lo + 1, np.int64)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
             starts[c + 1] += 1
+            c_lo[(c & lo_mask) + 1] += 1
     for g in range(n_groups):
         starts[g + 1] += starts[g]
-    rows = np.empty(starts[n_groups], np.int64)
-    fill = starts[:n_groups].copy()
+    for g in range(n_lo):
+        c_lo[g + 1] += c_lo[g]
+    n = starts[n_groups]
+    tmp = np.empty(n, np.int64)  # pass 1: by the low bits
+    fill = c_lo[:n_lo].copy()
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
-            rows[fill[c]] = i
-            fill[c] += 1
+            tmp[fill[c & lo_mask]] = i
+            fill[c & lo_mask] += 1
+    rows = np.empty(n, np.int64)  # pass 2: by the high bits (stable: the low bits stay in order)
+    c_hi = np.zeros(n_hi + 1, np.int64)
+    for g in range(n_hi):
+        c_hi[g + 1] = starts[min(n_groups, (g + 1) << lo_bits)]
+    fill2 = c_hi[:n_hi].copy()
+    for j in range(n):
+        i = tmp[j]
+        h = codes[i] >> lo_bits
+        rows[fill2[h]] = i
+        fill2[h] += 1
     return starts, rows
+
+
+@njit(cache=True, nogil=True)
+def scatter(codes, starts, column):  # pragma: no cover - compiled
+    """``column`` (uint64) grouped as :func:`group` groups the rows (a sequential read; the
+    writes go to the groups' slots)."""
+    out = np.empty(starts[-1], np.uint64)
+    fill = starts[:-1].copy()
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            out[fill[c]] = column[i]
+            fill[c] += 1
+    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -43,6 +80,7 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
     set, every recommended row looked up in it; repeated item hashes of one user (a duplicate or
     two ids sharing a hash) and tied scores found in the same pass. A hit's position is 1 + the
     number of the user's rows scored higher (+ tied rows earlier in the input, ``input_ties``).
+    ``r_hash``, ``sbits``, ``score`` are grouped as ``rrows`` is (:func:`scatter`), ``t_hash`` as ``trows``.
 
     Returns (status, hit_user, hit_row, hit_t, hit_pos, tied): the hits grouped by user in
     position order (``hit_row`` / ``hit_t``: recommendation and truth row indices, to be confirmed
@@ -78,7 +116,7 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         ta, tb = tst[u], tst[u + 1]
         for j in range(ta, tb):  # the user's truth items
             t = trows[j]
-            h = t_hash[t]
+            h = t_hash[j]
             s = _slot(h, mask)
             while t_val[s] >= 0 and t_key[s] != h:
                 s = (s + one) & mask
@@ -92,7 +130,7 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         n_scores = 0
         for i in range(a, b):
             r = rrows[i]
-            h = r_hash[r]
+            h = r_hash[i]
             s = _slot(h, mask)  # repeated item hashes
             while r_used[s] and r_key[s] != h:
                 s = (s + one) & mask
@@ -101,7 +139,7 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
             r_used[s] = True
             r_key[s] = h
             r_slots[i - a] = s
-            k = sbits[r]  # tied scores
+            k = sbits[i]  # tied scores
             s = _slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
                 s = (s + one) & mask
@@ -126,10 +164,10 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
             return TIE, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
         for q in range(first_hit, n_hits):  # positions: rows scored higher (+ tied rows before)
             i = hit_pos[q]
-            v = score[rrows[i]]
+            v = score[i]
             p = 1
             for j in range(a, b):
-                w = score[rrows[j]]
+                w = score[j]
                 if w > v or (w == v and j < i):
                     p += 1
             hit_pos[q] = p
@@ -143,15 +181,15 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         if has_tie and reach >= 0:  # a tie group starting within the reach
             best = b - a + 1
             for i in range(a, b):
-                k = sbits[rrows[i]]
+                k = sbits[i]
                 s = _slot(k, mask)
                 while s_key[s] != k:
                     s = (s + one) & mask
                 if s_cnt[s] > 1:
-                    v = score[rrows[i]]
+                    v = score[i]
                     p = 1
                     for j in range(a, b):
-                        if score[rrows[j]] > v:
+                        if score[j] > v:
                             p += 1
                     best = min(best, p)
             tied[u] = reach == 0 or best <= reach

@@ -86,6 +86,7 @@ def _jit() -> Any:
     z = np.zeros(1, np.int64)
     jit.group(z, 1)
     u = np.zeros(1, np.uint64)
+    jit.scatter(z, np.array([0, 1]), u)
     jit.match(np.array([0, 1]), z, u, u, np.zeros(1), np.array([0, 1]), z, u, np.ones(1, np.bool_), True, -1)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
@@ -209,11 +210,16 @@ class Deferred(Encoded):
         relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
         jit = _jit()
         n_users = len(p["user_ids"])
-        if "groups" not in p:
-            p["groups"] = (jit.group(p["r_user"], n_users), jit.group(p["t_user"], n_users))
+        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns in that order
+            (rst, rrows), (tst, trows) = g = (jit.group(p["r_user"], n_users), jit.group(p["t_user"], n_users))
+            p["groups"] = g
+            p["grouped"] = (jit.scatter(p["r_user"], rst, p.pop("r_hash")), jit.scatter(p["r_user"], rst, p.pop("sbits")),
+                            jit.scatter(p["r_user"], rst, p["score"].view(np.uint64)).view(np.float64),
+                            jit.scatter(p["t_user"], tst, p.pop("t_hash")))
         (rst, rrows), (tst, trows) = p["groups"]
+        r_hash, sbits, score, t_hash = p["grouped"]
         status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
-            rst, rrows, p["r_hash"], p["sbits"], p["score"], tst, trows, p["t_hash"], relevant,
+            rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant,
             ties == "input", -1 if reach is None else int(reach))
         if status != jit.OK:
             return None
