@@ -38,7 +38,8 @@ from .hits import Hits
 
 #: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
 #: batched runs): below it the numpy path runs and numba is never imported
-MIN_ROWS = 1_000_000
+#: (``RECEVAL_JIT_MIN_ROWS=0`` forces the kernels on for every input, e.g. to run a test suite)
+MIN_ROWS = int(os.environ.get("RECEVAL_JIT_MIN_ROWS", 1_000_000))
 
 _loaded: Any = None
 
