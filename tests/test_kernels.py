@@ -199,3 +199,41 @@ def test_cache_dir_outside_a_read_only_package(monkeypatch, tmp_path):
     monkeypatch.setattr(K.os, "access", lambda *a, **kw: False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert K.cache_dir() == tmp_path / "receval" / "numba"
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_items_sharing_a_hash_within_a_user_stay_on_the_kernels(monkeypatch, counted):
+    """Short ids are confirmed in the kernel on their Arrow views: two recommended items of one
+    user that share a 64-bit hash are two items (no fallback to the numpy path), and a truth
+    item's look-alike is no hit; users sharing a hash stay two users."""
+    recs = pl.DataFrame({"user_id": ["a", "a", "a", "b", "b", "c"], "item_id": ["x", "y", "q", "x", "w", "q"],
+                         "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.5]})
+    truth = pl.DataFrame({"user_id": ["a", "a", "b", "c"], "item_id": ["x", "q", "w", "q"], "rating": [1.0, 1.0, 1.0, 1.0]})
+    want, _ = both(monkeypatch, recs, truth, SPECS)
+    real = E.hash64
+
+    def look_alike(s: pl.Series) -> np.ndarray:  # 'y' hashes as 'q', user 'c' as user 'b'
+        return real(s.replace({"y": "q", "c": "b"}))
+
+    monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS)
+    assert counted["formed"] == 2  # the kernels decided it (not a repeated item for the numpy path)
+    same(want, got)
+    assert got["hitrate@3"] == 1.0 and got["precision@3"] == pytest.approx((2 / 3 + 1 / 3 + 1 / 3) / 3)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("which", ["users", "items", "both"])
+def test_long_ids_same_values(monkeypatch, counted, which):
+    """Ids longer than 12 bytes (not inline in their Arrow views) are coded and confirmed on the
+    strings; the values are those of the numpy path."""
+    recs, truth = data(11)
+    pad = "-a-long-id-prefix-"
+    cols = {"users": ["user_id"], "items": ["item_id"], "both": ["user_id", "item_id"]}[which]
+    recs = recs.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
+    truth = truth.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
+    assert (K._views(recs[cols[0]]) is None) and K._views(recs["score"].cast(pl.String).str.slice(0, 3)) is not None
+    want, got = both(monkeypatch, recs, truth, SPECS)
+    same(want, got)
+    assert counted["formed"] == 1

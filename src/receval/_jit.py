@@ -11,12 +11,84 @@ from numba import njit
 OK, TRUTH_REPEAT, REC_REPEAT, TIE = 0, 1, 2, 3
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _slot(h, mask):  # pragma: no cover - compiled
+    return (h ^ (h >> np.uint64(29))) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(va, i, vb, j):  # pragma: no cover - compiled
+    """Whether row ``i`` of views ``va`` and row ``j`` of ``vb`` hold the same string (both
+    inline: the 16-byte Arrow string views are the strings, zero padded)."""
+    return va[i, 0] == vb[j, 0] and va[i, 1] == vb[j, 1]
+
+
 @njit(cache=True, nogil=True)
-def group(codes, n_groups):  # pragma: no cover - compiled
-    """The rows grouped by code, input order kept within a group (rows with code < 0 left out):
-    two stable counting (radix) passes over the low and high half of the code's bits, so each
-    pass writes to at most ~2^(bits/2) places at a time. Returns the first row of each group in
-    ``rows`` (``starts``, n_groups + 1 entries) and the row indices grouped."""
+def code_users(t_hash, t_view, r_hash, r_view):  # pragma: no cover - compiled
+    """The users coded by their 64-bit hashes, every hash match confirmed on the ids (inline
+    Arrow string views, compared whole: two ids sharing a hash stay apart). Returns ``t_code``
+    (each truth row's user in order of first appearance), ``first`` (the first truth row of each
+    user) and ``r_code`` (the code of each recommended row's user, -1 when not a truth user)."""
+    n_t = len(t_hash)
+    size = 16
+    while size < 2 * n_t:
+        size *= 2
+    mask = np.uint64(size - 1)
+    one = np.uint64(1)
+    slot_row = np.full(size, -1, np.int64)  # the first truth row of the user in the slot
+    slot_code = np.empty(size, np.int32)
+    t_code = np.empty(n_t, np.int32)
+    first = np.empty(n_t, np.int64)
+    n_users = 0
+    for i in range(n_t):
+        h = t_hash[i]
+        s = _slot(h, mask)
+        while True:
+            j = slot_row[s]
+            if j < 0:
+                slot_row[s] = i
+                slot_code[s] = n_users
+                first[n_users] = i
+                t_code[i] = n_users
+                n_users += 1
+                break
+            if t_hash[j] == h and _same(t_view, i, t_view, j):
+                t_code[i] = slot_code[s]
+                break
+            s = (s + one) & mask
+    r_code = np.empty(len(r_hash), np.int32)
+    for i in range(len(r_hash)):
+        h = r_hash[i]
+        s = _slot(h, mask)
+        c = -1
+        while True:
+            j = slot_row[s]
+            if j < 0:
+                break
+            if t_hash[j] == h and _same(r_view, i, t_view, j):
+                c = slot_code[s]
+                break
+            s = (s + one) & mask
+        r_code[i] = c
+    return t_code, first[:n_users].copy(), r_code
+
+
+@njit(cache=True, nogil=True)
+def recode(codes, rank):  # pragma: no cover - compiled
+    """``rank[codes]`` in place, -1 kept."""
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            codes[i] = rank[c]
+
+
+@njit(cache=True, nogil=True)
+def group_by(codes, n_groups, a, b):  # pragma: no cover - compiled
+    """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
+    two uint64 columns carried along: two stable counting (radix) passes over the low and high
+    half of the code's bits, each writing 24-byte records sequentially to at most ~2^(bits/2)
+    places (no random reads). Returns the first place of each group (``starts``, n_groups + 1
+    entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array)."""
     bits = 1
     while (1 << bits) < n_groups:
         bits += 1
@@ -35,58 +107,49 @@ def group(codes, n_groups):  # pragma: no cover - compiled
     for g in range(n_lo):
         c_lo[g + 1] += c_lo[g]
     n = starts[n_groups]
-    tmp = np.empty(n, np.int64)  # pass 1: by the low bits
-    fill = c_lo[:n_lo].copy()
+    tmp = np.empty((n, 3), np.uint64)  # pass 1: by the low bits, (high bits << 32 | row, a, b)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
-            tmp[fill[c & lo_mask]] = i
-            fill[c & lo_mask] += 1
-    rows = np.empty(n, np.int64)  # pass 2: by the high bits (stable: the low bits stay in order)
-    c_hi = np.zeros(n_hi + 1, np.int64)
+            q = c & lo_mask
+            p = c_lo[q]
+            c_lo[q] = p + 1
+            tmp[p, 0] = (np.uint64(c >> lo_bits) << np.uint64(32)) | np.uint64(i)
+            tmp[p, 1] = a[i]
+            tmp[p, 2] = b[i]
+    out = np.empty((n, 3), np.uint64)  # pass 2: by the high bits (stable: the low bits stay in order)
+    fill = np.empty(n_hi, np.int64)
     for g in range(n_hi):
-        c_hi[g + 1] = starts[min(n_groups, (g + 1) << lo_bits)]
-    fill2 = c_hi[:n_hi].copy()
+        fill[g] = starts[min(n_groups, g << lo_bits)]
+    low = np.uint64(0xFFFFFFFF)
     for j in range(n):
-        i = tmp[j]
-        h = codes[i] >> lo_bits
-        rows[fill2[h]] = i
-        fill2[h] += 1
-    return starts, rows
+        k = tmp[j, 0]
+        h = np.int64(k >> np.uint64(32))
+        p = fill[h]
+        fill[h] = p + 1
+        out[p, 0] = k & low
+        out[p, 1] = tmp[j, 1]
+        out[p, 2] = tmp[j, 2]
+    return starts, out
 
 
 @njit(cache=True, nogil=True)
-def scatter(codes, starts, column):  # pragma: no cover - compiled
-    """``column`` (uint64) grouped as :func:`group` groups the rows (a sequential read; the
-    writes go to the groups' slots)."""
-    out = np.empty(starts[-1], np.uint64)
-    fill = starts[:-1].copy()
-    for i in range(len(codes)):
-        c = codes[i]
-        if c >= 0:
-            out[fill[c]] = column[i]
-            fill[c] += 1
-    return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _slot(h, mask):  # pragma: no cover - compiled
-    return (h ^ (h >> np.uint64(29))) & mask
-
-
-@njit(cache=True, nogil=True)
-def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_ties, reach):  # pragma: no cover
+def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, t_view, exact):  # pragma: no cover
     """Per user (rows grouped by :func:`group`): the truth item hashes in a small open-addressing
     set, every recommended row looked up in it; repeated item hashes of one user (a duplicate or
     two ids sharing a hash) and tied scores found in the same pass. A hit's position is 1 + the
     number of the user's rows scored higher (+ tied rows earlier in the input, ``input_ties``).
-    ``r_hash``, ``sbits``, ``score`` are grouped as ``rrows`` is (:func:`scatter`), ``t_hash`` as ``trows``.
+    ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
+    with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records. ``exact``: every id is inline in its Arrow view
+    (``r_view``, ``t_view``: by row), so a hash match is confirmed here (two items sharing a hash
+    are two items; a repeat is a repeated item) and the hits need no other confirmation.
 
     Returns (status, hit_user, hit_row, hit_t, hit_pos, tied): the hits grouped by user in
     position order (``hit_row`` / ``hit_t``: recommendation and truth row indices, to be confirmed
     on the ids); ``tied[u]``: a tie group of ``u`` starts at a position <= ``reach`` (0: anywhere;
     < 0: not asked). ``status`` != OK: the call is not decided here (no arrays are meaningful)."""
     n_users = len(rst) - 1
+    fv = rg.view(np.float64)  # the scores: column 2
     widest = 1
     for u in range(n_users):
         widest = max(widest, rst[u + 1] - rst[u], tst[u + 1] - tst[u])
@@ -99,12 +162,13 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
     t_val = np.full(size, -1, np.int64)
     r_key = np.zeros(size, np.uint64)
     r_used = np.zeros(size, np.bool_)
+    r_row = np.zeros(size, np.int64)
     s_key = np.zeros(size, np.uint64)
     s_cnt = np.zeros(size, np.int64)
     t_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
     r_slots = np.empty(widest, np.uint64)
     s_slots = np.empty(widest, np.uint64)
-    cap = len(trows)
+    cap = len(tg)
     hit_user = np.empty(cap, np.int64)
     hit_row = np.empty(cap, np.int64)
     hit_t = np.empty(cap, np.int64)
@@ -115,10 +179,10 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         a, b = rst[u], rst[u + 1]
         ta, tb = tst[u], tst[u + 1]
         for j in range(ta, tb):  # the user's truth items
-            t = trows[j]
-            h = t_hash[j]
+            t = np.int64(tg[j, 0])
+            h = tg[j, 1]
             s = _slot(h, mask)
-            while t_val[s] >= 0 and t_key[s] != h:
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t, t_view, t_val[s]))):
                 s = (s + one) & mask
             if t_val[s] >= 0:
                 return TRUTH_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
@@ -129,17 +193,18 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         has_tie = False
         n_scores = 0
         for i in range(a, b):
-            r = rrows[i]
-            h = r_hash[i]
+            r = np.int64(rg[i, 0])
+            h = rg[i, 1]
             s = _slot(h, mask)  # repeated item hashes
-            while r_used[s] and r_key[s] != h:
+            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r, r_view, r_row[s]))):
                 s = (s + one) & mask
             if r_used[s]:
                 return REC_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
             r_used[s] = True
             r_key[s] = h
+            r_row[s] = r
             r_slots[i - a] = s
-            k = sbits[i]  # tied scores
+            k = rg[i, 2]  # tied scores
             s = _slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
                 s = (s + one) & mask
@@ -151,7 +216,7 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
                 n_scores += 1
             s_cnt[s] += 1
             s = _slot(h, mask)  # the truth row of the item
-            while t_val[s] >= 0 and t_key[s] != h:
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r, t_view, t_val[s]))):
                 s = (s + one) & mask
             t = t_val[s]
             if t >= 0 and relevant[t]:
@@ -164,10 +229,10 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
             return TIE, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
         for q in range(first_hit, n_hits):  # positions: rows scored higher (+ tied rows before)
             i = hit_pos[q]
-            v = score[i]
+            v = fv[i, 2]
             p = 1
             for j in range(a, b):
-                w = score[j]
+                w = fv[j, 2]
                 if w > v or (w == v and j < i):
                     p += 1
             hit_pos[q] = p
@@ -181,15 +246,15 @@ def match(rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant, input_
         if has_tie and reach >= 0:  # a tie group starting within the reach
             best = b - a + 1
             for i in range(a, b):
-                k = sbits[i]
+                k = rg[i, 2]
                 s = _slot(k, mask)
                 while s_key[s] != k:
                     s = (s + one) & mask
                 if s_cnt[s] > 1:
-                    v = score[i]
+                    v = fv[i, 2]
                     p = 1
                     for j in range(a, b):
-                        if score[j] > v:
+                        if fv[j, 2] > v:
                             p += 1
                     best = min(best, p)
             tied[u] = reach == 0 or best <= reach

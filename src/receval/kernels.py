@@ -84,15 +84,46 @@ def _jit() -> Any:
     from . import _jit as jit
 
     # compile (or load) every signature now, on tiny inputs: one message, one wait
-    z = np.zeros(1, np.int64)
-    jit.group(z, 1)
-    u = np.zeros(1, np.uint64)
-    jit.scatter(z, np.array([0, 1]), u)
-    jit.match(np.array([0, 1]), z, u, u, np.zeros(1), np.array([0, 1]), z, u, np.ones(1, np.bool_), True, -1)
+    # (the hashes and views read-only, as the calls pass them: numba types the flag)
+    z = np.zeros(1, np.int32)
+    u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
+    _, _, code = jit.code_users(u, v, u, v)
+    jit.recode(code, z)
+    jit.group_by(z, 1, u, u)
+    st, g = jit.group_by(z, 1, u, np.zeros(1, np.uint64))
+    jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, v, v, True)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     _loaded = jit
     return jit
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """``a`` read-only (one numba signature per kernel whatever the source of the array)."""
+    a = a.view()
+    a.flags.writeable = False
+    return a
+
+
+def _hash(s: pl.Series) -> np.ndarray:
+    return _ro(np.ascontiguousarray(E.hash64(s), dtype=np.uint64))
+
+
+def _views(s: pl.Series) -> np.ndarray | None:
+    """The 16-byte Arrow string views of a String column as (rows, 2) uint64 (zero copy for one
+    chunk), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
+    parts = []
+    for c in s.get_chunks():
+        a = c.to_arrow(compat_level=pl.CompatLevel.newest())
+        if str(a.type) != "string_view":
+            return None
+        v = np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)]
+        if len(v) and int((v[:, 0] & np.uint64(0xFFFFFFFF)).max()) > 12:
+            return None
+        parts.append(v)
+    if not parts:
+        return _ro(np.zeros((0, 2), dtype=np.uint64))
+    return _ro(parts[0] if len(parts) == 1 else np.concatenate(parts))
 
 
 def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
@@ -169,6 +200,9 @@ class Deferred(Encoded):
         if not all(s.dtype == pl.String for s in (ru, ri, tu, ti)):
             self._prep = {}
             return None
+        if rf.height >= 2**31 or tf.height >= 2**31:
+            self._prep = {}
+            return None  # (int32 rows in the kernels)
         score = E.number_series(rf.get_column(rroles["score"]), "recommendations", rroles["score"], "score")
         rating = None
         if "rating" in troles:
@@ -176,17 +210,31 @@ class Deferred(Encoded):
         if not (np.all(np.isfinite(score)) and (rating is None or np.all(np.isfinite(rating)))):
             self._prep = {}
             return None  # refused by encode, with the column named
-        uni = tu.unique().sort()
+        jit = _jit()
+        r_hash, t_hash = _hash(ri), _hash(ti)
+        views = [_views(c) for c in (tu, ru, ti, ri)]
+        if views[0] is not None and views[1] is not None:  # users coded in the kernel, confirmed on the views
+            t_code, first, r_user = jit.code_users(_hash(tu), views[0], _hash(ru), views[1])
+            reps = tu.gather(pl.Series(first, dtype=pl.Int64))
+            order = reps.arg_sort().to_numpy()
+            uni = reps.gather(order)
+            rank = np.empty(len(order), dtype=np.int32)
+            rank[order] = np.arange(len(order), dtype=np.int32)
+            t_user = rank[t_code]
+            jit.recode(r_user, rank)
+        else:  # long ids: coded as encode codes them
+            uni = tu.unique().sort()
+            t_user = E._hash_codes(tu, uni).astype(np.int32)
+            r_user = E._hash_codes(ru, uni).astype(np.int32)
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        t_user = E._hash_codes(tu, uni)
-        r_user = E._hash_codes(ru, uni)
         sbits = np.add(score, 0.0).view(np.uint64)  # -0.0 and 0.0: one score
-        self._prep = dict(ru=ru, ri=ri, ti=ti, score=score, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, sbits=sbits,
-                          r_hash=np.asarray(E.hash64(ri), dtype=np.uint64),
-                          t_hash=np.asarray(E.hash64(ti), dtype=np.uint64))
+        exact = views[2] is not None and views[3] is not None
+        none = _ro(np.zeros((1, 2), dtype=np.uint64))
+        self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
+                          t_user=t_user, r_user=r_user, sbits=sbits, r_hash=r_hash, t_hash=t_hash, exact=exact,
+                          r_view=views[3] if exact else none, t_view=views[2] if exact else none)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -211,24 +259,22 @@ class Deferred(Encoded):
         relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
         jit = _jit()
         n_users = len(p["user_ids"])
-        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns in that order
-            (rst, rrows), (tst, trows) = g = (jit.group(p["r_user"], n_users), jit.group(p["t_user"], n_users))
-            p["groups"] = g
-            p["grouped"] = (jit.scatter(p["r_user"], rst, p.pop("r_hash")), jit.scatter(p["r_user"], rst, p.pop("sbits")),
-                            jit.scatter(p["r_user"], rst, p["score"].view(np.uint64)).view(np.float64),
-                            jit.scatter(p["t_user"], tst, p.pop("t_hash")))
-        (rst, rrows), (tst, trows) = p["groups"]
-        r_hash, sbits, score, t_hash = p["grouped"]
+        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
+            t_hash = p.pop("t_hash")
+            p["groups"] = (jit.group_by(p["r_user"], n_users, p.pop("r_hash"), p.pop("sbits")),
+                           jit.group_by(p["t_user"], n_users, t_hash, t_hash))
+        (rst, rg), (tst, tg) = p["groups"]
+        trows = tg[:, 0].astype(np.int64)
         status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
-            rst, rrows, r_hash, sbits, score, tst, trows, t_hash, relevant,
-            ties == "input", -1 if reach is None else int(reach))
+            rst, rg, tst, tg, relevant,
+            ties == "input", -1 if reach is None else int(reach), p["r_view"], p["t_view"], p["exact"])
         if status != jit.OK:
             return None
-        # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
-        same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
-                == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
-        if not same.all():
-            hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
+        if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
+            same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
+                    == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
+            if not same.all():
+                hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
         if not len(hit_user):
             return None  # the numpy path judges a run without any hit (the item check)
         info = self._info(p)
@@ -239,7 +285,7 @@ class Deferred(Encoded):
         counted = relevant[trows]
         n_rel = np.bincount(t_user[relevant], minlength=n_users).astype(np.int64)
         n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
-        h_info = {"rec_rows": int(len(rrows)), "order": "score", "users": n_users,
+        h_info = {"rec_rows": int(len(rg)), "order": "score", "users": n_users,
                   "users_without_relevant": int((n_rel == 0).sum()),
                   "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
         h = Hits(
