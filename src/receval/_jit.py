@@ -24,53 +24,58 @@ def _same(va, i, vb, j):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def code_users(t_hash, t_view, r_hash, r_view):  # pragma: no cover - compiled
-    """The users coded by their 64-bit hashes, every hash match confirmed on the ids (inline
-    Arrow string views, compared whole: two ids sharing a hash stay apart). Returns ``t_code``
-    (each truth row's user in order of first appearance), ``first`` (the first truth row of each
-    user) and ``r_code`` (the code of each recommended row's user, -1 when not a truth user)."""
-    n_t = len(t_hash)
-    size = 16
-    while size < 2 * n_t:
-        size *= 2
-    mask = np.uint64(size - 1)
+def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
+    """The slot of the id (hash ``h``, view ``v0``, ``v1``) in ``table``: its own, or the empty
+    slot where it goes (linear probing; an id is its whole view, the hash only places it)."""
     one = np.uint64(1)
-    slot_row = np.full(size, -1, np.int64)  # the first truth row of the user in the slot
-    slot_code = np.empty(size, np.int32)
+    s = _slot(h, mask)
+    while table[s, 3] != 0 and not (table[s, 0] == h and table[s, 1] == v0 and table[s, 2] == v1):
+        s = (s + one) & mask
+    return s
+
+
+@njit(cache=True, nogil=True)
+def code_users(t_hash, t_view):  # pragma: no cover - compiled
+    """The truth users coded by their 64-bit hashes, every hash match confirmed on the ids
+    (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
+    ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
+    row of each user) and the table :func:`lookup_users` reads: (hash, view, code + 1) records,
+    at most half full."""
+    n_t = len(t_hash)
+    size = 1024
+    table = np.zeros((size, 4), np.uint64)
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
     n_users = 0
     for i in range(n_t):
-        h = t_hash[i]
-        s = _slot(h, mask)
-        while True:
-            j = slot_row[s]
-            if j < 0:
-                slot_row[s] = i
-                slot_code[s] = n_users
-                first[n_users] = i
-                t_code[i] = n_users
-                n_users += 1
-                break
-            if t_hash[j] == h and _same(t_view, i, t_view, j):
-                t_code[i] = slot_code[s]
-                break
-            s = (s + one) & mask
-    r_code = np.empty(len(r_hash), np.int32)
+        h, v0, v1 = t_hash[i], t_view[i, 0], t_view[i, 1]
+        s = _place(table, h, v0, v1, np.uint64(size - 1))
+        if table[s, 3] == 0:
+            if 2 * (n_users + 1) > size:  # grow: every id placed again
+                size *= 2
+                grown = np.zeros((size, 4), np.uint64)
+                for q in range(len(table)):
+                    if table[q, 3] != 0:
+                        g = _place(grown, table[q, 0], table[q, 1], table[q, 2], np.uint64(size - 1))
+                        grown[g] = table[q]
+                table = grown
+                s = _place(table, h, v0, v1, np.uint64(size - 1))
+            table[s, 0], table[s, 1], table[s, 2] = h, v0, v1
+            table[s, 3] = n_users + 1
+            first[n_users] = i
+            n_users += 1
+        t_code[i] = np.int32(table[s, 3] - np.uint64(1))
+    return t_code, first[:n_users].copy(), table
+
+
+@njit(cache=True, nogil=True)
+def lookup_users(table, r_hash, r_view, out):  # pragma: no cover - compiled
+    """``out[i]``: the code of the user of row ``i`` (hash ``r_hash``, view ``r_view``) in the
+    table of :func:`code_users`, -1 when it is no truth user."""
+    mask = np.uint64(len(table) - 1)
     for i in range(len(r_hash)):
-        h = r_hash[i]
-        s = _slot(h, mask)
-        c = -1
-        while True:
-            j = slot_row[s]
-            if j < 0:
-                break
-            if t_hash[j] == h and _same(r_view, i, t_view, j):
-                c = slot_code[s]
-                break
-            s = (s + one) & mask
-        r_code[i] = c
-    return t_code, first[:n_users].copy(), r_code
+        s = _place(table, r_hash[i], r_view[i, 0], r_view[i, 1], mask)
+        out[i] = np.int32(table[s, 3]) - 1
 
 
 @njit(cache=True, nogil=True)

@@ -87,7 +87,8 @@ def _jit() -> Any:
     # (the hashes and views read-only, as the calls pass them: numba types the flag)
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
-    _, _, code = jit.code_users(u, v, u, v)
+    code, _, table = jit.code_users(u, v)
+    jit.lookup_users(table, u, v, code)
     jit.recode(code, z)
     jit.group_by(z, 1, u, u)
     st, g = jit.group_by(z, 1, u, np.zeros(1, np.uint64))
@@ -211,10 +212,16 @@ class Deferred(Encoded):
             self._prep = {}
             return None  # refused by encode, with the column named
         jit = _jit()
-        r_hash, t_hash = _hash(ri), _hash(ti)
-        views = [_views(c) for c in (tu, ru, ti, ri)]
-        if views[0] is not None and views[1] is not None:  # users coded in the kernel, confirmed on the views
-            t_code, first, r_user = jit.code_users(_hash(tu), views[0], _hash(ru), views[1])
+        tv = _views(tu)
+        r_user = np.empty(len(ru), dtype=np.int32)
+        r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
+        if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
+            t_code, first, table = jit.code_users(_hash(tu), tv)
+            at = 0
+            for c, v in r_parts:  # chunk by chunk: the views read in place
+                jit.lookup_users(table, _hash(c), v, r_user[at:at + len(c)])
+                at += len(c)
+            del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
             uni = reps.gather(order)
@@ -225,16 +232,14 @@ class Deferred(Encoded):
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
-            r_user = E._hash_codes(ru, uni).astype(np.int32)
+            r_user[:] = E._hash_codes(ru, uni)
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
         sbits = np.add(score, 0.0).view(np.uint64)  # -0.0 and 0.0: one score
-        exact = views[2] is not None and views[3] is not None
-        none = _ro(np.zeros((1, 2), dtype=np.uint64))
+        del score
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, sbits=sbits, r_hash=r_hash, t_hash=t_hash, exact=exact,
-                          r_view=views[3] if exact else none, t_view=views[2] if exact else none)
+                          t_user=t_user, r_user=r_user, sbits=sbits)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -260,9 +265,14 @@ class Deferred(Encoded):
         jit = _jit()
         n_users = len(p["user_ids"])
         if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
-            t_hash = p.pop("t_hash")
-            p["groups"] = (jit.group_by(p["r_user"], n_users, p.pop("r_hash"), p.pop("sbits")),
+            t_hash = _hash(p["ti"])
+            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits")),
                            jit.group_by(p["t_user"], n_users, t_hash, t_hash))
+            del t_hash  # the item views after the grouping (its peak): read only at the hits
+            views = (_views(p["ri"]), _views(p["ti"]))
+            p["exact"] = views[0] is not None and views[1] is not None
+            none = _ro(np.zeros((1, 2), dtype=np.uint64))
+            p["r_view"], p["t_view"] = views if p["exact"] else (none, none)
         (rst, rg), (tst, tg) = p["groups"]
         trows = tg[:, 0].astype(np.int64)
         status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
