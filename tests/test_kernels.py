@@ -237,3 +237,13 @@ def test_long_ids_same_values(monkeypatch, counted, which):
     want, got = both(monkeypatch, recs, truth, SPECS)
     same(want, got)
     assert counted["formed"] == 1
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("ties", ["input", "average", "optimistic"])
+def test_signed_zero_scores_tie(monkeypatch, ties):
+    """-0.0 and 0.0 are one score (a tie) on the kernels as on the numpy path."""
+    recs, truth = data(12)
+    recs = recs.with_columns(pl.when(pl.int_range(pl.len()) % 2 == 0).then(-0.0).otherwise(0.0).alias("score"))
+    want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
+    same(want, got)

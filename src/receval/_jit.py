@@ -88,12 +88,14 @@ def recode(codes, rank):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def group_by(codes, n_groups, a, b):  # pragma: no cover - compiled
+def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
     """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
     two uint64 columns carried along: two stable counting (radix) passes over the low and high
     half of the code's bits, each writing 24-byte records sequentially to at most ~2^(bits/2)
     places (no random reads). Returns the first place of each group (``starts``, n_groups + 1
-    entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array)."""
+    entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array).
+    ``plain_zero``: ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
+    neg_zero = np.uint64(1) << np.uint64(63)
     bits = 1
     while (1 << bits) < n_groups:
         bits += 1
@@ -121,7 +123,8 @@ def group_by(codes, n_groups, a, b):  # pragma: no cover - compiled
             c_lo[q] = p + 1
             tmp[p, 0] = (np.uint64(c >> lo_bits) << np.uint64(32)) | np.uint64(i)
             tmp[p, 1] = a[i]
-            tmp[p, 2] = b[i]
+            v = b[i]
+            tmp[p, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
     out = np.empty((n, 3), np.uint64)  # pass 2: by the high bits (stable: the low bits stay in order)
     fill = np.empty(n_hi, np.int64)
     for g in range(n_hi):

@@ -90,8 +90,7 @@ def _jit() -> Any:
     code, _, table = jit.code_users(u, v)
     jit.lookup_users(table, u, v, code)
     jit.recode(code, z)
-    jit.group_by(z, 1, u, u)
-    st, g = jit.group_by(z, 1, u, np.zeros(1, np.uint64))
+    st, g = jit.group_by(z, 1, u, u, True)
     jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, v, v, True)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
@@ -236,8 +235,7 @@ class Deferred(Encoded):
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        sbits = np.add(score, 0.0).view(np.uint64)  # -0.0 and 0.0: one score
-        del score
+        sbits = _ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))  # (-0.0 as 0.0 in group_by)
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
                           t_user=t_user, r_user=r_user, sbits=sbits)
         return self._prep
@@ -266,8 +264,8 @@ class Deferred(Encoded):
         n_users = len(p["user_ids"])
         if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
             t_hash = _hash(p["ti"])
-            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits")),
-                           jit.group_by(p["t_user"], n_users, t_hash, t_hash))
+            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits"), True),
+                           jit.group_by(p["t_user"], n_users, t_hash, t_hash, False))
             del t_hash  # the item views after the grouping (its peak): read only at the hits
             views = (_views(p["ri"]), _views(p["ti"]))
             p["exact"] = views[0] is not None and views[1] is not None
