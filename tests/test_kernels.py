@@ -247,3 +247,17 @@ def test_signed_zero_scores_tie(monkeypatch, ties):
     recs = recs.with_columns(pl.when(pl.int_range(pl.len()) % 2 == 0).then(-0.0).otherwise(0.0).alias("score"))
     want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
     same(want, got)
+
+
+def test_views_only_for_inline_zero_padded_ids():
+    """An Arrow view stands for its id only when the id is inline (<= 12 bytes) and zero padded."""
+    jit = K._jit()
+    s = pl.Series(["", "a", "abcd", "abcde", "abcdefghijkl"])
+    assert K._views(s) is not None and K._views(pl.Series(["abcdefghijklm", "a"])) is None
+    v = K._views(pl.Series(["ab", "abcdef"])).copy()
+    assert jit.inline(K._ro(v))
+    w = v.copy()
+    w[0, 0] |= np.uint64(1) << np.uint64(48)  # a byte past "ab"
+    x = v.copy()
+    x[1, 1] |= np.uint64(1) << np.uint64(40)  # a byte past "abcdef"
+    assert not jit.inline(K._ro(w)) and not jit.inline(K._ro(x))

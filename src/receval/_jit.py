@@ -24,6 +24,25 @@ def _same(va, i, vb, j):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def inline(views):  # pragma: no cover - compiled
+    """Whether every Arrow string view holds its id inline (at most 12 bytes), zero padded: then
+    two views are equal exactly when the ids are."""
+    for i in range(len(views)):
+        w0, w1 = views[i, 0], views[i, 1]
+        n = w0 & np.uint64(0xFFFFFFFF)
+        if n > 12:
+            return False
+        if n < 4 and (w0 >> np.uint64(32 + 8 * n)) != 0:
+            return False
+        if n <= 4:
+            if w1 != 0:
+                return False
+        elif n < 12 and (w1 >> np.uint64(8 * (n - 4))) != 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
     """The slot of the id (hash ``h``, view ``v0``, ``v1``) in ``table``: its own, or the empty
     slot where it goes (linear probing; an id is its whole view, the hash only places it)."""

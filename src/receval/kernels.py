@@ -6,18 +6,22 @@ inputs of at least :data:`MIN_ROWS` recommendation rows; :meth:`Deferred.form` (
 :func:`receval.engine.form`) then builds the form of a build group without the sorts of the
 numpy path:
 
-* users are coded exactly as :func:`receval.encode.encode` codes them, and the rows grouped by
-  user with a counting sort on the code (no comparison sort);
+* users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
+  users): the kernel places each id by its 64-bit hash (:data:`receval.encode.hash64`) in a table
+  and confirms every match on the 16-byte Arrow string views, which for ids of at most 12 bytes
+  are the ids themselves (longer ids: :func:`receval.encode._hash_codes`); the rows are grouped by
+  user with two radix passes on the code that carry (row, item hash, score bits) records;
 * per user, the truth items' 64-bit hashes go into a small hash set and every recommended row is
   looked up in it; duplicate items and tied scores are found in the same pass; a hit's position
   is 1 + the number of the user's rows with a higher score (no sort by score);
 * every hash match is confirmed on the ids themselves (:data:`receval.encode.hash64` is only an
-  index): a recommended id that merely shares its hash with a truth id of the user is no hit.
+  index): a recommended id that merely shares its hash with a truth id of the user is no hit
+  (short ids: in the kernel, on their views; longer ids: on the strings after the kernel).
 
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
-rows or items, ``hitscore=positive``, a repeated item hash within a user (a duplicate row, or
-two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
+rows or items, ``hitscore=positive``, a repeated item within a user (a duplicate row; for ids
+longer than 12 bytes also two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
 ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy path.
 """
 
@@ -87,6 +91,7 @@ def _jit() -> Any:
     # (the hashes and views read-only, as the calls pass them: numba types the flag)
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
+    jit.inline(v)
     code, _, table = jit.code_users(u, v)
     jit.lookup_users(table, u, v, code)
     jit.recode(code, z)
@@ -118,7 +123,7 @@ def _views(s: pl.Series) -> np.ndarray | None:
         if str(a.type) != "string_view":
             return None
         v = np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)]
-        if len(v) and int((v[:, 0] & np.uint64(0xFFFFFFFF)).max()) > 12:
+        if not _jit().inline(_ro(v)):
             return None
         parts.append(v)
     if not parts:
