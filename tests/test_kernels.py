@@ -180,7 +180,7 @@ def test_small_inputs_never_import_numba():
             "t = pl.DataFrame({'user_id': ['a', 'b'], 'item_id': ['x', 'x']});"
             "receval.evaluate(r, t, ['ndcg@10', 'precision@10']);"
             "assert 'numba' not in sys.modules, 'numba imported'")
-    env = {k: v for k, v in os.environ.items() if k != "RECEVAL_NO_JIT"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RECEVAL_NO_JIT", "RECEVAL_JIT_MIN_ROWS")}  # the default threshold
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 

@@ -17,10 +17,20 @@ def _slot(h, mask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _same(va, i, vb, j):  # pragma: no cover - compiled
-    """Whether row ``i`` of views ``va`` and row ``j`` of ``vb`` hold the same string (both
-    inline: the 16-byte Arrow string views are the strings, zero padded)."""
-    return va[i, 0] == vb[j, 0] and va[i, 1] == vb[j, 1]
+def _view(views, starts, i):  # pragma: no cover - compiled
+    """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)."""
+    k = np.searchsorted(starts, i, side="right") - 1
+    v = views[k]
+    return v[i - starts[k], 0], v[i - starts[k], 1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(va, sa, i, vb, sb, j):  # pragma: no cover - compiled
+    """Whether row ``i`` of the chunked views ``va`` and row ``j`` of ``vb`` hold the same id
+    (both inline: the 16-byte Arrow string views are the ids, zero padded)."""
+    a0, a1 = _view(va, sa, i)
+    b0, b1 = _view(vb, sb, j)
+    return a0 == b0 and a1 == b1
 
 
 @njit(cache=True, nogil=True)
@@ -109,9 +119,10 @@ def recode(codes, rank):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
     """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
-    two uint64 columns carried along: two stable counting (radix) passes over the low and high
-    half of the code's bits, each writing 24-byte records sequentially to at most ~2^(bits/2)
-    places (no random reads). Returns the first place of each group (``starts``, n_groups + 1
+    two uint64 columns carried along. Two stable counting (radix) passes: by the high half of the
+    code's bits into the output (sequential writes to at most ~2^(bits/2) places, no random
+    reads), then within each of those buckets by the low half through a scratch buffer the size
+    of one bucket (in cache). Returns the first place of each group (``starts``, n_groups + 1
     entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array).
     ``plain_zero``: ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
     neg_zero = np.uint64(1) << np.uint64(63)
@@ -122,53 +133,68 @@ def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
     n_lo, n_hi = 1 << lo_bits, 1 << (bits - lo_bits)
     lo_mask = n_lo - 1
     starts = np.zeros(n_groups + 1, np.int64)
-    c_lo = np.zeros(n_lo + 1, np.int64)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
             starts[c + 1] += 1
-            c_lo[(c & lo_mask) + 1] += 1
     for g in range(n_groups):
         starts[g + 1] += starts[g]
-    for g in range(n_lo):
-        c_lo[g + 1] += c_lo[g]
     n = starts[n_groups]
-    tmp = np.empty((n, 3), np.uint64)  # pass 1: by the low bits, (high bits << 32 | row, a, b)
+    fill = np.empty(n_hi + 1, np.int64)  # the buckets of the high bits: runs of n_lo groups
+    for g in range(n_hi + 1):
+        fill[g] = starts[min(n_groups, g << lo_bits)]
+    widest = 0
+    for g in range(n_hi):
+        widest = max(widest, fill[g + 1] - fill[g])
+    out = np.empty((n, 3), np.uint64)  # pass 1: by the high bits, (low bits << 32 | row, a, b)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
-            q = c & lo_mask
-            p = c_lo[q]
-            c_lo[q] = p + 1
-            tmp[p, 0] = (np.uint64(c >> lo_bits) << np.uint64(32)) | np.uint64(i)
-            tmp[p, 1] = a[i]
+            h = c >> lo_bits
+            p = fill[h]
+            fill[h] = p + 1
+            out[p, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(i)
+            out[p, 1] = a[i]
             v = b[i]
-            tmp[p, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
-    out = np.empty((n, 3), np.uint64)  # pass 2: by the high bits (stable: the low bits stay in order)
-    fill = np.empty(n_hi, np.int64)
-    for g in range(n_hi):
-        fill[g] = starts[min(n_groups, g << lo_bits)]
+            out[p, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
+    scratch = np.empty((widest, 3), np.uint64)  # pass 2: each bucket by the low bits (stable)
+    pos = np.empty(n_lo, np.int64)
     low = np.uint64(0xFFFFFFFF)
-    for j in range(n):
-        k = tmp[j, 0]
-        h = np.int64(k >> np.uint64(32))
-        p = fill[h]
-        fill[h] = p + 1
-        out[p, 0] = k & low
-        out[p, 1] = tmp[j, 1]
-        out[p, 2] = tmp[j, 2]
+    for h in range(n_hi):
+        g0 = h << lo_bits
+        if g0 >= n_groups:
+            break
+        b0, b1 = starts[g0], starts[min(n_groups, g0 + n_lo)]
+        if b1 - b0 < 2:
+            if b1 > b0:
+                out[b0, 0] &= low
+            continue
+        for j in range(b0, b1):
+            scratch[j - b0, 0] = out[j, 0]
+            scratch[j - b0, 1] = out[j, 1]
+            scratch[j - b0, 2] = out[j, 2]
+        for q in range(min(n_groups, g0 + n_lo) - g0):  # where each group of the bucket starts
+            pos[q] = starts[g0 + q]
+        for j in range(b1 - b0):
+            k = scratch[j, 0]
+            q = np.int64(k >> np.uint64(32))
+            p = pos[q]
+            pos[q] = p + 1
+            out[p, 0] = k & low
+            out[p, 1] = scratch[j, 1]
+            out[p, 2] = scratch[j, 2]
     return starts, out
 
 
 @njit(cache=True, nogil=True)
-def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, t_view, exact):  # pragma: no cover
+def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
     """Per user (rows grouped by :func:`group`): the truth item hashes in a small open-addressing
     set, every recommended row looked up in it; repeated item hashes of one user (a duplicate or
     two ids sharing a hash) and tied scores found in the same pass. A hit's position is 1 + the
     number of the user's rows scored higher (+ tied rows earlier in the input, ``input_ties``).
     ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
     with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records. ``exact``: every id is inline in its Arrow view
-    (``r_view``, ``t_view``: by row), so a hash match is confirmed here (two items sharing a hash
+    (``r_view``, ``t_view``: the views chunk by chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here (two items sharing a hash
     are two items; a repeat is a repeated item) and the hits need no other confirmation.
 
     Returns (status, hit_user, hit_row, hit_t, hit_pos, tied): the hits grouped by user in
@@ -209,7 +235,7 @@ def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, t_view, exact):
             t = np.int64(tg[j, 0])
             h = tg[j, 1]
             s = _slot(h, mask)
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t, t_view, t_val[s]))):
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, t_val[s]))):
                 s = (s + one) & mask
             if t_val[s] >= 0:
                 return TRUTH_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
@@ -223,7 +249,7 @@ def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, t_view, exact):
             r = np.int64(rg[i, 0])
             h = rg[i, 1]
             s = _slot(h, mask)  # repeated item hashes
-            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r, r_view, r_row[s]))):
+            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r_starts, r, r_view, r_starts, r_row[s]))):
                 s = (s + one) & mask
             if r_used[s]:
                 return REC_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
@@ -243,7 +269,7 @@ def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, t_view, exact):
                 n_scores += 1
             s_cnt[s] += 1
             s = _slot(h, mask)  # the truth row of the item
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r, t_view, t_val[s]))):
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r_starts, r, t_view, t_starts, t_val[s]))):
                 s = (s + one) & mask
             t = t_val[s]
             if t >= 0 and relevant[t]:

@@ -96,7 +96,8 @@ def _jit() -> Any:
     jit.lookup_users(table, u, v, code)
     jit.recode(code, z)
     st, g = jit.group_by(z, 1, u, u, True)
-    jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, v, v, True)
+    lv, ls = _typed([v])
+    jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, lv, ls, lv, ls, True)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     _loaded = jit
@@ -114,21 +115,38 @@ def _hash(s: pl.Series) -> np.ndarray:
     return _ro(np.ascontiguousarray(E.hash64(s), dtype=np.uint64))
 
 
-def _views(s: pl.Series) -> np.ndarray | None:
-    """The 16-byte Arrow string views of a String column as (rows, 2) uint64 (zero copy for one
-    chunk), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
+def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
+    """The 16-byte Arrow string views of each chunk of a String column as (rows, 2) uint64 (read
+    in place), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
     parts = []
     for c in s.get_chunks():
         a = c.to_arrow(compat_level=pl.CompatLevel.newest())
         if str(a.type) != "string_view":
             return None
-        v = np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)]
-        if not _jit().inline(_ro(v)):
+        v = _ro(np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)])
+        if not _jit().inline(v):
             return None
         parts.append(v)
+    return parts
+
+
+def _views(s: pl.Series) -> np.ndarray | None:
+    """:func:`_chunk_views` as one array (a copy when there are several chunks)."""
+    parts = _chunk_views(s)
+    if parts is None:
+        return None
     if not parts:
         return _ro(np.zeros((0, 2), dtype=np.uint64))
-    return _ro(parts[0] if len(parts) == 1 else np.concatenate(parts))
+    return parts[0] if len(parts) == 1 else _ro(np.concatenate(parts))
+
+
+def _typed(parts: list[np.ndarray]) -> tuple[Any, np.ndarray]:
+    """Chunk views as the kernels take them: a numba typed list and each chunk's first row."""
+    from numba.typed import List
+
+    starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in parts], out=starts[1:])
+    return List(parts or [_ro(np.zeros((0, 2), dtype=np.uint64))]), starts
 
 
 def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
@@ -272,15 +290,14 @@ class Deferred(Encoded):
             p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits"), True),
                            jit.group_by(p["t_user"], n_users, t_hash, t_hash, False))
             del t_hash  # the item views after the grouping (its peak): read only at the hits
-            views = (_views(p["ri"]), _views(p["ti"]))
+            views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
-            none = _ro(np.zeros((1, 2), dtype=np.uint64))
-            p["r_view"], p["t_view"] = views if p["exact"] else (none, none)
+            p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
         (rst, rg), (tst, tg) = p["groups"]
         trows = tg[:, 0].astype(np.int64)
         status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
             rst, rg, tst, tg, relevant,
-            ties == "input", -1 if reach is None else int(reach), p["r_view"], p["t_view"], p["exact"])
+            ties == "input", -1 if reach is None else int(reach), *p["views"], p["exact"])
         if status != jit.OK:
             return None
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
