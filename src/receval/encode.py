@@ -616,6 +616,9 @@ def items_meet(enc: Encoded, rows: int = 1 << 16) -> bool:
     """Whether one of the first ``rows`` recommendation rows of a batch recommends an item of
     the batch's truth: then some recommended item is in the whole truth and the whole-input
     item check of :func:`check_lazy_overlap` has nothing to find. False says nothing."""
+    quick = getattr(enc, "quick_items_meet", None)  # a deferred encoding (receval.kernels): on the ids
+    if quick is not None:
+        return bool(quick(rows))
     r_item = enc.recs["item"][:rows]
     return bool(len(r_item)) and bool(np.isin(r_item, np.unique(enc.truth["item"])).any())
 

@@ -171,6 +171,13 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
     inputs, which the form carries to the list layer and the metrics; ``reach``: the cut-off
     within which the group's tie rule decides values, :func:`tie_reach`)."""
     needs = set(needs)
+    from .kernels import Deferred
+
+    if isinstance(enc, Deferred):  # the kernels form what they can (receval.kernels), else the numpy path
+        got = enc.form(opts, needs, side, reach)
+        if got is not None:
+            return got
+        enc = enc.encoded()
     rule = order_rule(enc, opts)
     r = enc.recs
     if rule == "score" and "score" not in r:
@@ -391,7 +398,8 @@ def evaluate_each(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs |
     ``audit`` and ``compare`` read ``rel`` as ``evaluate`` does."""
     out = Each()
     count = TieCount()
-    resolved = decide_rel(list(resolved), "rating" in enc.truth)  # rel:>0 when the truth is rated, for every caller
+    rated = getattr(enc, "rated", None)  # a deferred encoding (receval.kernels) says so without encoding
+    resolved = decide_rel(list(resolved), "rating" in enc.truth if rated is None else rated)  # rel:>0 when rated
     for key, idxs in groups(resolved).items():
         rs = [resolved[i] for i in idxs]
         try:

@@ -54,6 +54,11 @@ def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple
     rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
     tc = cols.truth()
     troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
+    from .kernels import deferred
+
+    got = deferred(rf, tf, (rroles, troles), text, exact, cols)  # large inputs: the kernels' path (receval.kernels)
+    if got is not None:
+        return got
     enc = encode(rf, tf, (rroles, troles), text=text, exact_items=exact)
     enc.info["columns"] = cols
     return enc

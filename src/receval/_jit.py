@@ -1,0 +1,320 @@
+"""The compiled kernels of :mod:`receval.kernels` (numba; imported only by its loader, which sets
+the cache directory first). Every kernel is serial and deterministic: the same rows give the same
+arrays whatever the machine."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: statuses of :func:`match`: the rows it cannot decide alone (the numpy path then takes the call)
+OK, TRUTH_REPEAT, REC_REPEAT, TIE = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot(h, mask):  # pragma: no cover - compiled
+    return (h ^ (h >> np.uint64(29))) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _view(views, starts, i):  # pragma: no cover - compiled
+    """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)."""
+    k = np.searchsorted(starts, i, side="right") - 1
+    v = views[k]
+    return v[i - starts[k], 0], v[i - starts[k], 1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same(va, sa, i, vb, sb, j):  # pragma: no cover - compiled
+    """Whether row ``i`` of the chunked views ``va`` and row ``j`` of ``vb`` hold the same id
+    (both inline: the 16-byte Arrow string views are the ids, zero padded)."""
+    a0, a1 = _view(va, sa, i)
+    b0, b1 = _view(vb, sb, j)
+    return a0 == b0 and a1 == b1
+
+
+@njit(cache=True, nogil=True)
+def inline(views):  # pragma: no cover - compiled
+    """Whether every Arrow string view holds its id inline (at most 12 bytes), zero padded: then
+    two views are equal exactly when the ids are."""
+    for i in range(len(views)):
+        w0, w1 = views[i, 0], views[i, 1]
+        n = w0 & np.uint64(0xFFFFFFFF)
+        if n > 12:
+            return False
+        if n < 4 and (w0 >> np.uint64(32 + 8 * n)) != 0:
+            return False
+        if n <= 4:
+            if w1 != 0:
+                return False
+        elif n < 12 and (w1 >> np.uint64(8 * (n - 4))) != 0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
+    """The slot of the id (hash ``h``, view ``v0``, ``v1``) in ``table``: its own, or the empty
+    slot where it goes (linear probing; an id is its whole view, the hash only places it)."""
+    one = np.uint64(1)
+    s = _slot(h, mask)
+    while table[s, 3] != 0 and not (table[s, 0] == h and table[s, 1] == v0 and table[s, 2] == v1):
+        s = (s + one) & mask
+    return s
+
+
+@njit(cache=True, nogil=True)
+def code_users(t_hash, t_view):  # pragma: no cover - compiled
+    """The truth users coded by their 64-bit hashes, every hash match confirmed on the ids
+    (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
+    ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
+    row of each user) and the table :func:`lookup_users` reads: (hash, view, code + 1) records,
+    at most half full."""
+    n_t = len(t_hash)
+    size = 1024
+    table = np.zeros((size, 4), np.uint64)
+    t_code = np.empty(n_t, np.int32)
+    first = np.empty(n_t, np.int64)
+    n_users = 0
+    for i in range(n_t):
+        h, v0, v1 = t_hash[i], t_view[i, 0], t_view[i, 1]
+        s = _place(table, h, v0, v1, np.uint64(size - 1))
+        if table[s, 3] == 0:
+            if 2 * (n_users + 1) > size:  # grow: every id placed again
+                size *= 2
+                grown = np.zeros((size, 4), np.uint64)
+                for q in range(len(table)):
+                    if table[q, 3] != 0:
+                        g = _place(grown, table[q, 0], table[q, 1], table[q, 2], np.uint64(size - 1))
+                        grown[g] = table[q]
+                table = grown
+                s = _place(table, h, v0, v1, np.uint64(size - 1))
+            table[s, 0], table[s, 1], table[s, 2] = h, v0, v1
+            table[s, 3] = n_users + 1
+            first[n_users] = i
+            n_users += 1
+        t_code[i] = np.int32(table[s, 3] - np.uint64(1))
+    return t_code, first[:n_users].copy(), table
+
+
+@njit(cache=True, nogil=True)
+def lookup_users(table, r_hash, r_view, out):  # pragma: no cover - compiled
+    """``out[i]``: the code of the user of row ``i`` (hash ``r_hash``, view ``r_view``) in the
+    table of :func:`code_users`, -1 when it is no truth user."""
+    mask = np.uint64(len(table) - 1)
+    for i in range(len(r_hash)):
+        s = _place(table, r_hash[i], r_view[i, 0], r_view[i, 1], mask)
+        out[i] = np.int32(table[s, 3]) - 1
+
+
+@njit(cache=True, nogil=True)
+def recode(codes, rank):  # pragma: no cover - compiled
+    """``rank[codes]`` in place, -1 kept."""
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            codes[i] = rank[c]
+
+
+@njit(cache=True, nogil=True)
+def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
+    """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
+    two uint64 columns carried along. Two stable counting (radix) passes: by the high half of the
+    code's bits into the output (sequential writes to at most ~2^(bits/2) places, no random
+    reads), then within each of those buckets by the low half through a scratch buffer the size
+    of one bucket (in cache). Returns the first place of each group (``starts``, n_groups + 1
+    entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array).
+    ``plain_zero``: ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
+    neg_zero = np.uint64(1) << np.uint64(63)
+    bits = 1
+    while (1 << bits) < n_groups:
+        bits += 1
+    lo_bits = (bits + 1) // 2
+    n_lo, n_hi = 1 << lo_bits, 1 << (bits - lo_bits)
+    lo_mask = n_lo - 1
+    starts = np.zeros(n_groups + 1, np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            starts[c + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+    n = starts[n_groups]
+    fill = np.empty(n_hi + 1, np.int64)  # the buckets of the high bits: runs of n_lo groups
+    for g in range(n_hi + 1):
+        fill[g] = starts[min(n_groups, g << lo_bits)]
+    widest = 0
+    for g in range(n_hi):
+        widest = max(widest, fill[g + 1] - fill[g])
+    out = np.empty((n, 3), np.uint64)  # pass 1: by the high bits, (low bits << 32 | row, a, b)
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            h = c >> lo_bits
+            p = fill[h]
+            fill[h] = p + 1
+            out[p, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(i)
+            out[p, 1] = a[i]
+            v = b[i]
+            out[p, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
+    scratch = np.empty((widest, 3), np.uint64)  # pass 2: each bucket by the low bits (stable)
+    pos = np.empty(n_lo, np.int64)
+    low = np.uint64(0xFFFFFFFF)
+    for h in range(n_hi):
+        g0 = h << lo_bits
+        if g0 >= n_groups:
+            break
+        b0, b1 = starts[g0], starts[min(n_groups, g0 + n_lo)]
+        if b1 - b0 < 2:
+            if b1 > b0:
+                out[b0, 0] &= low
+            continue
+        for j in range(b0, b1):
+            scratch[j - b0, 0] = out[j, 0]
+            scratch[j - b0, 1] = out[j, 1]
+            scratch[j - b0, 2] = out[j, 2]
+        for q in range(min(n_groups, g0 + n_lo) - g0):  # where each group of the bucket starts
+            pos[q] = starts[g0 + q]
+        for j in range(b1 - b0):
+            k = scratch[j, 0]
+            q = np.int64(k >> np.uint64(32))
+            p = pos[q]
+            pos[q] = p + 1
+            out[p, 0] = k & low
+            out[p, 1] = scratch[j, 1]
+            out[p, 2] = scratch[j, 2]
+    return starts, out
+
+
+@njit(cache=True, nogil=True)
+def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
+    """Per user (rows grouped by :func:`group`): the truth item hashes in a small open-addressing
+    set, every recommended row looked up in it; repeated item hashes of one user (a duplicate or
+    two ids sharing a hash) and tied scores found in the same pass. A hit's position is 1 + the
+    number of the user's rows scored higher (+ tied rows earlier in the input, ``input_ties``).
+    ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
+    with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records. ``exact``: every id is inline in its Arrow view
+    (``r_view``, ``t_view``: the views chunk by chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here (two items sharing a hash
+    are two items; a repeat is a repeated item) and the hits need no other confirmation.
+
+    Returns (status, hit_user, hit_row, hit_t, hit_pos, tied): the hits grouped by user in
+    position order (``hit_row`` / ``hit_t``: recommendation and truth row indices, to be confirmed
+    on the ids); ``tied[u]``: a tie group of ``u`` starts at a position <= ``reach`` (0: anywhere;
+    < 0: not asked). ``status`` != OK: the call is not decided here (no arrays are meaningful)."""
+    n_users = len(rst) - 1
+    fv = rg.view(np.float64)  # the scores: column 2
+    widest = 1
+    for u in range(n_users):
+        widest = max(widest, rst[u + 1] - rst[u], tst[u + 1] - tst[u])
+    size = 16
+    while size < 2 * widest:
+        size *= 2
+    mask = np.uint64(size - 1)
+    one = np.uint64(1)
+    t_key = np.zeros(size, np.uint64)
+    t_val = np.full(size, -1, np.int64)
+    r_key = np.zeros(size, np.uint64)
+    r_used = np.zeros(size, np.bool_)
+    r_row = np.zeros(size, np.int64)
+    s_key = np.zeros(size, np.uint64)
+    s_cnt = np.zeros(size, np.int64)
+    t_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
+    r_slots = np.empty(widest, np.uint64)
+    s_slots = np.empty(widest, np.uint64)
+    cap = len(tg)
+    hit_user = np.empty(cap, np.int64)
+    hit_row = np.empty(cap, np.int64)
+    hit_t = np.empty(cap, np.int64)
+    hit_pos = np.empty(cap, np.int64)
+    tied = np.zeros(n_users, np.bool_)
+    n_hits = 0
+    for u in range(n_users):
+        a, b = rst[u], rst[u + 1]
+        ta, tb = tst[u], tst[u + 1]
+        for j in range(ta, tb):  # the user's truth items
+            t = np.int64(tg[j, 0])
+            h = tg[j, 1]
+            s = _slot(h, mask)
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, t_val[s]))):
+                s = (s + one) & mask
+            if t_val[s] >= 0:
+                return TRUTH_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
+            t_key[s] = h
+            t_val[s] = t
+            t_slots[j - ta] = s
+        first_hit = n_hits
+        has_tie = False
+        n_scores = 0
+        for i in range(a, b):
+            r = np.int64(rg[i, 0])
+            h = rg[i, 1]
+            s = _slot(h, mask)  # repeated item hashes
+            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r_starts, r, r_view, r_starts, r_row[s]))):
+                s = (s + one) & mask
+            if r_used[s]:
+                return REC_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
+            r_used[s] = True
+            r_key[s] = h
+            r_row[s] = r
+            r_slots[i - a] = s
+            k = rg[i, 2]  # tied scores
+            s = _slot(k, mask)
+            while s_cnt[s] > 0 and s_key[s] != k:
+                s = (s + one) & mask
+            if s_cnt[s] > 0:
+                has_tie = True
+            else:
+                s_key[s] = k
+                s_slots[n_scores] = s
+                n_scores += 1
+            s_cnt[s] += 1
+            s = _slot(h, mask)  # the truth row of the item
+            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r_starts, r, t_view, t_starts, t_val[s]))):
+                s = (s + one) & mask
+            t = t_val[s]
+            if t >= 0 and relevant[t]:
+                hit_user[n_hits] = u
+                hit_row[n_hits] = r
+                hit_t[n_hits] = t
+                hit_pos[n_hits] = i  # (the position is counted below)
+                n_hits += 1
+        if has_tie and not input_ties:
+            return TIE, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
+        for q in range(first_hit, n_hits):  # positions: rows scored higher (+ tied rows before)
+            i = hit_pos[q]
+            v = fv[i, 2]
+            p = 1
+            for j in range(a, b):
+                w = fv[j, 2]
+                if w > v or (w == v and j < i):
+                    p += 1
+            hit_pos[q] = p
+        for q in range(first_hit + 1, n_hits):  # position order (insertion sort: a few hits)
+            q2 = q
+            while q2 > first_hit and hit_pos[q2 - 1] > hit_pos[q2]:
+                hit_row[q2 - 1], hit_row[q2] = hit_row[q2], hit_row[q2 - 1]
+                hit_t[q2 - 1], hit_t[q2] = hit_t[q2], hit_t[q2 - 1]
+                hit_pos[q2 - 1], hit_pos[q2] = hit_pos[q2], hit_pos[q2 - 1]
+                q2 -= 1
+        if has_tie and reach >= 0:  # a tie group starting within the reach
+            best = b - a + 1
+            for i in range(a, b):
+                k = rg[i, 2]
+                s = _slot(k, mask)
+                while s_key[s] != k:
+                    s = (s + one) & mask
+                if s_cnt[s] > 1:
+                    v = fv[i, 2]
+                    p = 1
+                    for j in range(a, b):
+                        if fv[j, 2] > v:
+                            p += 1
+                    best = min(best, p)
+            tied[u] = reach == 0 or best <= reach
+        for j in range(tb - ta):  # clear the slots this user filled
+            t_val[t_slots[j]] = -1
+        for j in range(b - a):
+            r_used[r_slots[j]] = False
+        for j in range(n_scores):
+            s_cnt[s_slots[j]] = 0
+    return OK, hit_user[:n_hits], hit_row[:n_hits], hit_t[:n_hits], hit_pos[:n_hits], tied

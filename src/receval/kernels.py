@@ -1,0 +1,358 @@
+"""The large-input path through compiled kernels (numba, imported lazily): string ids, rows in
+any order, ordered by score, metrics read from the sparse hits only.
+
+:func:`deferred` (called where the inputs are encoded) returns a :class:`Deferred` encoding for
+inputs of at least :data:`MIN_ROWS` recommendation rows; :meth:`Deferred.form` (called by
+:func:`receval.engine.form`) then builds the form of a build group without the sorts of the
+numpy path:
+
+* users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
+  users): the kernel places each id by its 64-bit hash (:data:`receval.encode.hash64`) in a table
+  and confirms every match on the 16-byte Arrow string views, which for ids of at most 12 bytes
+  are the ids themselves (longer ids: :func:`receval.encode._hash_codes`); the rows are grouped by
+  user with two radix passes on the code that carry (row, item hash, score bits) records;
+* per user, the truth items' 64-bit hashes go into a small hash set and every recommended row is
+  looked up in it; duplicate items and tied scores are found in the same pass; a hit's position
+  is 1 + the number of the user's rows with a higher score (no sort by score);
+* every hash match is confirmed on the ids themselves (:data:`receval.encode.hash64` is only an
+  index): a recommended id that merely shares its hash with a truth id of the user is no hit
+  (short ids: in the kernel, on their views; longer ids: on the strings after the kernel).
+
+Whatever the kernel does not decide returns None and the numpy path takes the call (the same
+values, the same messages): integer ids, a rank column or another order, metrics reading the
+rows or items, ``hitscore=positive``, a repeated item within a user (a duplicate row; for ids
+longer than 12 bytes also two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
+``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from . import encode as E
+from .encode import Encoded
+from .hits import Hits
+
+#: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
+#: batched runs): below it the numpy path runs and numba is never imported
+#: (``RECEVAL_JIT_MIN_ROWS=0`` forces the kernels on for every input, e.g. to run a test suite)
+MIN_ROWS = int(os.environ.get("RECEVAL_JIT_MIN_ROWS", 1_000_000))
+
+_loaded: Any = None
+
+
+def enabled() -> bool:
+    """Whether the kernels may run: ``RECEVAL_NO_JIT`` unset (or 0) and numba installed."""
+    if os.environ.get("RECEVAL_NO_JIT", "0") not in ("", "0"):
+        return False
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
+def cache_dir() -> Path:
+    """Where numba caches the kernels: beside this module when its folder is writable, else
+    ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``)."""
+    here = Path(__file__).parent
+    pycache = here / "__pycache__"
+    if os.access(pycache if pycache.exists() else here, os.W_OK):
+        return pycache
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "receval" / "numba"
+
+
+def _jit() -> Any:
+    """The kernel module, imported (and compiled, the first time on this install) on first use;
+    a line on stderr says when the kernels are compiled rather than loaded from the cache."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    where = cache_dir()
+    if "NUMBA_CACHE_DIR" not in os.environ and where.name != "__pycache__":
+        where.mkdir(parents=True, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = str(where)
+    elif "NUMBA_CACHE_DIR" in os.environ:
+        where = Path(os.environ["NUMBA_CACHE_DIR"])
+    cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
+    if cold:
+        print(f"receval: compiling the large-input kernels (once per install, about 10 s; cached in {where})",
+              file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    from . import _jit as jit
+
+    # compile (or load) every signature now, on tiny inputs: one message, one wait
+    # (the hashes and views read-only, as the calls pass them: numba types the flag)
+    z = np.zeros(1, np.int32)
+    u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
+    jit.inline(v)
+    code, _, table = jit.code_users(u, v)
+    jit.lookup_users(table, u, v, code)
+    jit.recode(code, z)
+    st, g = jit.group_by(z, 1, u, u, True)
+    lv, ls = _typed([v])
+    with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
+        warnings.simplefilter("ignore")
+        jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, lv, ls, lv, ls, True)
+    if cold:
+        print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    _loaded = jit
+    return jit
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    """``a`` read-only (one numba signature per kernel whatever the source of the array)."""
+    a = a.view()
+    a.flags.writeable = False
+    return a
+
+
+def _hash(s: pl.Series) -> np.ndarray:
+    return _ro(np.ascontiguousarray(E.hash64(s), dtype=np.uint64))
+
+
+def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
+    """The 16-byte Arrow string views of each chunk of a String column as (rows, 2) uint64 (read
+    in place), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
+    parts = []
+    for c in s.get_chunks():
+        a = c.to_arrow(compat_level=pl.CompatLevel.newest())
+        if str(a.type) != "string_view":
+            return None
+        v = _ro(np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)])
+        if not _jit().inline(v):
+            return None
+        parts.append(v)
+    return parts
+
+
+def _views(s: pl.Series) -> np.ndarray | None:
+    """:func:`_chunk_views` as one array (a copy when there are several chunks)."""
+    parts = _chunk_views(s)
+    if parts is None:
+        return None
+    if not parts:
+        return _ro(np.zeros((0, 2), dtype=np.uint64))
+    return parts[0] if len(parts) == 1 else _ro(np.concatenate(parts))
+
+
+def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Chunk views as the kernels take them: a list (read by the kernel as a reflected list: a
+    numba typed list compiles its methods in every process, about 0.45 s) and each chunk's first row."""
+    starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in parts], out=starts[1:])
+    return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
+
+
+def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
+             text: tuple[bool, bool], exact: bool, columns: Any) -> Encoded | None:
+    """A :class:`Deferred` encoding of large inputs with string ids ordered by score, else None."""
+    rroles, troles = roles
+    if rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled():
+        return None
+    if not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
+               ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"]))):
+        return None
+    return Deferred(rf, tf, roles, text, exact, columns)
+
+
+class Deferred(Encoded):
+    """An encoding whose numpy form (:func:`receval.encode.encode`) is made only when a build
+    group needs it; :meth:`form` builds the forms the kernels can."""
+
+    def __init__(self, rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
+                 text: tuple[bool, bool], exact: bool, columns: Any) -> None:
+        self._raw: tuple[Any, ...] | None = (rf, tf, roles, text, exact)
+        self._columns = columns
+        #: whether the truth has a rating column (the relevance default reads it without encoding)
+        self.rated = "rating" in roles[1]
+        self._full: Encoded | None = None
+        self._prep: dict[str, Any] | None = None
+        #: the build groups the kernels formed (for tests: the path was taken)
+        self.formed = 0
+
+    # ---- the numpy encoding, on demand -------------------------------------------------------
+    def encoded(self) -> Encoded:
+        if self._full is None:
+            assert self._raw is not None
+            rf, tf, roles, text, exact = self._raw
+            self._full = E.encode(rf, tf, roles, text=text, exact_items=exact)
+            self._full.info["columns"] = self._columns
+        return self._full
+
+    recs = property(lambda self: self.encoded().recs)  # type: ignore[assignment]
+    truth = property(lambda self: self.encoded().truth)  # type: ignore[assignment]
+    user_ids = property(lambda self: self.encoded().user_ids)  # type: ignore[assignment]
+    item_ids = property(lambda self: self.encoded().item_ids)  # type: ignore[assignment]
+    info = property(lambda self: self.encoded().info)  # type: ignore[assignment]
+    items_exact = property(lambda self: self.encoded().items_exact)  # type: ignore[assignment]
+    dups_checked = property(lambda self: self.encoded().dups_checked)  # type: ignore[assignment]
+    heads = property(lambda self: self.encoded().heads)  # type: ignore[assignment]
+
+    def quick_items_meet(self, rows: int) -> bool:
+        """:func:`receval.encode.items_meet` on the ids: one of the first ``rows`` recommended
+        items is an item of the truth (False says nothing)."""
+        assert self._raw is not None
+        rf, tf, (rroles, troles), _, _ = self._raw
+        ri = rf.get_column(rroles["item"]).head(rows)
+        ti = tf.get_column(troles["item"])
+        if ri.dtype != ti.dtype:
+            ri, ti = ri.cast(pl.String), ti.cast(pl.String)
+        return bool(len(ri)) and bool(E._in(ri, ti).any())
+
+    # ---- the kernel path ---------------------------------------------------------------------
+    def _prepare(self) -> dict[str, Any] | None:
+        """The checks and user codes of :func:`receval.encode.encode`, in its order (the same
+        errors), and the item hashes; None when the ids are not strings on both sides."""
+        if self._prep is not None:
+            return self._prep or None
+        assert self._raw is not None
+        rf, tf, (rroles, troles), text, _ = self._raw
+        ru = E.id_series(rf.get_column(rroles["user"]), "recommendations", rroles["user"])
+        ri = E.id_series(rf.get_column(rroles["item"]), "recommendations", rroles["item"])
+        tu = E.id_series(tf.get_column(troles["user"]), "ground truth", troles["user"])
+        ti = E.id_series(tf.get_column(troles["item"]), "ground truth", troles["item"])
+        if len(tu) == 0:
+            self._prep = {}
+            return None
+        ru, tu = E.harmonize(ru, tu, "user", text)
+        ri, ti = E.harmonize(ri, ti, "item", text)
+        if not all(s.dtype == pl.String for s in (ru, ri, tu, ti)):
+            self._prep = {}
+            return None
+        if rf.height >= 2**31 or tf.height >= 2**31:
+            self._prep = {}
+            return None  # (int32 rows in the kernels)
+        score = E.number_series(rf.get_column(rroles["score"]), "recommendations", rroles["score"], "score")
+        rating = None
+        if "rating" in troles:
+            rating = E.number_series(tf.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
+        if not (np.all(np.isfinite(score)) and (rating is None or np.all(np.isfinite(rating)))):
+            self._prep = {}
+            return None  # refused by encode, with the column named
+        jit = _jit()
+        tv = _views(tu)
+        r_user = np.empty(len(ru), dtype=np.int32)
+        r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
+        if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
+            t_code, first, table = jit.code_users(_hash(tu), tv)
+            at = 0
+            for c, v in r_parts:  # chunk by chunk: the views read in place
+                jit.lookup_users(table, _hash(c), v, r_user[at:at + len(c)])
+                at += len(c)
+            del table, r_parts, tv
+            reps = tu.gather(pl.Series(first, dtype=pl.Int64))
+            order = reps.arg_sort().to_numpy()
+            uni = reps.gather(order)
+            rank = np.empty(len(order), dtype=np.int32)
+            rank[order] = np.arange(len(order), dtype=np.int32)
+            t_user = rank[t_code]
+            jit.recode(r_user, rank)
+        else:  # long ids: coded as encode codes them
+            uni = tu.unique().sort()
+            t_user = E._hash_codes(tu, uni).astype(np.int32)
+            r_user[:] = E._hash_codes(ru, uni)
+        user_ids = uni.to_numpy()
+        if user_ids.dtype.kind not in "iu":
+            user_ids = user_ids.astype(object)
+        sbits = _ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))  # (-0.0 as 0.0 in group_by)
+        self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
+                          t_user=t_user, r_user=r_user, sbits=sbits)
+        return self._prep
+
+    def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
+        """The form of one build group (what :func:`receval.engine.form` returns), or None when
+        the kernels do not decide it (the numpy path then takes it)."""
+        if self._full is not None or needs:
+            return None
+        rule, ties = opts.get("order", "auto"), opts.get("ties", "input")
+        if rule not in ("auto", "score") or ties not in ("input", "average", "optimistic"):
+            return None
+        if opts.get("hitscore") == "positive":
+            return None
+        p = self._prepare()
+        if p is None:
+            return None
+        threshold = opts.get("rel")
+        rating = p["rating"]
+        if rating is None:
+            if threshold is not None and threshold > 1:
+                return None  # refused by the build
+            rating = np.ones(len(p["ti"]), dtype=np.float64)
+        relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
+        jit = _jit()
+        n_users = len(p["user_ids"])
+        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
+            t_hash = _hash(p["ti"])
+            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits"), True),
+                           jit.group_by(p["t_user"], n_users, t_hash, t_hash, False))
+            del t_hash  # the item views after the grouping (its peak): read only at the hits
+            views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
+            p["exact"] = views[0] is not None and views[1] is not None
+            p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
+        (rst, rg), (tst, tg) = p["groups"]
+        trows = tg[:, 0].astype(np.int64)
+        status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
+            rst, rg, tst, tg, relevant,
+            ties == "input", -1 if reach is None else int(reach), *p["views"], p["exact"])
+        if status != jit.OK:
+            return None
+        if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
+            same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
+                    == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
+            if not same.all():
+                hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
+        if not len(hit_user):
+            return None  # the numpy path judges a run without any hit (the item check)
+        info = self._info(p)
+        if info is None:
+            return None
+        t_user = p["t_user"]
+        length = np.diff(rst)
+        counted = relevant[trows]
+        n_rel = np.bincount(t_user[relevant], minlength=n_users).astype(np.int64)
+        n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
+        h_info = {"rec_rows": int(len(rg)), "order": "score", "users": n_users,
+                  "users_without_relevant": int((n_rel == 0).sum()),
+                  "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
+        h = Hits(
+            user_ids=p["user_ids"], n_rel=n_rel, n_truth=n_truth, length=length.astype(np.int64),
+            hit_user=hit_user, hit_pos=hit_pos, hit_rating=rating[hit_t].astype(np.float64),
+            rel_user=t_user[trows][counted].astype(np.int64), rel_rating=rating[trows][counted].astype(np.float64),
+            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(length.max()) if n_users else 0,
+            side=side,
+        )
+        h.tied_codes = None if reach is None else np.flatnonzero(tied).astype(np.int64)
+        self.formed += 1
+        return h
+
+    def _info(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        """The counts and the overlap judgement :func:`receval.encode.encode` gives (once)."""
+        if "info" in p:
+            return p["info"]
+        r_user, ru = p["r_user"], p["ru"]
+        keep = r_user >= 0
+        seen = np.zeros(len(p["user_ids"]), dtype=bool)
+        seen[r_user[keep]] = True
+        in_both = int(np.count_nonzero(seen))
+        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
+        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": in_both, "users_only_in_recs": only_recs,
+                                "users_only_in_truth": len(p["user_ids"]) - in_both}
+        if not E._PER_BATCH.get():
+            E.check_overlap(info, lambda: {"user": (ru.unique().sort(), p["uni"]),
+                                           "item": (p["ri"].unique().sort(), p["ti"].unique().sort())})
+        if only_recs:
+            info["ignored_rec_rows"] = int((~keep).sum())
+            info["ignored_rec_users"] = only_recs
+        p["info"] = info
+        return info
+
+
+__all__ = ["MIN_ROWS", "Deferred", "deferred", "enabled", "cache_dir"]

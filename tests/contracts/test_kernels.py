@@ -1,0 +1,263 @@
+"""The compiled kernels' path (receval.kernels) against the numpy path: the same values (per user
+too), signatures, counts and info on random inputs with ties, duplicates, users outside the truth,
+look-alike ids sharing a hash; numba never imported for small inputs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+
+import receval
+from receval import encode as E
+from receval import kernels as K
+
+pytest.importorskip("numba")
+
+SPECS = [f"{m}@{k}" for m in ("precision", "recall", "hitrate", "mrr", "map", "ndcg", "dcg", "f1") for k in (3, 10)]
+SPECS += ["ndcg", "map", "mrr", "recall"]
+
+
+def data(seed: int, ties: bool = False, dups: bool = False, n_users: int = 120):
+    rng = np.random.default_rng(seed)
+    ru, ri, sc, tu, ti, ra = [], [], [], [], [], []
+    for u in range(n_users):
+        items = rng.choice(60, size=25, replace=False)
+        n = int(rng.integers(1, 25))
+        ru += [f"u{u}"] * n
+        ri += [f"i{i}" for i in items[:n]]
+        sc += list(np.round(rng.random(n), 1) if ties else rng.random(n))
+        if u % 7:  # some recommended users are not in the truth
+            m = int(rng.integers(1, 8))
+            tu += [f"u{u}"] * m
+            ti += [f"i{i}" for i in rng.choice(items, size=m, replace=False)]
+            ra += list(rng.integers(-1, 6, m).astype(float))
+    tu += ["u999", "u999"]  # a truth user without recommendations
+    ti += ["i500", "i7"]
+    ra += [5.0, 3.0]
+    if dups:  # a repeated (user, item) of a truth user
+        j = ru.index("u1")
+        ru, ri, sc = ru + [ru[j]], ri + [ri[j]], sc + [0.123]
+    recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": sc}).sample(fraction=1.0, shuffle=True, seed=seed)
+    truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ra}).sample(fraction=1.0, shuffle=True, seed=seed + 1)
+    return recs, truth
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many build groups the kernels formed (the path was taken)."""
+    got = {"formed": 0}
+    orig = K.Deferred.form
+
+    def form(self, *a, **kw):
+        h = orig(self, *a, **kw)
+        got["formed"] += h is not None
+        return h
+
+    monkeypatch.setattr(K.Deferred, "form", form)
+    return got
+
+
+def both(monkeypatch, recs, truth, specs, **kw):
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(recs, truth, specs, **kw)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, specs, **kw)
+    return want, got
+
+
+def same(want, got) -> None:
+    assert [e.metric for e in want.entries] == [e.metric for e in got.entries]
+    for a, b in zip(want.entries, got.entries):
+        assert a.signature == b.signature and a.users == b.users and a.skipped == b.skipped
+        assert abs(a.value - b.value) <= 1e-12, (a.metric, a.value, b.value)
+        if a.per_user is not None:
+            pa, pb = np.asarray(a.per_user), np.asarray(b.per_user)
+            assert np.array_equal(np.isnan(pa), np.isnan(pb))
+            assert np.nanmax(np.abs(pa - pb), initial=0.0) <= 1e-12
+    assert want.info == got.info
+    assert np.array_equal(np.asarray(want.user_ids), np.asarray(got.user_ids))
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("ties", ["input", "average", "optimistic", "item"])
+@pytest.mark.parametrize("tied", [False, True])
+def test_kernel_values_equal_numpy_path(monkeypatch, counted, seed, ties, tied):
+    recs, truth = data(seed, ties=tied)
+    want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
+    same(want, got)
+    # the kernels decide untied lists under these rules, tied ones under ties=input only
+    assert counted["formed"] == (ties == "input" or (not tied and ties != "item"))
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("kw", [{"rel": 3}, {"rel": "all"}, {"dup": "first"}, {"norecs": "skip"}])
+def test_kernel_options_and_duplicates(monkeypatch, counted, kw):
+    recs, truth = data(5, dups="dup" in kw)
+    want, got = both(monkeypatch, recs, truth, SPECS, **kw)
+    same(want, got)
+    assert counted["formed"] == ("dup" not in kw)  # a duplicate row: the numpy path applies the policy
+
+
+def test_kernel_duplicate_is_refused_the_same(monkeypatch):
+    recs, truth = data(6, dups=True)
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    with pytest.raises(receval.errors.DataError) as want:
+        receval.evaluate(recs, truth, ["ndcg@10"])
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    with pytest.raises(receval.errors.DataError) as got:
+        receval.evaluate(recs, truth, ["ndcg@10"])
+    assert str(want.value) == str(got.value)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_kernel_batched_equals(monkeypatch, counted):
+    from receval.backends.polars import evaluate_polars
+
+    recs, truth = data(7, ties=True)
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = evaluate_polars(recs, truth, SPECS, n_batches=3, overrides={"ties": "input"})
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = evaluate_polars(recs, truth, SPECS, n_batches=3, overrides={"ties": "input"})
+    same(want, got)
+    assert counted["formed"] == 3
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_look_alike_ids_sharing_a_hash_never_match(monkeypatch, counted):
+    """A recommended id whose 64-bit hash equals that of one of the user's truth ids (and of no
+    other id of the user) is confirmed on the ids and is no hit."""
+    recs = pl.DataFrame({"user_id": ["a", "a", "a", "b", "b"], "item_id": ["x", "y", "z", "x", "w"],
+                         "score": [0.9, 0.8, 0.7, 0.9, 0.8]})
+    truth = pl.DataFrame({"user_id": ["a", "a", "b"], "item_id": ["x", "q", "w"], "rating": [1.0, 1.0, 1.0]})
+    want, _ = both(monkeypatch, recs, truth, SPECS)
+    real = E.hash64
+
+    def look_alike(s: pl.Series) -> np.ndarray:  # 'y' hashes as 'q' does: only the ids tell them apart
+        return real(s.replace("y", "q"))
+
+    monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS)
+    assert counted["formed"] == 2  # (the first in both())
+    same(want, got)
+    assert got["hitrate@3"] == 1.0 and got["precision@3"] == pytest.approx((1 / 3 + 1 / 3) / 2)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("weak", ["two_bits", "constant"])
+def test_kernel_weak_hash_same_values(monkeypatch, weak):
+    recs, truth = data(8)
+    want, _ = both(monkeypatch, recs, truth, SPECS)
+
+    def fake(s: pl.Series) -> np.ndarray:
+        return s.hash(seed=1).to_numpy() & np.uint64(3) if weak == "two_bits" else np.zeros(len(s), np.uint64)
+
+    monkeypatch.setattr(E, "hash64", fake)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    same(want, receval.evaluate(recs, truth, SPECS))
+
+
+def test_kernel_not_for_rows_metrics_or_ints(monkeypatch, counted):
+    recs, truth = data(9)
+    want, got = both(monkeypatch, recs, truth, ["auc", "coverage@10", "ndcg@10"], ties="input")
+    same(want, got)
+    assert counted["formed"] == 0  # one build group, and auc and coverage read its rows
+    ints = recs.with_columns(pl.col("item_id").str.slice(1).cast(pl.Int64))
+    tints = truth.with_columns(pl.col("item_id").str.slice(1).cast(pl.Int64))
+    same(*both(monkeypatch, ints, tints, ["ndcg@10"]))
+    assert counted["formed"] == 0  # integer ids: the numpy path
+
+
+def test_small_inputs_never_import_numba():
+    code = ("import sys, warnings, polars as pl, receval; warnings.simplefilter('ignore');"
+            "r = pl.DataFrame({'user_id': ['a', 'a', 'b'], 'item_id': ['x', 'y', 'x'], 'score': [0.3, 0.2, 0.1]});"
+            "t = pl.DataFrame({'user_id': ['a', 'b'], 'item_id': ['x', 'x']});"
+            "receval.evaluate(r, t, ['ndcg@10', 'precision@10']);"
+            "assert 'numba' not in sys.modules, 'numba imported'")
+    env = {k: v for k, v in os.environ.items() if k not in ("RECEVAL_NO_JIT", "RECEVAL_JIT_MIN_ROWS")}  # the default threshold
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_no_jit_switch(monkeypatch, counted):
+    recs, truth = data(10)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    monkeypatch.setenv("RECEVAL_NO_JIT", "1")
+    receval.evaluate(recs, truth, ["ndcg@10"], ties="input")
+    assert counted["formed"] == 0
+    monkeypatch.delenv("RECEVAL_NO_JIT")
+    receval.evaluate(recs, truth, ["ndcg@10"], ties="input")
+    assert counted["formed"] == 1
+
+
+def test_cache_dir_outside_a_read_only_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(K.os, "access", lambda *a, **kw: False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert K.cache_dir() == tmp_path / "receval" / "numba"
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_items_sharing_a_hash_within_a_user_stay_on_the_kernels(monkeypatch, counted):
+    """Short ids are confirmed in the kernel on their Arrow views: two recommended items of one
+    user that share a 64-bit hash are two items (no fallback to the numpy path), and a truth
+    item's look-alike is no hit; users sharing a hash stay two users."""
+    recs = pl.DataFrame({"user_id": ["a", "a", "a", "b", "b", "c"], "item_id": ["x", "y", "q", "x", "w", "q"],
+                         "score": [0.9, 0.8, 0.7, 0.9, 0.8, 0.5]})
+    truth = pl.DataFrame({"user_id": ["a", "a", "b", "c"], "item_id": ["x", "q", "w", "q"], "rating": [1.0, 1.0, 1.0, 1.0]})
+    want, _ = both(monkeypatch, recs, truth, SPECS)
+    real = E.hash64
+
+    def look_alike(s: pl.Series) -> np.ndarray:  # 'y' hashes as 'q', user 'c' as user 'b'
+        return real(s.replace({"y": "q", "c": "b"}))
+
+    monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS)
+    assert counted["formed"] == 2  # the kernels decided it (not a repeated item for the numpy path)
+    same(want, got)
+    assert got["hitrate@3"] == 1.0 and got["precision@3"] == pytest.approx((2 / 3 + 1 / 3 + 1 / 3) / 3)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("which", ["users", "items", "both"])
+def test_long_ids_same_values(monkeypatch, counted, which):
+    """Ids longer than 12 bytes (not inline in their Arrow views) are coded and confirmed on the
+    strings; the values are those of the numpy path."""
+    recs, truth = data(11)
+    pad = "-a-long-id-prefix-"
+    cols = {"users": ["user_id"], "items": ["item_id"], "both": ["user_id", "item_id"]}[which]
+    recs = recs.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
+    truth = truth.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
+    assert (K._views(recs[cols[0]]) is None) and K._views(recs["score"].cast(pl.String).str.slice(0, 3)) is not None
+    want, got = both(monkeypatch, recs, truth, SPECS)
+    same(want, got)
+    assert counted["formed"] == 1
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("ties", ["input", "average", "optimistic"])
+def test_signed_zero_scores_tie(monkeypatch, ties):
+    """-0.0 and 0.0 are one score (a tie) on the kernels as on the numpy path."""
+    recs, truth = data(12)
+    recs = recs.with_columns(pl.when(pl.int_range(pl.len()) % 2 == 0).then(-0.0).otherwise(0.0).alias("score"))
+    want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
+    same(want, got)
+
+
+def test_views_only_for_inline_zero_padded_ids():
+    """An Arrow view stands for its id only when the id is inline (<= 12 bytes) and zero padded."""
+    jit = K._jit()
+    s = pl.Series(["", "a", "abcd", "abcde", "abcdefghijkl"])
+    assert K._views(s) is not None and K._views(pl.Series(["abcdefghijklm", "a"])) is None
+    v = K._views(pl.Series(["ab", "abcdef"])).copy()
+    assert jit.inline(K._ro(v))
+    w = v.copy()
+    w[0, 0] |= np.uint64(1) << np.uint64(48)  # a byte past "ab"
+    x = v.copy()
+    x[1, 1] |= np.uint64(1) << np.uint64(40)  # a byte past "abcdef"
+    assert not jit.inline(K._ro(w)) and not jit.inline(K._ro(x))
