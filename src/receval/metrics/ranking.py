@@ -248,9 +248,10 @@ def _weights(h: Hits, o: dict, metric: str) -> tuple[np.ndarray, np.ndarray]:
     unseen = counts[rel_code] <= 0
     if unseen.any():
         n_items = len(np.unique(rel_code[unseen]))
+        example = s.universe[rel_code[unseen][0]]
         raise DataError(
-            f"pass floor=1 to count an item without train rows as seen once (e.g. '{metric}(weight=pop,gamma={o['gamma']:g},floor=1)@10'), "
-            f"or add it to train: {n_items} relevant items have none (e.g. {s.universe[rel_code[unseen][0]]!r}), so no propensity"
+            f"pass floor=1 to count an item without train rows as seen once, or add it to train: {metric}(weight=pop) "
+            f"has no propensity for {n_items} relevant items (e.g. {getattr(example, 'item', lambda: example)()!r})"
         )
     top = float(counts.max())
     with np.errstate(divide="ignore"):  # items without train rows are not relevant here (refused above)
