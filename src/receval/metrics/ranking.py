@@ -319,6 +319,9 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     by ``denominator=k`` (default), ``length``, ``min_k_r``; 0 when D = 0.
 
+    With ``weight=pop`` (see recall) a hit counts :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`:
+    :math:`P^w@k = \sum_{i \in R \cap L_k} \tilde w_i / D` (it can exceed 1).
+
     With ``ties=average`` :math:`H_k` is replaced by its expectation over the orderings of
     the tie groups (a hit whose group spans positions *lo..hi* counts the share of the group
     inside the top *k*):
@@ -369,8 +372,26 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     .. math:: E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}
 
+    With ``weight=pop`` (test sets missing not at random; Yang et al., RecSys 2018) each
+    relevant item counts its inverse propensity, read from the ``train`` side input:
+    :math:`p_i = (\max(n_i, f)/\max_j n_j)^\gamma`, :math:`n_i` the train rows of item *i*,
+    *f* the ``floor`` (without it an item with no train rows is refused), :math:`w_i = 1/p_i`.
+    Recall is the self-normalised estimator (the scale of *p* cancels; ``gamma=0`` is recall):
+
+    .. math:: R^w@k = \frac{\sum_{i \in R \cap L_k} w_i}{\sum_{i \in R} w_i}
+
+    The other weighted metrics count the same :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`
+    (mean 1 over the user's relevant items) where they count a hit. ``ties=average`` multiplies
+    each hit's term by its weight; ``denominator=listed`` has no weighted form.
+
     Examples
     --------
+    >>> from receval import evaluate   # train rows: 10 → 4, 20 → 2, 40 → 2, 50 → 1
+    >>> train = {"user_id": [1, 2, 3, 4, 1, 2, 3, 4, 5], "item_id": [10, 10, 10, 10, 20, 20, 40, 40, 50]}
+    >>> recs = {"user_id": [1, 1, 1, 1], "item_id": [10, 20, 30, 40], "score": [4.0, 3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> evaluate(recs, truth, ["recall(weight=pop,gamma=1)@4"], train=train)["recall(weight=pop,gamma=1)@4"]  # (2 + 2) / (2 + 2 + 4)
+    0.5
     >>> from receval.examples import worked
     >>> worked("recall@4")                    # 2 hits / |R| = 3
     0.666667
@@ -453,6 +474,9 @@ def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     Formula
     -------
     .. math:: HR@k = \mathbb{1}[H_k > 0] \quad\text{or, with count=hits,}\quad H_k
+
+    With ``weight=pop`` (see recall; only ``count=hits``, since positive weights leave the
+    indicator as it is) :math:`H_k` is :math:`\sum_{i \in R \cap L_k} \tilde w_i`.
 
     With ``ties=average`` (the expectation over the orderings of the tie groups) ``count=hits``
     is the expected :math:`H_k`, and ``count=any`` the probability of a hit in the top k: a tie
@@ -710,6 +734,11 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     hits share a position, which then counts once), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
     :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
     :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
+
+    With ``weight=pop`` (see recall; ``indicator=yes`` only) each hit's term is multiplied by
+    its :math:`\tilde w_i` and ``denominator=hits`` is :math:`\sum_{hits \le k} \tilde w_i`:
+    :math:`AP^w@k = \frac{1}{D}\sum_{i \in R \cap L_k} \tilde w_i\, P@\mathrm{pos}_i`.
+    ``ties=average`` has no closed form here: computed where no tie reaches into the top k.
 
     With ``ties=average`` (McSherry & Najork 2008) the value is its expectation over the
     orderings of the tie groups, for both indicators and every denominator. In a group at
@@ -1040,6 +1069,11 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
+
+    With ``weight=pop`` (see recall; ``ideal`` cut, uncut or none) every relevant item's gain
+    is :math:`\tilde w_i g(r_i)`, in DCG and in the ideal, which sorts the weighted gains:
+    :math:`NDCG^w@k = \sum_{i \in R \cap L_k} \frac{w_i g(r_i)}{\log_b(pos_i+1)} \Big/
+    \sum_{j=1}^{\min(k,|R|)} \frac{(w g)_{(j)}}{\log_b(j+1)}`, :math:`(wg)_{(j)}` the j-th largest.
 
     An ideal list has at most *k* slots, also when ``ties=optimistic`` puts more than *k*
     items at positions :math:`\le k` (each of them counts in DCG at its shared position, but
