@@ -329,7 +329,7 @@ def k_index(r: Resolved, ks: list[int]) -> int:
 
 
 def needs_of(resolved: Sequence[Resolved], idxs: Sequence[int]) -> set[str]:
-    return set().union(*(resolved[i].metric.needs for i in idxs))
+    return set().union(*(resolved[i].metric.needs_for(resolved[i].options) for i in idxs))
 
 
 def settled(h: Hits, r: Resolved, ks: list[int]) -> None:

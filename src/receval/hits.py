@@ -92,6 +92,8 @@ class Hits:
     #: the user codes (of the encoding) with a tie group reaching into the top ``reach`` of the
     #: build group (:func:`receval.engine.tied_codes`); None when no spec of it reads the tie rule
     tied_codes: np.ndarray | None = None
+    #: [H] the truth row (index into the truth arrays ``truth_*``) each hit matched
+    hit_truth: np.ndarray | None = None
     _dense: dict = field(default_factory=dict, repr=False)
 
     def width(self, ks: list[int]) -> int:
@@ -449,6 +451,7 @@ def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str
         max_pos=m.max_pos,
         first_tie=first_tie,
         side=side,
+        hit_truth=hit_t.astype(np.int64, copy=False),
     )
     if rows:
         assert m.row_user is not None and m.pos is not None

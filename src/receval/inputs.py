@@ -21,7 +21,7 @@ from .side import SideInputs
 def exact_items(resolved: Sequence[Resolved]) -> bool:
     """Whether item ids must be coded exactly: a metric reads the item layer, or a tie rule
     orders by item id."""
-    return any("items" in r.metric.needs or r.options.get("ties") in ("item", "item_desc", "text_desc") for r in resolved)
+    return any("items" in r.metric.needs_for(r.options) or r.options.get("ties") in ("item", "item_desc", "text_desc") for r in resolved)
 
 
 @dataclass

@@ -58,6 +58,9 @@ class Axis:
     #: (in a spec, a dialect file or a published signature) to the same choice, written under
     #: its new name
     aliases: dict[str, str] = field(default_factory=dict)
+    #: an axis added after 0.1 whose default (the behaviour before it) the signature leaves out,
+    #: so that every signature written before it still reads the same; any other value is written
+    silent: bool = False
 
     def __post_init__(self) -> None:
         for old, new in self.aliases.items():

@@ -108,6 +108,16 @@ class Metric(Documented):
     #: from: a set, or ``rule(options, given)`` returning the set (None: none, with these options);
     #: the signature's ``side`` field lists those among the given ones (:func:`receval.signature.side_reads`)
     side: frozenset[str] | Callable[[dict[str, Any], frozenset[str]], set[str] | None] | None = None
+    #: option values (option: value) with which the metric also reads the row-level arrays and
+    #: the item ids (``needs={"rows", "items"}``), e.g. ``recall(weight=pop)``
+    needs_when: Mapping[str, Any] = field(default_factory=dict)
+
+    def needs_for(self, options: Mapping[str, Any]) -> frozenset[str]:
+        """What the form must carry for this metric with ``options`` (:attr:`needs`, plus rows
+        and items under :attr:`needs_when`)."""
+        if any(options.get(a) == v for a, v in self.needs_when.items()):
+            return self.needs | {"rows", "items"}
+        return self.needs
 
     def side_reads(self, options: dict[str, Any], given: frozenset[str]) -> set[str] | None:
         """The side inputs this metric with ``options`` reads when ``given`` are passed (None: none)."""
@@ -228,10 +238,11 @@ def register(
     f1_of_means: Mapping[str, Any] | None = None,
     distributed: KeyedReduction | None = None,
     side: set[str] | frozenset[str] | Callable[[dict[str, Any], frozenset[str]], set[str] | None] | None = None,
+    needs_when: Mapping[str, Any] | None = None,
 ) -> Callable[[_Fn], _Fn]:
     """Register ``fn`` as metric ``name`` (a decorator), with its declared traits: ``ties`` (a
     key of :data:`TIES`, for a metric reading the ``ties`` option), ``ties_settled``,
-    ``higher_is_better``, ``bounds``, ``f1_of_means``, ``distributed`` and ``side`` (see :class:`Metric`).
+    ``higher_is_better``, ``bounds``, ``f1_of_means``, ``distributed``, ``side`` and ``needs_when`` (see :class:`Metric`).
 
     A global metric given as ``partial`` and ``combine`` may decorate its documentation alone
     (a function whose body is its docstring): its ``compute`` is then the one-batch
@@ -278,6 +289,7 @@ def register(
             f1_of_means=dict(f1_of_means or {}),
             distributed=distributed,
             side=frozenset(side) if isinstance(side, (set, frozenset)) else side,
+            needs_when=dict(needs_when or {}),
         )
         return fn
 

@@ -28,6 +28,8 @@ def _fields(metric_name: str, options: dict[str, Any]) -> list[tuple[str, str]]:
             continue
         if name == "t" and value is None:
             continue
+        if axis.silent and value == axis.default:
+            continue
         out.append((axis.key, axis.render(value)))
     return out
 

@@ -163,6 +163,7 @@ class Unit:
 
     dialect: str  # "standard" or a dialect label
     specs: tuple[str, ...]
+    reads: tuple[str, ...] = ()  # side inputs read by an option of the specs (weight=pop: train)
 
     @property
     def dialect_arg(self) -> str | None:
@@ -174,7 +175,7 @@ class Unit:
 
     @property
     def side(self) -> tuple[str, ...]:
-        reads = set().union(*(TABLE[n].needs | TABLE[n].optional for n in self.names))
+        reads = set(self.reads).union(*(TABLE[n].needs | TABLE[n].optional for n in self.names))
         return tuple(s for s in SIDE if s in reads)
 
     @cached_property
@@ -226,6 +227,10 @@ def _dialect_units() -> list[Unit]:
 
 
 STANDARD_UNITS = [Unit("standard", (row.spec,)) for _, row in sorted(TABLE.items())]
+#: option variants that read more than their metric's row (the propensity weights read train)
+VARIANT_UNITS = [Unit("standard", ("recall(weight=pop,gamma=0.5,floor=1)@3", "precision(weight=pop,gamma=1,floor=1)@3",
+                                   "ndcg(weight=pop,gamma=0.5,floor=1)@3", "hitrate(count=hits,weight=pop,gamma=2,floor=1)@3",
+                                   "map(weight=pop,gamma=0.5,floor=1)@3"), reads=("train",))]
 DIALECT_UNITS = _dialect_units()
 
 
@@ -432,7 +437,7 @@ def _check(unit: Unit, family: str, case: D.Case, seed: int, tmp: Path) -> None:
 
 
 def _params():
-    for unit in STANDARD_UNITS + DIALECT_UNITS:
+    for unit in STANDARD_UNITS + VARIANT_UNITS + DIALECT_UNITS:
         for family in FAMILIES:
             yield pytest.param(unit, family, id=f"{unit}-{family}")
 

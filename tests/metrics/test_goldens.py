@@ -316,7 +316,7 @@ def test_every_ranking_option_value_has_a_golden():
     for name in ("precision", "recall", "f1", "hitrate", "mrr", "map", "mar", "ndcg", "dcg"):
         for axis_name, axis in get_metric(name).axes.items():
             for v in axis.values:
-                if v == axis.default:
+                if v == axis.default or axis_name == "weight":  # weight=pop reads train: golden and brute force in test_ipw.py
                     continue
                 written = [s for s in [*CASES_AT_4, *CASES_AT_2] if s.startswith(name + "(") and f"{axis_name}={v}" in s]
                 assert written, f"no golden for {name}({axis_name}={v})"

@@ -75,7 +75,7 @@ def test_resolution_settles_ties_as_declared():
     from receval.resolve import resolve
     from test_invariance import TABLE
 
-    variants = {"auc": "auc(form=users,{})", "gauc": "gauc({})", "ndcg": "ndcg({})@3", "mad": "mad({})@3"}
+    variants = {"auc": "auc(form=users,{})", "gauc": "gauc({})", "ndcg": "ndcg({})@3", "mad": "mad({})@3", "map": "map({},gamma=0.5)@3"}
     assert sorted(variants) == sorted(m.name for m in all_metrics() if m.ties_settled)
     for m in all_metrics():
         r = resolve(TABLE[m.name].spec)

@@ -166,6 +166,137 @@ def _len_at(h: Hits, ks: list[int]) -> np.ndarray:
     return np.minimum(_col(h.length), np.asarray(ks, dtype=np.float64)[None, :])
 
 
+
+
+# ---- propensity weights (weight=pop) -----------------------------------------------------
+
+WEIGHT = Axis(
+    "weight", "weight", "none", "what a relevant item counts for (test sets missing not at random, Yang et al., RecSys 2018)",
+    {
+        "none": "1: every relevant item alike",
+        "pop": ("its inverse propensity 1/p_i, p_i = (max(n_i, floor) / max_j n_j)^gamma with n_i the item's train rows, "
+                "rescaled to mean 1 over the user's relevant items (self-normalised)"),
+    },
+    silent=True,
+)
+GAMMA = Axis("gamma", "gamma", None, "γ, the exponent of the popularity propensity of weight=pop (required with it; Yang et al.: p_i ∝ n_i^γ)",
+             numeric=True, silent=True)
+FLOOR = Axis("floor", "floor", None, "the train count an item with fewer train rows is given by weight=pop (default: none, an item without train rows is refused)",
+             numeric=True, silent=True)
+WEIGHT_AXES = [WEIGHT, GAMMA, FLOOR]
+
+
+def _weighted(o: dict) -> bool:
+    return o.get("weight") == "pop"
+
+
+def _weight_hook(o: dict, *_: object) -> dict:
+    """``gamma`` and ``floor`` belong to ``weight=pop``: refused without it, ``gamma`` required with it."""
+    from ..errors import SpecError
+
+    if not _weighted(o):
+        for name in ("gamma", "floor"):
+            if o.get(name) is not None:
+                raise SpecError(f"write weight=pop with {name}= (e.g. 'recall(weight=pop,gamma=0.5)@10'): {name} sets the propensity of weight=pop")
+        return o
+    if o.get("gamma") is None:
+        raise SpecError("write gamma= with weight=pop (e.g. 'recall(weight=pop,gamma=0.5)@10'): the propensity exponent has no default")
+    if o["gamma"] < 0:
+        raise SpecError(f"write gamma >= 0 (popular items are the likelier observed), got {o['gamma']:g}")
+    if o.get("floor") is not None and o["floor"] <= 0:
+        raise SpecError(f"write floor > 0 (a train count), got {o['floor']:g}")
+    return o
+
+
+def _weight_refuse(metric: str, option: str, values: tuple[str, ...]) -> Any:
+    """A check hook: ``weight=pop`` refused with ``option`` in ``values`` (no weighted meaning)."""
+    def check(o: dict, *_: object) -> None:
+        from ..errors import SpecError
+
+        if _weighted(o) and o.get(option) in values:
+            raise SpecError(
+                f"write {metric}(weight=pop) without {option}={o[option]} (use one of the others): "
+                f"{option}={o[option]} has no propensity-weighted definition"
+            )
+    return check
+
+
+def _weight_side(o: dict, given: frozenset[str]) -> set[str] | None:
+    """``weight=pop`` reads the train interactions; the unweighted metric reads no side input."""
+    return {"train"} if _weighted(o) else None
+
+
+def _weights(h: Hits, o: dict, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(hit weights [H], relevant-row weights [R])``: :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`
+    with :math:`w_i = 1/p_i`, :math:`p_i = (\max(n_i, f) / \max_j n_j)^\gamma`, ``n_i`` the train
+    rows of item i (the scale of p cancels in :math:`\tilde w`)."""
+    from ..errors import DataError
+    from ..lists import encoder
+
+    key = ("ipw", o["gamma"], o.get("floor"))
+    if key in h._dense:
+        return h._dense[key]
+    train = h.side.read("train") if h.side is not None else None
+    if train is None:
+        raise DataError(f"pass train= (or --train FILE): {metric}(weight=pop) reads each item's propensity from its train rows")
+    s = h.lists
+    counts = np.bincount(encoder(s.universe)(train[1]), minlength=s.n_items).astype(np.float64)
+    if o.get("floor") is not None:
+        counts = np.maximum(counts, float(o["floor"]))
+    assert h.truth_rel is not None and h.hit_truth is not None
+    rel_code = s.truth_code[h.truth_rel]
+    unseen = counts[rel_code] <= 0
+    if unseen.any():
+        n_items = len(np.unique(rel_code[unseen]))
+        example = s.universe[rel_code[unseen][0]]
+        raise DataError(
+            f"pass floor=1 to count an item without train rows as seen once, or add it to train: {metric}(weight=pop) "
+            f"has no propensity for {n_items} relevant items (e.g. {getattr(example, 'item', lambda: example)()!r})"
+        )
+    top = float(counts.max())
+    with np.errstate(divide="ignore"):  # items without train rows are not relevant here (refused above)
+        w_item = np.ones(s.n_items) if o["gamma"] == 0 else (counts / top) ** -float(o["gamma"])
+    w_rel = w_item[rel_code]
+    # Σ_{j∈R} w_j per user, summed in (user, weight) order: the same bits for every row order
+    srt = np.lexsort((w_rel, h.rel_user))
+    total = np.bincount(h.rel_user[srt], weights=w_rel[srt], minlength=h.n_users)
+    scale = safe_div(h.n_rel.astype(np.float64), total)
+    out = (w_item[s.truth_code[h.hit_truth]] * scale[h.hit_user], w_rel * scale[h.rel_user])
+    h._dense[key] = out
+    return out
+
+
+def _weighted_hits_at(h: Hits, ks: list[int], w: np.ndarray) -> np.ndarray:
+    r"""``[U, len(ks)]`` :math:`\sum_{hits \le k} \tilde w_i` (with ``ties=average`` each hit's
+    weight times its group's share inside the top k)."""
+    if not _averaged(h):
+        return _per_k(h, ks, w)
+    lo, hi = h.hit_lo, h.hit_hi
+    n = (hi - lo + 1).astype(np.float64)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, k in enumerate(ks):  # a loop over cut-offs, not users
+        inside = np.clip(np.minimum(hi, k) - lo + 1, 0, None).astype(np.float64)
+        out[:, j] = np.bincount(h.hit_user, weights=w * inside / n, minlength=h.n_users)
+    return out
+
+
+def _counted_hits(h: Hits, ks: list[int], o: dict, metric: str) -> np.ndarray:
+    """Hits in the top k, each counted :math:`\\tilde w_i` under ``weight=pop`` (else 1)."""
+    if _weighted(o):
+        return _weighted_hits_at(h, ks, _weights(h, o, metric)[0])
+    return _hits_at(h, ks)
+
+
+def _hooks(*hooks: Any) -> Any:
+    """One resolve or check hook running ``hooks`` in turn (a resolve hook returns the options)."""
+    def run(o: dict, *extra: object) -> Any:
+        for hook in hooks:
+            res = hook(o, *extra)
+            if res is not None:
+                o = res
+        return o
+    return run
+
 # ------------------------------------------------------------------------------------------
 
 PRECISION_DEN = Axis(
@@ -178,7 +309,7 @@ PRECISION_DEN = Axis(
 )
 
 
-@register("precision", axes=[PRECISION_DEN], family="classification", ties="closed", bounds=(0.0, 1.0))
+@register("precision", axes=[PRECISION_DEN, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, family="classification", ties="closed", bounds=(0.0, 1.0))
 def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Precision@k: the share of the top-k list that is relevant.
 
@@ -187,6 +318,9 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: P@k = \frac{H_k}{D}, \qquad D = k \;|\; \min(k, \ell) \;|\; \min(k, |R|)
 
     by ``denominator=k`` (default), ``length``, ``min_k_r``; 0 when D = 0.
+
+    With ``weight=pop`` (see recall) a hit counts :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`:
+    :math:`P^w@k = \sum_{i \in R \cap L_k} \tilde w_i / D` (it can exceed 1).
 
     With ``ties=average`` :math:`H_k` is replaced by its expectation over the orderings of
     the tie groups (a hit whose group spans positions *lo..hi* counts the share of the group
@@ -205,7 +339,7 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> tied("precision(ties=average)@2")  # (0 + 1/2) / 2
     0.25
     """
-    hk = _hits_at(h, ks)
+    hk = _counted_hits(h, ks, o, "precision")
     k = np.asarray(ks, dtype=np.float64)[None, :]
     den = {"k": k, "length": _len_at(h, ks), "min_k_r": np.minimum(k, _col(h.n_rel))}[o["denominator"]]
     return safe_div(hk, np.broadcast_to(den, hk.shape))
@@ -221,7 +355,7 @@ RECALL_DEN = Axis(
 )
 
 
-@register("recall", axes=[RECALL_DEN], family="classification", ties="closed", bounds=(0.0, 1.0))
+@register("recall", axes=[RECALL_DEN, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, check_hook=_weight_refuse("recall", "denominator", ("listed",)), family="classification", ties="closed", bounds=(0.0, 1.0))
 def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Recall@k: the share of the relevant items found in the top k.
 
@@ -238,8 +372,26 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     .. math:: E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}
 
+    With ``weight=pop`` (test sets missing not at random; Yang et al., RecSys 2018) each
+    relevant item counts its inverse propensity, read from the ``train`` side input:
+    :math:`p_i = (\max(n_i, f)/\max_j n_j)^\gamma`, :math:`n_i` the train rows of item *i*,
+    *f* the ``floor`` (without it an item with no train rows is refused), :math:`w_i = 1/p_i`.
+    Recall is the self-normalised estimator (the scale of *p* cancels; ``gamma=0`` is recall):
+
+    .. math:: R^w@k = \frac{\sum_{i \in R \cap L_k} w_i}{\sum_{i \in R} w_i}
+
+    The other weighted metrics count the same :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`
+    (mean 1 over the user's relevant items) where they count a hit. ``ties=average`` multiplies
+    each hit's term by its weight; ``denominator=listed`` has no weighted form.
+
     Examples
     --------
+    >>> from receval import evaluate   # train rows: 10 → 4, 20 → 2, 40 → 2, 50 → 1
+    >>> train = {"user_id": [1, 2, 3, 4, 1, 2, 3, 4, 5], "item_id": [10, 10, 10, 10, 20, 20, 40, 40, 50]}
+    >>> recs = {"user_id": [1, 1, 1, 1], "item_id": [10, 20, 30, 40], "score": [4.0, 3.0, 2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50]}
+    >>> evaluate(recs, truth, ["recall(weight=pop,gamma=1)@4"], train=train)["recall(weight=pop,gamma=1)@4"]  # (2 + 2) / (2 + 2 + 4)
+    0.5
     >>> from receval.examples import worked
     >>> worked("recall@4")                    # 2 hits / |R| = 3
     0.666667
@@ -251,7 +403,7 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> tied("recall(ties=average)@2")  # (1/2) / 3
     0.166667
     """
-    hk = _hits_at(h, ks)
+    hk = _counted_hits(h, ks, o, "recall")
     r = _col(h.n_rel)
     if o["denominator"] == "listed":
         r = _col(np.bincount(h.listed()[0], minlength=h.n_users))
@@ -315,13 +467,16 @@ HR_COUNT = Axis(
 )
 
 
-@register("hitrate", axes=[HR_COUNT], family="classification", ties="closed", bounds=(0.0, 1.0))
+@register("hitrate", axes=[HR_COUNT, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, check_hook=_weight_refuse("hitrate", "count", ("any",)), family="classification", ties="closed", bounds=(0.0, 1.0))
 def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""HitRate@k: the share of users with at least one relevant item in the top k.
 
     Formula
     -------
     .. math:: HR@k = \mathbb{1}[H_k > 0] \quad\text{or, with count=hits,}\quad H_k
+
+    With ``weight=pop`` (see recall; only ``count=hits``, since positive weights leave the
+    indicator as it is) :math:`H_k` is :math:`\sum_{i \in R \cap L_k} \tilde w_i`.
 
     With ``ties=average`` (the expectation over the orderings of the tie groups) ``count=hits``
     is the expected :math:`H_k`, and ``count=any`` the probability of a hit in the top k: a tie
@@ -339,7 +494,7 @@ def hitrate(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> tied("hitrate(ties=average)@2")             # user 1: 20 relevant: 1/2 at position 2
     0.5
     """
-    hk = _hits_at(h, ks)
+    hk = _counted_hits(h, ks, o, "hitrate")
     if o["count"] == "hits":
         return hk
     return _expected_any_hit(h, ks) if _averaged(h) else (hk > 0).astype(np.float64)
@@ -514,7 +669,20 @@ def _expected_average(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray
     return safe_div(out, _ap_den(h, ks, den_name, out))
 
 
+def _weighted_ap(h: Hits, ks: list[int], o: dict) -> np.ndarray:
+    """``[U, len(ks)]`` Σ_{hits ≤ k} w̃_i P@pos_i / D (``indicator=yes``), D counting hits by weight."""
+    w = _weights(h, o, "map")[0]
+    hu, hp = h.hit_user, h.hit_pos
+    # H at each hit's position: the user's hits at positions <= it (several may share one)
+    key = hu * (int(hp.max()) + 1 if len(hp) else 1) + hp
+    above = np.searchsorted(key, key, side="right") - np.searchsorted(hu, hu)
+    num = _per_k(h, ks, w * above / hp.astype(np.float64))
+    return safe_div(num, _ap_den(h, ks, o["denominator"], _per_k(h, ks, w)))
+
+
 def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarray:
+    if _weighted(o):
+        return _weighted_ap(h, ks, o)
     width = h.width(ks)
     ind = o["indicator"]
     if ind == "distinct" and (_averaged(h) or _sparse(h)):  # every position holds at most one hit
@@ -553,7 +721,7 @@ def _average_precision(h: Hits, ks: list[int], o: dict, inner: str) -> np.ndarra
     return safe_div(num, _ap_den(h, ks, o["denominator"], hk))
 
 
-@register("map", axes=[AP_DEN, AP_IND], ties="closed", bounds=(0.0, 1.0))
+@register("map", axes=[AP_DEN, AP_IND, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, check_hook=_weight_refuse("map", "indicator", ("no", "distinct")), ties="closed", ties_settled={"weight": "pop"}, bounds=(0.0, 1.0))
 def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""MAP@k: the mean over users of average precision at k.
 
@@ -566,6 +734,11 @@ def map_(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     hits share a position, which then counts once), and D one of: :math:`\min(k,|R|)` (default), :math:`|R|`, *k*,
     :math:`\min(k,\ell)`, :math:`\min(k,\ell,|R|)`, :math:`H_k`, or
     :math:`\sum_{i\le k}\min(i,|R|)`. AP is 0 when D = 0.
+
+    With ``weight=pop`` (see recall; ``indicator=yes`` only) each hit's term is multiplied by
+    its :math:`\tilde w_i` and ``denominator=hits`` is :math:`\sum_{hits \le k} \tilde w_i`:
+    :math:`AP^w@k = \frac{1}{D}\sum_{i \in R \cap L_k} \tilde w_i\, P@\mathrm{pos}_i`.
+    ``ties=average`` has no closed form here: computed where no tie reaches into the top k.
 
     With ``ties=average`` (McSherry & Najork 2008) the value is its expectation over the
     orderings of the tie groups, for both indicators and every denominator. In a group at
@@ -782,6 +955,31 @@ def _dcg(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
     return np.cumsum(dense * _discount(width, base)[None, :], axis=1)[:, h.cols(ks, width)]
 
 
+def _weighted_dcg(h: Hits, ks: list[int], o: dict, base: Any, hit_w: np.ndarray) -> np.ndarray:
+    """``[U, len(ks)]`` DCG@k with each hit's gain times its weight (expected with ``ties=average``)."""
+    gains = _gain(h.hit_rating, o) * hit_w
+    if _averaged(h):
+        return _expected_dcg(h, ks, gains, base)
+    return _per_k(h, ks, gains * _disc_at(h.hit_pos.astype(np.float64), base))
+
+
+def _weighted_ideal(h: Hits, ks: list[int], o: dict, base: Any, rel_w: np.ndarray) -> np.ndarray:
+    """``[U, len(ks)]`` the ideal DCG of the weighted gains: the user's relevant items by gain ×
+    weight descending, the best min(k, |R|) (``ideal=cut``) or all (``uncut``); 1 for ``none``."""
+    if o["ideal"] == "none":
+        return np.ones((h.n_users, len(ks)))
+    g = _gain(h.rel_rating, o) * rel_w
+    srt = np.lexsort((-g, h.rel_user))
+    u, g = h.rel_user[srt], g[srt]
+    rank = np.arange(len(u)) - np.searchsorted(u, u)
+    term = g * _disc_at(rank + 1.0, base)
+    out = np.empty((h.n_users, len(ks)), dtype=np.float64)
+    for j, kk in enumerate(ks):  # a loop over cut-offs, not users
+        cut = rank < kk if o["ideal"] == "cut" else np.ones(len(u), dtype=bool)
+        out[:, j] = np.bincount(u[cut], weights=term[cut], minlength=h.n_users)
+    return out
+
+
 def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
     kind = o["ideal"]
     k = np.asarray(ks)
@@ -852,7 +1050,8 @@ def _resolve_t(o: dict) -> dict:
     return o
 
 
-@register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG], resolve_hook=_resolve_t, check_hook=_check_ndcg, ties="closed", ties_settled={"ideal": "hits"}, bounds=(0.0, 1.0))
+@register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG, *WEIGHT_AXES], resolve_hook=_hooks(_resolve_t, _weight_hook),
+          check_hook=_hooks(_check_ndcg, _weight_refuse("ndcg", "ideal", ("k", "hits", "listed"))), side=_weight_side, needs_when={"weight": "pop"}, ties="closed", ties_settled={"ideal": "hits"}, bounds=(0.0, 1.0))
 def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
 
@@ -870,6 +1069,11 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
+
+    With ``weight=pop`` (see recall; ``ideal`` cut, uncut or none) every relevant item's gain
+    is :math:`\tilde w_i g(r_i)`, in DCG and in the ideal, which sorts the weighted gains:
+    :math:`NDCG^w@k = \sum_{i \in R \cap L_k} \frac{w_i g(r_i)}{\log_b(pos_i+1)} \Big/
+    \sum_{j=1}^{\min(k,|R|)} \frac{(w g)_{(j)}}{\log_b(j+1)}`, :math:`(wg)_{(j)}` the j-th largest.
 
     An ideal list has at most *k* slots, also when ``ties=optimistic`` puts more than *k*
     items at positions :math:`\le k` (each of them counts in DCG at its shared position, but
@@ -913,6 +1117,9 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.467468
     """
     base = (o.get("base", 2.0), o.get("discount", "log"))
+    if _weighted(o):
+        hit_w, rel_w = _weights(h, o, "ndcg")
+        return safe_div(_weighted_dcg(h, ks, o, base, hit_w), _weighted_ideal(h, ks, o, base, rel_w))
     return safe_div(_dcg(h, ks, o, base), _ideal(h, ks, o, base))
 
 
