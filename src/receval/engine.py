@@ -394,12 +394,9 @@ def evaluate_each(enc: Encoded, resolved: Sequence[Resolved], side: SideInputs |
     per formula group. A refusal (a :class:`receval.errors.RecevalError` of the form or of a
     formula) is raised when ``strict``; else it is the value of the specs it refuses (a formula
     group that fails is computed again spec by spec, so that only the failing specs carry it).
-    The standard relevance default is decided here on the encoded truth (:func:`decide_rel`), so
-    ``audit`` and ``compare`` read ``rel`` as ``evaluate`` does."""
+    ``resolved`` as the caller decided them (the relevance default: :func:`settle_rel`)."""
     out = Each()
     count = TieCount()
-    rated = getattr(enc, "rated", None)  # a deferred encoding (receval.kernels) says so without encoding
-    resolved = decide_rel(list(resolved), "rating" in enc.truth if rated is None else rated)  # rel:>0 when rated
     for key, idxs in groups(resolved).items():
         rs = [resolved[i] for i in idxs]
         try:
