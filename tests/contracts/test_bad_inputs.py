@@ -906,11 +906,14 @@ def _old_greedy_ideal_sparse(
     for j in range(k):
         if n == 0:
             break
-        if ab:
+        if ab:  # a gain's terms in ascending order (the rule of the kernels: A._fold_sorted)
             f = 1.0 - pg * state[tkey]
-            gain = 1.0 - np.multiply.reduceat(f, tstart)
+            o = np.lexsort((f, tc))
+            gain = 1.0 - np.multiply.reduceat(f[o], tstart)
         else:
-            gain = np.bincount(tc, weights=state[tkey], minlength=n)
+            v = state[tkey]
+            o = np.lexsort((v, tc))
+            gain = np.bincount(tc[o], weights=v[o], minlength=n)
         seg_starts = np.cumsum(seg_len) - seg_len
         gmax, pick = _segment_argmax_last(gain, seg_starts, seg_len)
         idcg[seg_user] += gmax * disc[j]
@@ -1058,13 +1061,12 @@ def _old_alpha_ndcg(
                 if a == b:
                     continue
                 u, itj = u_of[a:b], it[a:b]
-                g = None
+                cs = []
                 for t in range(D):
                     kk = tab[t].take(itj) + u
-                    c = w.take(kk)
+                    cs.append(w.take(kk))
                     w[kk] *= one_minus_alpha
-                    g = c if g is None else g + c
-                dcg[u] += g * disc[j]
+                dcg[u] += A._fold_sorted(np.stack(cs), True) * disc[j]  # the terms in ascending order
 
     # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
     off = np.asarray(truth_offsets, dtype=np.int64)
@@ -1073,7 +1075,10 @@ def _old_alpha_ndcg(
     m = trat >= threshold
     m &= np.diff(indptr)[titems] > 0
     cu, ci = _sort_candidates(*_candidates(off, m, titems))
+    # the tie rule of the kernels: candidates by tie key, the ambiguous users searched
+    cu, ci, key = A._order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
     idcg = _old_greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
+    A._resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1152,7 +1157,7 @@ def _old_alpha_beta_ndcg(
                     continue
                 itj, Pj = itT[j].take(u), PT[j].take(u)
             om = 1.0 - Pj
-            prod = None
+            fs = []
             for t in range(D):
                 kk = tab[t].take(itj)
                 kk += u
@@ -1163,17 +1168,16 @@ def _old_alpha_beta_ndcg(
                 np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
                 st *= om
                 state[kk] = st
-                if prod is None:
-                    prod = f
-                else:
-                    prod *= f
-            dcg[u] += (1.0 - prod) * disc[j]
+                fs.append(f)
+            dcg[u] += (1.0 - A._fold_sorted(np.stack(fs), False)) * disc[j]  # the factors in ascending order
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & (ideg[titems] > 0)
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
+    cu, ci, key, cp = A._order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
     idcg = _old_greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gflat)
+    A._resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C, cp=cp, gamma=A._Gamma(C, dense=gflat))
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg

@@ -75,8 +75,9 @@ def ref_alpha_ndcg(asp, lst, rel_items, alpha, k):
         for d in seq:
             g = 0.0
             if d in rel_items:
+                for t in sorted((1 - alpha) ** cnt.get(c, 0) for c in np.flatnonzero(asp[d])):  # ascending
+                    g += t
                 for c in np.flatnonzero(asp[d]):
-                    g += (1 - alpha) ** cnt.get(c, 0)
                     cnt[c] = cnt.get(c, 0) + 1
             out.append(g)
         return out
@@ -88,13 +89,16 @@ def ref_alpha_ndcg(asp, lst, rel_items, alpha, k):
     oma = 1 - alpha
 
     def gain(d, chosen):  # the state of each category multiplied pick by pick, as the kernels
-        g = 0.0
+        terms = []
         for c in np.flatnonzero(asp[d]):
             s = 1.0
             for q in chosen:
                 if asp[q, c]:
                     s *= oma
-            g += s
+            terms.append(s)
+        g = 0.0
+        for t in sorted(terms):  # the terms in ascending order, as the kernels
+            g += t
         return g
 
     idcg = ref_ideal(cands, gain, tie_keys(asp, cands), lambda d: tuple(np.flatnonzero(asp[d])), k)
@@ -162,12 +166,15 @@ def ref_ab_ndcg(asp, lst, truth, alpha, beta, r_max, k):
         return alpha if i not in truth else beta * (truth[i] / r_max)
 
     def gain(i, prev):
-        prod = 1.0
+        factors = []
         for c in range(C):
             s = 1.0
             for q in prev:
                 s *= 1 - P(q, c)
-            prod *= 1 - P(i, c) * gamma[c] * s
+            factors.append(1 - P(i, c) * gamma[c] * s)
+        prod = 1.0
+        for f in sorted(factors):  # the factors in ascending order, as the kernels
+            prod *= f
         return 1 - prod
 
     lst = [x for x in lst[:k] if x >= 0]
@@ -409,3 +416,44 @@ def test_greedy_ideal_tie_rule_on_the_sparse_kernel(seed, shape):
         assert got[u] == pytest.approx(ref_alpha_ndcg(asp, items[u].tolist(), ru, 0.5, 6), abs=1e-12)
         truth = {int(i): float(r) for i, r in zip(ti[off[u]:off[u + 1]], tr[off[u]:off[u + 1]])}
         assert gab[u] == pytest.approx(ref_ab_ndcg(asp, items[u].tolist(), truth, 0.05, 0.5, 5.0, 6), abs=1e-12)
+
+
+_KERNELS = {  # monkeypatches of receval.metrics.aspects that route the greedy and the run side
+    "default": {},
+    "sparse greedy": {"_DCAP": 1},
+    "dense greedy, rank loop": {"_finite_gains": lambda *a: False, "_falling_gains": lambda *a: False,
+                                "_unit": lambda *a: False},
+    "cohorts, no window": {"_falling_gains": lambda *a: False},
+}
+
+
+def _renamed_values():
+    """(dcg, idcg) of alpha_ndcg and of ab_ndcg for each of the 120 orders of the 5 categories."""
+    asp = np.array([[1, 0, 1, 0, 1], [1, 0, 1, 1, 0], [0, 1, 1, 1, 1], [1, 0, 1, 1, 1]], dtype=bool)
+    off, ti, tr = np.array([0, 4]), np.arange(4), np.array([5.0, 4.0, 4.0, 4.0])
+    items = np.array([[2, 1, 3, 0]])
+    rel = np.ones((1, 4), dtype=bool)
+    got_a, got_ab = set(), set()
+    for perm in itertools.permutations(range(5)):
+        a = asp[:, list(perm)]
+        _, dcg, idcg = alpha_ndcg(items, rel, a, off, ti, tr, 0.0, alpha=0.1, k=4, return_parts=True)
+        got_a.add((float(dcg[0]), float(idcg[0])))
+        _, dcg, idcg = alpha_beta_ndcg(items, tr[items], sp.csr_matrix(a), off, ti, tr, alpha=0.02, beta=0.3,
+                                       r_max=5.0, k=4, return_parts=True)
+        got_ab.add((float(dcg[0]), float(idcg[0])))
+    return got_a, got_ab
+
+
+@pytest.mark.parametrize("kernel", list(_KERNELS))
+def test_renaming_categories_leaves_every_bit(monkeypatch, kernel):
+    """Items in 3+ categories with α = 0.1 (terms not exact in binary): a gain summed (α) or
+    multiplied (αβ) in category-code order moved in the last bit when the categories were renamed
+    (120 orders of the 5 categories: 2 idcgs of alpha_ndcg, 14 (dcg, idcg) of ab_ndcg). Each
+    gain's terms now fold in ascending order: one value for every order, the same on every kernel."""
+    from receval.metrics import aspects as A
+    default = _renamed_values()
+    for name, value in _KERNELS[kernel].items():
+        monkeypatch.setattr(A, name, value)
+    got = _renamed_values()
+    assert len(got[0]) == 1 and len(got[1]) == 1, got
+    assert got == default

@@ -149,7 +149,7 @@ def contexts(draw):
         "ties": CONTEXT_VALUES["ties"],
         "hitscore": ["any", "any", "positive"],
         "dup": ["first", "keep"] * 3 + ["error"],
-        "tdup": ["first", "keep"] * 3 + ["error"],
+        "tdup": ["first", "keep", "max"] * 2 + ["error"],
         "empty": ["skip", "zero"] * 3 + ["error"],
         "norecs": ["zero", "skip"] * 3 + ["error"],
     }

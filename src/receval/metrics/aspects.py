@@ -40,11 +40,11 @@ two rounds of colour refinement from the number of the user's candidates in
 each category); candidates with the same content (categories, and P for αβ-nDCG)
 are interchangeable; when candidates of equal gain and equal key still differ
 in content, the ideal is the **largest** DCG over those choices
-(:func:`_ideal_search`, run only for such users).  The value is thus the same for
-every renaming of items and categories, with one limit left: a gain is summed (α) or
-multiplied (αβ) over its categories in category-code order, so where three or more terms
-are not exact in binary (α-nDCG with α other than 0, 1/2, 1, ...; αβ-nDCG) two
-mathematically equal gains can differ in the last bit, and which way depends on the codes.  It equals ``ndeval``'s whenever
+(:func:`_ideal_search`, run only for such users).  A gain's terms, one per category, are
+summed (α) or multiplied (αβ) in ascending order of their values (:func:`_fold_sorted`), not
+in category-code order, on the run side and the ideal side of every kernel, so the value is
+the same, bit for bit, for every renaming of items and categories (γ's sums aside: they are
+exact for ratings on a grid of halves).  It equals ``ndeval``'s whenever
 ``ndeval``'s tie choices lead to the same ideal (always when tied candidates
 share their categories).  The greedy is an approximation: a run can, rarely,
 beat it, so values slightly above 1 are possible (``ndeval`` does not clip
@@ -297,6 +297,46 @@ def _truth_users(truth_offsets):
     return off, np.repeat(np.arange(off.shape[0] - 1, dtype=np.int64), np.diff(off))
 
 
+def _fold_sorted(F: np.ndarray, add: bool, out: np.ndarray | None = None) -> np.ndarray:
+    """The sum (``add``) or product of the terms ``F[0], F[1], ...`` of every cell, folded left
+    to right in ascending order of their values (``F`` is sorted along axis 0 in place), so the
+    result depends on the multiset of a cell's terms only, not on which category gave which:
+    every kernel and :func:`_ideal_search` fold a gain's terms this way, so renaming categories
+    cannot move its last bit. Two terms need no sort (``a + b == b + a``, ``a * b == b * a``);
+    padding terms (0 for a sum, 1 for a product) change nothing wherever they sort. Up to 16
+    terms sort by an odd-even transposition network (min/max: several times faster than
+    ``sort(axis=0)``; a NaN may spread to its neighbours, which leaves the fold NaN as before)."""
+    D = F.shape[0]
+    if 3 <= D <= 16:
+        lo = np.empty_like(F[0])
+        for r in range(D):
+            for i in range(r % 2, D - 1, 2):
+                np.minimum(F[i], F[i + 1], out=lo)
+                np.maximum(F[i], F[i + 1], out=F[i + 1])
+                F[i] = lo
+    elif D > 16:
+        F.sort(axis=0)
+    if out is None:
+        out = F[0].copy()
+    else:
+        np.copyto(out, F[0])
+    op = np.add if add else np.multiply
+    for t in range(1, F.shape[0]):
+        op(out, F[t], out=out)
+    return out
+
+
+def _fold_ragged(vals: np.ndarray, deg: np.ndarray, tstart: np.ndarray, add: bool) -> np.ndarray:
+    """:func:`_fold_sorted` of ragged rows: row ``r`` holds ``vals[tstart[r]:tstart[r] + deg[r]]``
+    (``deg >= 1``); the rows of one length are folded together."""
+    out = np.empty(deg.shape[0], dtype=np.float64)
+    for d in np.flatnonzero(np.bincount(deg)).tolist():
+        rows = np.flatnonzero(deg == d)
+        F = vals.take(tstart[rows][None, :] + np.arange(d, dtype=np.int64)[:, None])  # [d, rows]
+        out[rows] = _fold_sorted(F, add)
+    return out
+
+
 def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.ndarray):
     """Per segment: the max gain and the index of the **last** position attaining it.
 
@@ -352,10 +392,9 @@ def _greedy_ideal_sparse(
         if n == 0:
             break
         if ab:
-            f = 1.0 - pg * state[tkey]
-            gain = 1.0 - np.multiply.reduceat(f, tstart)
+            gain = 1.0 - _fold_ragged(1.0 - pg * state[tkey], deg, tstart, False)
         else:
-            gain = np.bincount(tc, weights=state[tkey], minlength=n)
+            gain = _fold_ragged(state[tkey], deg, tstart, True)
         seg_starts = np.cumsum(seg_len) - seg_len
         gmax, pick = _segment_argmax_last(gain, seg_starts, seg_len)
         idcg[seg_user] += gmax * disc[j]
@@ -577,28 +616,23 @@ def _cohort(us, m, cstart, Kc, PGc, Pc, state, idcg, disc, k, D, oma):
     moved = [A.reshape(-1) for A in moved]
     Psf = Ps.reshape(-1) if ab else None
     gbuf = np.empty((m, R), dtype=np.float64)
-    fbuf = np.empty((m, R), dtype=np.float64) if D > 1 else gbuf
+    tbuf = np.empty((D, m, R), dtype=np.float64)
     eq = np.empty((m, R), dtype=bool)
     kb = np.empty((m, R), dtype=np.int64)
     for j in range(min(m, k)):
         w = m - j
         g = gbuf[:w]
-        state.take(Ks[0][:w], out=g, mode="clip")
-        if ab:  # 1 - prod_t (1 - state_t (P gamma_t))
-            g *= PGs[0][:w]
+        T = tbuf[:, :w]
+        for t in range(D):
+            state.take(Ks[t][:w], out=T[t], mode="clip")
+        if ab:  # 1 - prod_t (1 - state_t (P gamma_t)), the factors in ascending order
+            for t in range(D):
+                T[t] *= PGs[t][:w]
+                np.subtract(1.0, T[t], out=T[t])
+            _fold_sorted(T, False, g)
             np.subtract(1.0, g, out=g)
-            for t in range(1, D):
-                f = fbuf[:w]
-                state.take(Ks[t][:w], out=f, mode="clip")
-                f *= PGs[t][:w]
-                np.subtract(1.0, f, out=f)
-                g *= f
-            np.subtract(1.0, g, out=g)
-        else:  # sum_t state_t, in aspect order
-            for t in range(1, D):
-                f = fbuf[:w]
-                state.take(Ks[t][:w], out=f, mode="clip")
-                g += f
+        else:  # sum_t state_t, the terms in ascending order
+            _fold_sorted(T, True, g)
         if w == 1:
             idcg[us] += g[0] * disc[j]
             break
@@ -689,10 +723,7 @@ def _greedy_window(cand_user, cand_item, itab, PGx, Pc, nu, cstart, C1, D, k, di
     Kc[:, n] = slots.n
     state = np.ones(slots.n + 1, dtype=np.float64)
     # each candidate's first gain (every state 1: 1 * (P gamma) is P gamma; the dead cell n: 0)
-    g0 = np.subtract(1.0, PGx[0])
-    f = np.empty_like(g0)
-    for t in range(1, D):
-        g0 *= np.subtract(1.0, PGx[t], out=f)
+    g0 = _fold_sorted(np.subtract(1.0, PGx), False)  # the factors in ascending order, as _gains_of
     np.subtract(1.0, g0, out=g0)
     Px = np.append(Pc, 0.0)
     acc = np.zeros(users.shape[0], dtype=np.float64)
@@ -712,14 +743,10 @@ def _greedy_window(cand_user, cand_item, itab, PGx, Pc, nu, cstart, C1, D, k, di
 def _gains_of(state, K, PG):
     """αβ gains ``1 - prod_t (1 - state_t (P gamma_t))`` of the cells ``K[t], PG[t]`` (any
     shape), with the operations of :func:`_cohort`, in its order."""
-    g = state.take(K[0])
-    g *= PG[0]
-    np.subtract(1.0, g, out=g)
-    for t in range(1, K.shape[0]):
-        f = state.take(K[t])
-        f *= PG[t]
-        np.subtract(1.0, f, out=f)
-        g *= f
+    F = state.take(K)
+    F *= PG
+    np.subtract(1.0, F, out=F)
+    g = _fold_sorted(F, False)
     np.subtract(1.0, g, out=g)
     return g
 
@@ -886,22 +913,18 @@ def _dense_chunk(users, nu, cstart, Kc, Pc, gext, state, idcg, disc, k, D, oma):
         R = ru.shape[0]
         if R == 0:
             continue
-        if ab:  # 1 - prod_t (1 - (P * gamma_t) * state_t)
-            prod = gext.take(Ks[0])
-            prod *= Pw
-            prod *= state.take(Ks[0])
-            np.subtract(1.0, prod, out=prod)
-            for t in range(1, D):
-                f = gext.take(Ks[t])
+        if ab:  # 1 - prod_t (1 - (P * gamma_t) * state_t), the factors in ascending order
+            F = np.empty((D,) + Ks[0].shape, dtype=np.float64)
+            for t in range(D):
+                f = F[t]
+                gext.take(Ks[t], out=f)
                 f *= Pw
                 f *= state.take(Ks[t])
                 np.subtract(1.0, f, out=f)
-                prod *= f
-            g = np.subtract(1.0, prod, out=prod)
-        else:  # sum_t state_t, in aspect order
-            g = state.take(Ks[0])
-            for t in range(1, D):
-                g += state.take(Ks[t])
+            g = _fold_sorted(F, False)
+            np.subtract(1.0, g, out=g)
+        else:  # sum_t state_t, the terms in ascending order
+            g = _fold_sorted(np.stack([state.take(Ks[t]) for t in range(D)]), True)
         if w == 1:
             idcg[ru] += g[0] * disc[rs]
             break
@@ -1108,10 +1131,11 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
     when these differ in content (categories, and P for αβ), the ideal is the largest DCG over
     the choices. Candidates of one content are interchangeable (one class with a multiplicity);
     two classes whose categories differ only in categories no other class holds, with the
-    same counts there and the same multiplicity, are interchangeable too (swapping those
-    categories maps the state onto itself), so only one of them is explored. Gains are summed
-    in the kernels' order (ascending category code) from states multiplied step by step, so
-    the floating point values are the kernels'."""
+    same states there and the same multiplicity, are interchangeable too (swapping those
+    categories maps the state onto itself), so only one of them is explored. The floating point
+    operations are the kernels', so a path's value is the kernels' value bit for bit: each
+    state multiplied pick by pick along the path, a gain's terms folded in ascending order
+    (:func:`_fold_sorted`) and the DCG summed rank by rank from 0."""
     content = sorted(set(zip(cats, keys, ps if ps is not None else [None] * len(cats))))
     cls = {c: i for i, c in enumerate(content)}
     mult0 = [0] * len(content)
@@ -1123,24 +1147,15 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
             carriers.setdefault(c, []).append(i)
     disc = ndeval_discount(k).tolist()
     oma = 1.0 - alpha
-    memo: dict[tuple[int, ...], float] = {}
+    memo: dict[tuple, float] = {}
 
-    def states(mult):
-        st: dict[int, float] = {}
-        for i, m in enumerate(mult):
-            for _ in range(mult0[i] - m):
-                cs, _, p = content[i]
-                for c in cs:
-                    st[c] = st.get(c, 1.0) * (oma if p is None else 1.0 - p)
-        return st
-
-    def value(mult: tuple[int, ...], j: int) -> float:
+    def value(mult: tuple[int, ...], st: dict[int, float], acc: float, j: int) -> float:
         if j == k:
-            return 0.0
-        got = memo.get(mult)
+            return acc
+        memo_key = (mult, tuple(sorted(st.items())), acc)
+        got = memo.get(memo_key)
         if got is not None:
             return got
-        st = states(mult)
         best: tuple[float, int] | None = None
         tied: list[int] = []
         for i, m in enumerate(mult):
@@ -1149,19 +1164,20 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
             cs, key, p = content[i]
             if p is None:
                 g = 0.0
-                for c in cs:
-                    g += st.get(c, 1.0)
+                for term in sorted(st.get(c, 1.0) for c in cs):
+                    g += term
             else:
                 f = 1.0
-                for c in cs:
-                    f *= 1.0 - p * gamma.get(c, 0.0) * st.get(c, 1.0)
+                for term in sorted(1.0 - p * gamma.get(c, 0.0) * st.get(c, 1.0) for c in cs):
+                    f *= term
                 g = 1.0 - f
             if best is None or (g, key) > best:
                 best, tied = (g, key), [i]
             elif (g, key) == best:
                 tied.append(i)
         if best is None:
-            return 0.0
+            return acc
+        acc = acc + best[0] * disc[j]
         seen = set()
         out = -math.inf
         for i in tied:
@@ -1174,12 +1190,14 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
             seen.add(sig)
             nxt = list(mult)
             nxt[i] -= 1
-            out = max(out, value(tuple(nxt), j + 1))
-        v = best[0] * disc[j] + out
-        memo[mult] = v
-        return v
+            st2 = dict(st)
+            for c in cs:
+                st2[c] = st2.get(c, 1.0) * (oma if p is None else 1.0 - p)
+            out = max(out, value(tuple(nxt), st2, acc, j + 1))
+        memo[memo_key] = out
+        return out
 
-    return value(tuple(mult0), 0)
+    return value(tuple(mult0), {}, 0.0, 0)
 
 
 def _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, *, alpha, C, cp=None, gamma=None) -> None:
@@ -1260,9 +1278,9 @@ def alpha_ndcg(
     label-free tie key of :func:`_tie_keys` (no item or category id enters it);
     when items attaining the maximum differ in their categories, every choice is
     followed and :math:`\alpha\text{-DCG}^{*}` is the largest of the resulting DCGs
-    (items with the same categories are interchangeable).  The value is the same
-    for every renaming of items and categories (up to the floating point order of a
-    gain's terms, see the module notes).  ``ndeval`` instead breaks ties by
+    (items with the same categories are interchangeable).  The value is the same,
+    bit for bit, for every renaming of items and categories (a gain's terms are
+    added in ascending order of their values, see the module notes).  ``ndeval`` instead breaks ties by
     the largest docno; the two agree whenever ``ndeval``'s choices give the same
     ideal DCG (e.g. when tied items share their categories).
 
@@ -1337,17 +1355,17 @@ def alpha_ndcg(
                 if a == b:
                     continue
                 u, itj = u_of[a:b], it[a:b]
-                g = None
+                T = np.empty((D, b - a), dtype=np.float64)
                 for t in range(D):
                     if tabU is None:
                         kk = slots.code(u, tab[t].take(itj))
                     else:  # slots.code of the dense aspect-major layout: aspect * U + user
                         kk = tabU[t].take(itj)
                         kk += u
-                    c = w.take(kk)
+                    c = T[t]
+                    w.take(kk, out=c)
                     w.put(kk, c * one_minus_alpha)
-                    g = c if g is None else g + c
-                dcg[u] += g * disc[j]
+                dcg[u] += _fold_sorted(T, True) * disc[j]
 
     # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
     off = np.asarray(truth_offsets, dtype=np.int64)
@@ -1617,7 +1635,7 @@ def alpha_beta_ndcg(
                     continue
                 itj, Pj = itT[j].take(u), PT[j].take(u)
             om = 1.0 - Pj
-            prod = None
+            F = np.empty((D, u.shape[0]), dtype=np.float64)
             for t in range(D):
                 if tabU is None:
                     kk = slots.code(u, tab[t].take(itj))
@@ -1625,17 +1643,14 @@ def alpha_beta_ndcg(
                     kk = tabU[t].take(itj)
                     kk += u
                 st = state.take(kk)
-                f = gext.take(kk)
+                f = F[t]
+                gext.take(kk, out=f)
                 f *= Pj
                 f *= st
                 np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
                 st *= om
                 state.put(kk, st)
-                if prod is None:
-                    prod = f
-                else:
-                    prod *= f
-            dcg[u] += (1.0 - prod) * disc[j]
+            dcg[u] += (1.0 - _fold_sorted(F, False)) * disc[j]  # the factors in ascending order
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
@@ -1685,21 +1700,19 @@ def _run_dcg_blocks(items, P, gext, tab, C1, k, disc):
         for j in range(k):
             itj, Pj = itT[j, u0:u1], PT[j, u0:u1]
             om = np.subtract(1.0, Pj)
-            prod = None
+            F = np.empty((D, u1 - u0), dtype=np.float64)
             for t in range(D):
                 kk = tab[t].take(itj)
                 kk += base
                 st = state.take(kk)
-                f = gam.take(kk)
+                f = F[t]
+                gam.take(kk, out=f)
                 f *= Pj
                 f *= st
                 np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
                 st *= om
                 state[kk] = st
-                if prod is None:
-                    prod = f
-                else:
-                    prod *= f
+            prod = _fold_sorted(F, False)  # the factors in ascending order
             np.subtract(1.0, prod, out=prod)
             prod *= disc[j]
             acc += prod

@@ -39,13 +39,20 @@ def _nonrel_judged(truth: dict, ctx: dict) -> tuple[dict, dict]:
     the number of kept truth rows below the threshold."""
     has_rating = "rating" in truth
     rel = ctx["rel"]
-    seen, kept = set(), []
+    seen, kept, best = set(), [], {}
     for i in range(len(truth["user_id"])):
         key = (truth["user_id"][i], truth["item_id"][i])
         rating = float(truth["rating"][i]) if has_rating else 1.0
-        if key in seen and ctx["tdup"] == "first":
+        if key in seen and ctx["tdup"] == "first":  # (repeats agree: prepare refuses the others)
+            continue
+        if key in seen and ctx["tdup"] == "max":  # the row of the highest rating
+            j = next(x for x, (kk, _) in enumerate(kept) if kk == key)
+            if rating > best[key]:
+                best[key] = rating
+                kept[j] = (key, rel is None or rating >= rel)
             continue
         seen.add(key)
+        best[key] = rating
         kept.append((key, rel is None or rating >= rel))
     relevant_keys = {key for key, r in kept if r}
     judged = {}

@@ -183,17 +183,19 @@ def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, 
 
 
 def user_relevant(truth, u, ctx) -> list:
-    """The relevant truth items of u, one per kept row (tdup=keep counts repeats)."""
+    """The relevant truth items of u, one per kept row (tdup=keep counts repeats; tdup=max keeps
+    the row of the highest rating; tdup=first the first, its repeats agree: prepare refuses others)."""
     has_rating = "rating" in truth
-    out, seen = [], set()
+    rows, seen = [], {}
     for j in range(len(truth["user_id"])):
         if truth["user_id"][j] != u:
             continue
         i = truth["item_id"][j]
-        if i in seen and ctx["tdup"] == "first":
-            continue
-        seen.add(i)
         r = float(truth["rating"][j]) if has_rating else 1.0
-        if ctx["rel"] is None or r >= ctx["rel"]:
-            out.append(i)
-    return out
+        if i in seen and ctx["tdup"] in ("first", "max"):
+            if ctx["tdup"] == "max" and r > rows[seen[i]][1]:
+                rows[seen[i]] = (i, r)
+            continue
+        seen[i] = len(rows)
+        rows.append((i, r))
+    return [i for i, r in rows if ctx["rel"] is None or r >= ctx["rel"]]

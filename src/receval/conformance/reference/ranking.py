@@ -15,9 +15,10 @@ Semantics encoded here (each is one line of the option docs):
 * the averaged users are the truth users; recommendation rows of other users are ignored;
 * ``rel``: a truth row is relevant when ``rating >= rel`` (every row when ``rel`` is None);
   without a rating column every rating is 1 and a threshold is an error;
-* ``tdup``: ``first`` keeps the first row of each (user, item), ``keep`` counts every row in
-  |R|; a recommended item is matched against the first kept truth row of its (user, item)
-  that is relevant (so with ``keep`` an item counted in |R| by a later row is still a hit);
+* ``tdup``: ``first`` keeps the first row of each (user, item) and refuses repeats that disagree
+  on the rating, ``max`` keeps the row of the highest rating, ``keep`` counts every row in |R|;
+  a recommended item is matched against the kept truth row of its (user, item) that is relevant
+  and of the highest rating (so with ``keep`` an item counted in |R| by a later row is still a hit);
 * ``order``: ``auto`` = rank column if present, else score, else an error (never the input order); with ``rank``
   the position of a row *is* its rank value;
 * ``ties`` (order by score): ``input`` stable, ``item`` smaller id first, ``item_desc`` larger
@@ -84,7 +85,7 @@ CONTEXT_VALUES = {
     "ties": ["input", "item", "item_desc", "text_desc", "optimistic"],
     "hitscore": ["any", "positive"],
     "dup": ["error", "first", "keep"],
-    "tdup": ["error", "first", "keep"],
+    "tdup": ["error", "first", "max", "keep"],
     "empty": ["skip", "zero", "error"],
     "norecs": ["zero", "skip", "error"],
 }
@@ -129,7 +130,7 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
     users = sorted({row["user_id"] for row in truth_rows})
     if recs.get("user_id") and not set(recs["user_id"]) & set(users):
         raise RefError("no user in common")  # receval refuses recommendations that meet no truth user
-    seen = set()
+    seen: dict = {}  # (u, i) -> the index in ``kept`` of its first kept row
     first_row = {}  # (u, i) -> the truth row a recommended item is matched against
     kept = []
     for row in truth_rows:
@@ -138,13 +139,20 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
             if ctx["tdup"] == "error":
                 raise RefError("truth duplicates")
             if ctx["tdup"] == "first":
+                if rating_of(row) != rating_of(kept[seen[key]]):
+                    raise RefError("tdup=first: repeats of a pair disagree on the rating")
+                continue
+            if ctx["tdup"] == "max":
+                if rating_of(row) > rating_of(kept[seen[key]]):
+                    kept[seen[key]] = first_row[key] = row
                 continue
         else:
-            seen.add(key)
+            seen[key] = len(kept)
         kept.append(row)
-        # the first kept row of the pair, or the first kept *relevant* one: an item counted in
-        # |R| by any of its rows is a hit when recommended
-        if key not in first_row or (not is_relevant(first_row[key]) and is_relevant(row)):
+        # the kept relevant row of the pair of the highest rating (else its first row): an item
+        # counted in |R| by any of its rows is a hit when recommended
+        old = first_row.get(key)
+        if old is None or (is_relevant(row) and (not is_relevant(old) or rating_of(row) > rating_of(old))):
             first_row[key] = row
     relevant_ratings = {u: [] for u in users}
     for row in kept:
