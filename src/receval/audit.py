@@ -671,11 +671,9 @@ class AuditReport:
             lines.append(f"    truth (user, item, rating): {f.case.get('truth')}")
             lines.append(f"    implementation: {_show(f.case.get('implementation'))}")
             lines.append(f"    {f.definition}: {_show(f.case.get('receval'))}")
-        if self.raised:
-            lines.append(f"the implementation raised on {len(self.raised)} inputs ({_ids(self.raised)}), e.g.: {self.raised[0][1]}")
-        if self.non_numbers:
-            lines.append(f"the implementation answered a non-number on {len(self.non_numbers)} inputs ({_ids(self.non_numbers)}), "
-                         f"e.g.: {self.non_numbers[0][1]}")
+        for what, cases in (("raised", self.raised), ("answered a non-number", self.non_numbers)):
+            if cases:
+                lines.append(f"the implementation {what} on {len(cases)} inputs ({_ids(cases)}), e.g.: {cases[0][1]}")
         if self.explanation:
             lines += ["", self.explanation.rstrip()]
         return "\n".join(lines) + "\n"
