@@ -195,7 +195,7 @@ MISTAKES = {
     "bad context value": (lambda tmp: [RECS, TRUTH, "-m", "ndcg@3", "--ties", "itme"], "did you mean 'item'?"),
     "missing column": (lambda tmp: [_missing_col(tmp), TRUTH, "-m", "ndcg@3"], "recommendations are missing column 'item_id' (found: user_id, item, score)"),
     "no such file": (lambda tmp: [str(tmp / "nope.csv"), TRUTH, "-m", "ndcg@3"], "file not found"),
-    "unreadable file": (lambda tmp: [_garbage(tmp), TRUTH, "-m", "ndcg@3"], "cannot read recommendations file"),
+    "unreadable file": (lambda tmp: [_garbage(tmp), TRUTH, "-m", "ndcg@3"], "re-write the recommendations file"),
     "duplicate pairs": (lambda tmp: [_dup_recs(tmp), TRUTH, "-m", "ndcg@3"], "dup='first'"),
     "threshold without rating": (lambda tmp: [RECS, RECS, "-m", "ndcg@3", "--rel", "4"], "needs a rating column"),
 }

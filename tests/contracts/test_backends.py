@@ -66,7 +66,10 @@ def make_data(seed: int = 7, n_users: int = 120, n_items: int = 40, dups: bool =
             items = np.r_[items, items[:1]]
         tu += [u * 3] * len(items)
         ti += list(items)
-        ty += list(rng.integers(1, 6, len(items)).astype(float))
+        ratings = rng.integers(1, 6, len(items)).astype(float)
+        if len(items) > n:  # a repeated truth row repeats its rating (tdup=first refuses repeats that disagree)
+            ratings[-1] = ratings[0]
+        ty += list(ratings)
     recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": rs})
     # shuffle users but keep each user's rows in order (input order matters for ties=input)
     truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ty}).sample(fraction=1.0, shuffle=True, seed=seed)
