@@ -46,6 +46,10 @@ NUMERIC_TRIALS = {"rel": [3.0], "base": [math.e, 10.0], "t": [1.0]}
 NAME_TRIALS = {"icat": ["p", "q"], "ugroup": ["x", "y"]}
 #: options a metric needs to compute at all, added to each of its sweep specs
 REQUIRED = {"bias_disparity": {"icat": "p"}}
+#: options that only mean something together (weight=pop needs its exponent; floor=1 keeps an
+#: item without train rows countable), added when the sweep sets one of them
+COMPANIONS = {"weight": {"gamma": "0.5", "floor": "1"}, "gamma": {"weight": "pop", "floor": "1"},
+              "floor": {"weight": "pop", "gamma": "0.5"}}
 
 
 def _specs_for(metric) -> list[str]:
@@ -63,7 +67,10 @@ def _specs_for(metric) -> list[str]:
             values = NUMERIC_TRIALS.get(name, [0.3])
         for v in values:
             shown = axis.render(v) if axis.numeric else v
-            opts = {**need, name: shown}
+            companions = COMPANIONS.get(name, {})
+            if companions and metric.name == "hitrate":  # count=any has no propensity-weighted definition
+                companions = {**companions, "count": "hits"}
+            opts = {**need, **companions, name: shown}
             out.append(f"{metric.name}({','.join(f'{a}={w}' for a, w in opts.items())}){k}")
     return out
 
