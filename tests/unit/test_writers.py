@@ -405,7 +405,7 @@ def test_file_too_large_for_every_writer_keeps_the_previous_file(inputs):
             print(name, "|", exc)
         else:
             print(name, "| written")
-    """.format(tests=str(Path(__file__).parents[1]), recs=str(inputs / "a.csv"), truth=str(inputs / "truth.csv"))
+    """.format(tests=str(Path(__file__).parent), recs=str(inputs / "a.csv"), truth=str(inputs / "truth.csv"))
     p = run_limited(code, inputs)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     lines = dict(line.split(" | ", 1) for line in p.stdout.strip().splitlines())
