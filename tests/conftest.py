@@ -28,8 +28,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+# the shared helpers, and the test modules other folders import (test_reference's datasets,
+# test_invariance's TABLE, test_segments' files): importable from any folder, in any run
+for folder in (HERE, *(HERE / f for f in ("unit", "metrics", "contracts", "cli", "pages"))):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 #: whole files that are sweeps (every registered metric or option value against a reference)
 SWEEP_FILES = {"test_reference.py", "test_invariance.py", "test_invariance_entry_points.py", "test_properties.py"}
