@@ -38,7 +38,11 @@ for folder in (HERE, *(HERE / f for f in ("unit", "metrics", "contracts", "cli",
 SWEEP_FILES = {"test_reference.py", "test_invariance.py", "test_invariance_entry_points.py", "test_properties.py"}
 #: test functions that are sweeps wherever they are (hypothesis against a slow reference / oracle)
 SWEEP_TESTS = {"test_popularity_metrics_match_reference", "test_ir_metrics_match_reference", "test_match_oracle",
-               "test_match_reference", "test_equals_mean_over_all_orderings"}
+               "test_match_reference", "test_equals_mean_over_all_orderings",
+               # every altered implementation through the audit, every AUC form over every ordering, every
+               # metric and option on the Polars engine and in batches: one tenth stays in the default tier
+               "test_the_inference_recovers_the_options", "test_auc_equals_mean_over_all_orderings",
+               "test_polars_equals_memory_every_metric_option", "test_batched_in_memory_equals_one_batch_every_metric"}
 #: tests that take seconds on their own (measured on 2 cores: `pytest --durations=30 -m slow`)
 SLOW_TESTS = {
     "test_file_too_large_for_every_writer_keeps_the_previous_file", "test_error_and_not_offered_told_apart_in_every_file",
@@ -55,7 +59,8 @@ SLOW_TESTS = {
     "test_receval_ope_reproduces_obps_obd_table", "test_every_figure_in_every_format", "test_output_on_a_non_utf8_stdout",
     "test_cli_writes_the_report", "test_position_terms_equal_mean_over_all_orderings",
     "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
-    "test_reproduce_prints_the_headline_first",
+    "test_reproduce_prints_the_headline_first", "test_tutorial_page_is_fresh", "test_png_has_the_asked_size",
+    "test_bundled_ease_dual_matches_primal",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10

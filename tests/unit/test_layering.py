@@ -7,6 +7,7 @@ the shared rooms ``metrics._*``). A new module must be given a layer here."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 
@@ -66,6 +67,12 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per test process (every layering test reads them all)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _import_names(mods: dict[str, Path], typing_too: bool = True) -> list[tuple[str, str, str | None]]:
     """Every import of a receval module by a receval module, at module level, inside a
     function or under ``if TYPE_CHECKING:`` (an annotation's import is an edge of the graph a
@@ -77,7 +84,7 @@ def _import_names(mods: dict[str, Path], typing_too: bool = True) -> list[tuple[
         pkg = m.split(".") if p.name == "__init__.py" else m.split(".")[:-1]
         if m == "receval":
             pkg = []
-        tree = ast.parse(p.read_text(encoding="utf-8"))
+        tree = _tree(p)
         typing_only = set() if typing_too else {
             id(n) for top in ast.walk(tree) if isinstance(top, ast.If) and _is_type_checking(top.test)
             for stmt in top.body for n in ast.walk(stmt)}
