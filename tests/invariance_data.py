@@ -1,4 +1,4 @@
-"""Data and transformations for tests/test_invariance.py.
+"""Data and transformations for tests/contracts/test_invariance.py.
 
 A :class:`Case` is the content of one evaluation: recommendations, ground truth and every
 side input, as plain column dicts (lists) with integer ids, plus the relevance threshold.

@@ -1,4 +1,4 @@
-"""The contract across the entry points other than `evaluate` (tests/test_invariance.py covers
+"""The contract across the entry points other than `evaluate` (tests/contracts/test_invariance.py covers
 every metric there): `runs` with its paired statistics, the dialect `compare` table, sampled
 evaluation and TREC files give the same values (1e-12) for the same content, whatever the row
 order and (where the entry point's own definition allows) the spelling of the ids.

@@ -1,7 +1,7 @@
 """A newcomer's first hour (issue 31): 0/1 labels, star ratings without ``rel``, rounded scores,
 a partial run and differently named columns give the number the user meant, and what receval
 decided for them is said in one short note each (``RecevalNote``; ``receval: note:`` on the
-command line). ``receval reproduce`` twice in one folder: tests/test_reproduce_safety.py."""
+command line). ``receval reproduce`` twice in one folder: tests/cli/test_reproduce.py."""
 
 from __future__ import annotations
 

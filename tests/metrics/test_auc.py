@@ -1,12 +1,26 @@
-"""AUC family: goldens as arithmetic, sklearn for the stacked AUC, slow per-user references."""
+"""AUC family: goldens as arithmetic, sklearn for the stacked AUC, slow per-user references.
+
+`auc` / `auc@k` resolve per dialect to what the library calls AUC / RocAuc@k.
+
+gauc(maxfpr=m): the standardised partial AUC (McClish 1989; scikit-learn / torchmetrics
+max_fpr), against a plain ROC walk written from the definition, plus its refusals.
+
+pAUC@k and pAp@k (RecTools PartialAUC / PAP): goldens as arithmetic, a brute-force pair
+count under hypothesis, the insufficient-list policies, and the batched engine.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from receval import evaluate
-from receval.errors import DataError, SpecError
+import receval
+from receval import SpecError, evaluate
+from receval.backends import evaluate_polars
+from receval.cli import explain
+from receval.errors import DataError
 
 # ------------------------------------------------------------------------------------------
 # data
@@ -343,3 +357,189 @@ def test_stacked_judged_rows():
     truth = {"user_id": [1, 1, 1], "item_id": [20, 40, 50], "rating": [5.0, 1.0, 3.0]}
     assert val("auc(rows=judged)", WR, truth, rel=3) == 1.0
     assert val("auc", WR, truth, rel=3) == pytest.approx(2 / 3)  # 20 vs 10, 30, 40
+
+
+def _data(seed=3):
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(30), 25)
+    items = np.concatenate([rng.permutation(60)[:25] for _ in range(30)])
+    scores = rng.random(len(users)).round(2)  # some ties
+    truth_u = np.repeat(np.arange(30), 6)
+    truth_i = np.concatenate([rng.permutation(60)[:6] for _ in range(30)])
+    return ({"user_id": users, "item_id": items, "score": scores}, {"user_id": truth_u, "item_id": truth_i})
+
+
+def test_auc_at_k_is_the_top_k_user_auc():
+    recs, truth = _data()
+    res = evaluate(recs, truth, ["auc@10", "gauc@10", "auc", "gauc"], ties="input")  # rounded scores: ties straddle k
+    assert res["auc@10"] == pytest.approx(res["gauc@10"], abs=1e-15)
+    assert res["auc"] != pytest.approx(res["auc@10"])
+    assert res.per_user()["auc@10"].to_list() == res.per_user()["gauc@10"].to_list()
+
+
+def test_replay_rocauc_at_k():
+    recs, truth = _data()
+    replay = evaluate(recs, truth, ["auc@10"], dialect="replay@0.22")
+    ref = evaluate(recs, truth, ["gauc(tied=order,nopos=zero,noneg=one)@10"], ties="item_desc")
+    assert replay["auc@10"] == pytest.approx(ref.value("gauc(tied=order,nopos=zero,noneg=one)@10"), abs=1e-15)
+    assert "tied:order" in replay.signature("auc@10")
+
+
+def test_a_library_without_a_top_k_auc_says_so():
+    recs, truth = _data()
+    with pytest.raises(SpecError, match="has no metric 'auc@k'"):
+        evaluate(recs, truth, ["auc@10"], dialect="recbole")
+    # but its full-ranking AUC is there
+    assert 0 <= evaluate(recs, truth, ["auc"], dialect="recbole")["auc"] <= 1
+
+
+def test_explain_auc_at_k():
+    text = explain("auc@20", "dlrs_eval")
+    assert "tied: half -> order" in text
+    assert "auc@20|" in text
+
+
+def _partial(scores: list[float], labels: list[bool], m: float) -> float:
+    """ROC vertices at each distinct threshold, trapezoids up to FPR m (interpolated), McClish."""
+    P, N = sum(labels), len(labels) - sum(labels)
+    pts = [(0.0, 0.0)]
+    for t in sorted(set(scores), reverse=True):
+        tp = sum(1 for s, y in zip(scores, labels) if s >= t and y)
+        fp = sum(1 for s, y in zip(scores, labels) if s >= t and not y)
+        pts.append((fp / N, tp / P))
+    area = 0.0
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x1 <= m:
+            area += (x1 - x0) * (y0 + y1) / 2
+        elif x0 < m:
+            ym = y0 + (y1 - y0) * (m - x0) / (x1 - x0)
+            area += (m - x0) * (y0 + ym) / 2
+    lo = m * m / 2
+    return 0.5 * (1 + (area - lo) / (m - lo))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7]), st.booleans()), min_size=2, max_size=9),
+                min_size=1, max_size=4),
+       st.sampled_from([0.1, 0.25, 0.3, 0.5, 0.9, 1.0]))
+def test_matches_roc_walk(users, m):
+    recs = {"user_id": [], "item_id": [], "score": []}
+    truth = {"user_id": [], "item_id": []}
+    want = []
+    for u, rows in enumerate(users):
+        for i, (s, y) in enumerate(rows):
+            recs["user_id"].append(u)
+            recs["item_id"].append(i)
+            recs["score"].append(s)
+            if y:
+                truth["user_id"].append(u)
+                truth["item_id"].append(i)
+        labels = [y for _, y in rows]
+        if not any(labels):
+            want.append(None)  # no truth row: not a truth user
+        elif all(labels):
+            want.append(1.0)  # noneg=one (default)
+        else:
+            want.append(_partial([s for s, _ in rows], labels, m))
+    if not truth["user_id"]:
+        return
+    spec = f"gauc(maxfpr={m})"
+    got = receval.evaluate(recs, truth, [spec])
+    vals = [w for w in want if w is not None]
+    assert got[spec] == pytest.approx(sum(vals) / len(vals), abs=1e-12)
+    if m == 1.0:
+        assert got[spec] == pytest.approx(receval.evaluate(recs, truth, ["gauc"])["gauc"], abs=1e-12)
+
+
+def test_refusals_and_signature():
+    recs, truth = {"user_id": [1, 1], "item_id": [1, 2], "score": [0.5, 0.4]}, {"user_id": [1], "item_id": [2]}
+    assert "maxfpr:0.5" in receval.evaluate(recs, truth, ["gauc(maxfpr=0.5)"]).signature("gauc(maxfpr=0.5)")
+    assert "maxfpr:all" in receval.evaluate(recs, truth, ["gauc"]).signature("gauc")
+    with pytest.raises(receval.SpecError, match=r"maxfpr must lie in \(0, 1\]"):
+        receval.evaluate(recs, truth, ["gauc(maxfpr=0)"])
+    with pytest.raises(receval.SpecError, match="tied=order"):
+        receval.evaluate(recs, truth, ["gauc(maxfpr=0.5,tied=order)"])
+
+
+RECS = {"user_id": [1, 1, 1, 1, 2, 2], "item_id": [10, 20, 30, 40, 10, 30], "rank": [1, 2, 3, 4, 1, 2]}
+TRUTH = {"user_id": [1, 1, 1, 2, 2], "item_id": [20, 40, 50, 30, 70]}
+
+
+def test_goldens():
+    res = receval.evaluate(RECS, TRUTH, ["pauc@2", "pap@2", "pauc@1"])
+    # user 1: hits at 2 (f=1) and 4 (f=2), |R|=3: (2−1)/(2·3); user 2: hit at 2 (f=1), |R|=2: (2−1)/(2·2)
+    assert res["pauc@2"] == pytest.approx((1 / 6 + 1 / 4) / 2, abs=1e-12)
+    # pAp@2: ÷ 2·min(2, |R|): user 1 (2−1)/4, user 2 (2−1)/4
+    assert res["pap@2"] == pytest.approx((1 / 4 + 1 / 4) / 2, abs=1e-12)
+    # k=1: only positives above the first negative: none for either user
+    assert res["pauc@1"] == 0.0
+
+
+def test_insufficient_lists():
+    # user 1 has 2 negatives and misses item 50; user 2 has 1 negative and misses 70
+    res = receval.evaluate(RECS, TRUTH, ["pauc(insufficient=exclude)@2", "pauc(insufficient=exclude)@1"])
+    assert res["pauc(insufficient=exclude)@2"] == pytest.approx(1 / 6, abs=1e-12)  # user 2 left out
+    assert res._entry("pauc(insufficient=exclude)@2").users == 1
+    assert res._entry("pauc(insufficient=exclude)@1").users == 2
+    assert "insuf:exclude" in res.signature("pauc(insufficient=exclude)@2")
+    with pytest.raises(receval.DataError, match=r"pauc@2: 1 users have fewer than 2 .*insufficient=exclude"):
+        receval.evaluate(RECS, TRUTH, ["pauc(insufficient=error)@2"])
+    # a user whose every relevant item is listed is never insufficient: the hit at 2 (f = 1)
+    # beats the k − 1 top negatives below it, those the list lacks included: (5 − 1) / (5 · 1)
+    got = receval.evaluate(RECS, {"user_id": [1], "item_id": [20]}, ["pap(insufficient=error)@5"])
+    assert got["pap(insufficient=error)@5"] == pytest.approx(0.8, abs=1e-12)
+
+
+def test_rank_gaps_count_as_negatives():
+    # ranks 1 and 3: RecTools fills rank 2 as a negative, so the hit at rank 3 has f = 2
+    got = receval.evaluate({"user_id": [1, 1], "item_id": [5, 6], "rank": [1, 3]}, {"user_id": [1], "item_id": [6]}, ["pauc@3"])
+    assert got["pauc@3"] == pytest.approx((3 - 2) / 3, abs=1e-12)
+
+
+def _brute(ranked: list[int], relevant: set[int], k: int, top_positives: bool) -> float:
+    """Pairs won by listed positives against the k top negatives; a list with fewer than k
+    negatives is padded with negatives below its end (RecTools: k − f per positive);
+    relevant items missing from the list win no pair."""
+    where = {i: p for p, i in enumerate(ranked)}
+    negatives = [where[i] for i in ranked if i not in relevant][:k]
+    negatives += [len(ranked) + j for j in range(k - len(negatives))]
+    pos_ranked = [i for i in ranked if i in relevant]
+    positives = pos_ranked[:k] if top_positives else pos_ranked
+    wins = sum(1 for p in positives for n in negatives if where[p] < n)
+    den = k * (min(k, len(relevant)) if top_positives else len(relevant))
+    return wins / den
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.permutations(list(range(8))), st.integers(0, 8), st.sets(st.integers(0, 11), min_size=1)),
+                min_size=1, max_size=4), st.integers(1, 6))
+def test_matches_pair_count(users, k):
+    recs = {"user_id": [], "item_id": [], "score": []}
+    truth = {"user_id": [], "item_id": []}
+    want_pauc, want_pap = [], []
+    for u, (perm, length, rel) in enumerate(users):
+        ranked = list(perm[:length])
+        for p, i in enumerate(ranked):
+            recs["user_id"].append(u)
+            recs["item_id"].append(i)
+            recs["score"].append(float(len(ranked) - p))
+        for i in sorted(rel):
+            truth["user_id"].append(u)
+            truth["item_id"].append(i)
+        want_pauc.append(_brute(ranked, rel, k, False))
+        want_pap.append(_brute(ranked, rel, k, True))
+    if not recs["user_id"]:
+        return
+    res = receval.evaluate(recs, truth, [f"pauc@{k}", f"pap@{k}"])
+    assert res[f"pauc@{k}"] == pytest.approx(sum(want_pauc) / len(users), abs=1e-12)
+    assert res[f"pap@{k}"] == pytest.approx(sum(want_pap) / len(users), abs=1e-12)
+
+
+def test_batched_engine_equals_memory():
+    import polars as pl
+
+    specs = ["pauc(insufficient=exclude)@2", "pap(insufficient=exclude)@1", "pauc@3"]
+    a = receval.evaluate(RECS, TRUTH, specs)
+    b = evaluate_polars(pl.DataFrame(RECS).lazy(), pl.DataFrame(TRUTH).lazy(), specs, n_batches=2)
+    assert a.values == b.values
+    assert [e.users for e in a.entries] == [e.users for e in b.entries]

@@ -1,7 +1,7 @@
 """Bias disparity (Elliot BiasDisparityBS / BR / BD) over a (user group, item category) cell:
 goldens as arithmetic, a slow oracle (plain Python from the docstring) on hypothesis data,
 properties (shares sum to one, BD = BR/BS − 1, B_S reads neither k nor the lists, names
-compare in lower case; batches in tests/test_groups_batches.py), and one-line refusals that name the fix."""
+compare in lower case; batches in tests/contracts/test_groups_batches.py), and one-line refusals that name the fix."""
 
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_names_compare_in_lower_case_and_renaming_changes_nothing():
     assert value("bias_disparity(ugroup=X1,icat=ALPHA)@2", item_groups=items, user_groups=users) == got
 
 
-# batches: tests/test_groups_batches.py combines bias_disparity's partials over disjoint users
+# batches: tests/contracts/test_groups_batches.py combines bias_disparity's partials over disjoint users
 
 
 # ---- refusals: one line, naming the fix ---------------------------------------------------------

@@ -269,7 +269,7 @@ def test_compare_agrees_with_evaluate_and_builds_once_per_build_key(monkeypatch)
 def test_compare_marks_refused_data():
     # the standard refuses a repeated item (dup=error), Elliot counts it (dup=keep): the refused
     # row is marked, the other computed (RecTools, which refused scores without a rank column
-    # before issue 23, now ranks them by score: tests/test_rectools_scores.py)
+    # before issue 23, now ranks them by score: tests/metrics/test_rectools_scores.py)
     recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 2], "score": [0.9, 0.8, 0.7]}
     truth = {"user_id": [1], "item_id": [2]}
     res = compare_results(recs, truth, ["precision@2"], dialects="standard,elliot")

@@ -254,7 +254,7 @@ CASES_AT_4 = {
     "map(indicator=no)@4": (SUM_P_ALL[1] / 3, SUM_P_ALL[2] / 3),
     "map(indicator=no,denominator=k)@4": (SUM_P_ALL[1] / 4, SUM_P_ALL[2] / 4),
     # distinct positions (no shared rank here): the same as indicator=yes; shared ranks in
-    # tests/test_dialect_deviations.py
+    # tests/metrics/test_dialect_deviations.py
     "map(indicator=distinct)@4": (SUM_P_IND[1] / 3, SUM_P_IND[2] / 3),
     "mar@4": (sum(R1) / 4, sum(R2) / 4),
     "mar(indicator=yes)@4": ((1 / 3 + 2 / 3) / 4, (1 / 3) / 4),

@@ -143,7 +143,7 @@ def test_refusals():
         receval.evaluate(RECS, TRUTH, ["err(grade=rating,gmax=4)@5"])
     with pytest.raises(SpecError, match="takes no cut-off"):
         receval.evaluate(RECS, TRUTH, ["rprecision@5"])
-    # ties=average of bpref, err, rprecision, rbp and ncrr: tests/test_ties_average.py
+    # ties=average of bpref, err, rprecision, rbp and ncrr: tests/metrics/test_ties_average.py
 
 
 def test_signature_round_trip():

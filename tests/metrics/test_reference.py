@@ -76,7 +76,7 @@ def test_variants_cover_every_option_value():
     for axis, values in CONTEXT_VALUES.items():
         from receval.options import CONTEXT_AXES
 
-        # ties=average (an expectation over orderings) is tested in tests/test_ties_average.py
+        # ties=average (an expectation over orderings) is tested in tests/metrics/test_ties_average.py
         elsewhere = {"ties": {"average"}}.get(axis, set())
         assert set(CONTEXT_AXES[axis].values) - elsewhere == set(values), axis
 

@@ -16,7 +16,7 @@ from receval.cli import main
 from receval.registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, TREC_EVAL_CUTS, register, registered
 
 # ties=text_desc on tied scores warns that the values depend on the ids: the point here; each
-# alias announces itself in a note (tests/test_spellings.py checks them)
+# alias announces itself in a note (tests/unit/test_spellings.py checks them)
 pytestmark = [pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning"),
               pytest.mark.filterwarnings("ignore::receval.errors.RecevalNote")]
 

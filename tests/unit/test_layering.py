@@ -59,7 +59,7 @@ def _layer(name: str) -> int:
         for pat in pats:
             if name == pat or (pat.endswith(".*") and name.startswith(pat[:-1])):
                 return i
-    raise AssertionError(f"module receval.{name} has no declared layer: add it to LAYERS in tests/test_layering.py")
+    raise AssertionError(f"module receval.{name} has no declared layer: add it to LAYERS in tests/unit/test_layering.py")
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -29,7 +29,7 @@ def missing_pieces(m: Any, *, invariance: set[str], suite: set[str], docs: str) 
     if ">>>" not in m.doc:
         out.append(f"{m.name}: give its docstring a worked example that runs as a doctest (>>>)")
     if m.name not in invariance:
-        out.append(f"{m.name}: give it a row in TABLE of tests/test_invariance.py")
+        out.append(f"{m.name}: give it a row in TABLE of tests/contracts/test_invariance.py")
     if m.name not in suite and m.name not in NO_CONFORMANCE_CASE_YET:
         out.append(f"{m.name}: write its slow per-user reference (receval/conformance/reference/) and rebuild the conformance suite "
                    "(python -m receval.conformance.build)")

@@ -1,5 +1,9 @@
-"""Issue 33: side inputs read ids as the runs do; segmentations that mean nothing refused;
-Parquet reader errors and empty inputs one line on every engine; bounded JSON; a fuzz test."""
+"""Issue 33: the API's edge refuses wrongly typed arguments with a RecevalError, never a crash
+(AttributeError, TypeError, ...) from deep inside.
+
+Issue 33: side inputs read ids as the runs do; segmentations that mean nothing refused;
+Parquet reader errors and empty inputs one line on every engine; bounded JSON; a fuzz test.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import json
 import warnings
 
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,12 +19,72 @@ from hypothesis import strategies as st
 
 import receval
 from receval.cli import main
+from receval.compare import compare
 from receval.errors import DataError, RecevalError, RecevalNote
 from receval.runs import evaluate_runs
 from receval.segments import compare_segments, segment_users
 
+TRUTH = {"user_id": [1, 2], "item_id": [10, 20]}
+RECS = {"user_id": [1, 2], "item_id": [10, 21], "score": [1.0, 0.5]}
+
+
+def test_compare_dialects_given_a_number_is_refused():
+    with pytest.raises(RecevalError, match="pass dialects as"):
+        compare(RECS, TRUTH, ["ndcg@2"], dialects=3)
+
+
+def test_compare_dialects_list_of_numbers_is_refused():
+    with pytest.raises(RecevalError, match="pass dialect names as strings"):
+        compare(RECS, TRUTH, ["ndcg@2"], dialects=[3])
+
+
+@pytest.mark.parametrize("series", [pd.Series([1, 2]), pl.Series("user_id", [1, 2])], ids=["pandas", "polars"])
+@pytest.mark.parametrize("side", ["recs", "truth"])
+def test_a_series_where_a_frame_is_expected_is_refused(series, side):
+    recs, truth = (series, TRUTH) if side == "recs" else (RECS, series)
+    with pytest.raises(RecevalError, match="as a frame with named columns"):
+        receval.evaluate(recs, truth, "ndcg@2")
+
+
+#: values of the wrong type for any argument
+WRONG = [3, 2.5, True, None, object(), [object()], {"a": object()}, b"bytes", pd.Series([1, 2]), np.array([[1, 2]]),
+         lambda: None, {1, 2}, ("x", 3), pl.Series("x", [1])]
+
+
+def _calls():
+    """(name, function, good keyword arguments) of every public function."""
+    return [
+        ("evaluate", receval.evaluate, dict(recs=RECS, truth=TRUTH, metrics="ndcg@2")),
+        ("sampled_evaluate", receval.sampled_evaluate,
+         dict(scores=RECS, truth=TRUTH, metrics="hitrate@1", catalog=[10, 20, 21, 22], n=1)),
+        ("compare", compare, dict(recs=RECS, truth=TRUTH, metrics=["ndcg@2"], dialects="standard")),
+        ("evaluate_runs", evaluate_runs, dict(runs={"a": RECS}, truth=TRUTH, metrics=["ndcg@2"])),
+        ("parse_spec", receval.parse_spec, dict(text="ndcg@2")),
+        ("parse_signature", receval.parse_signature,
+         dict(text="ndcg@2|gain:binary|ideal:cut|base:2|disc:log|rel:all|order:score|ties:average")),
+    ]
+
+
+CALLS = _calls()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(range(len(CALLS))), st.data())
+def test_every_public_function_refuses_wrong_types_with_a_receval_error(i, data):
+    name, fn, good = CALLS[i]
+    arg = data.draw(st.sampled_from(sorted(good)), label="argument")
+    bad = data.draw(st.sampled_from(WRONG), label="value")
+    kwargs = {**good, arg: bad}
+    try:
+        fn(**kwargs)
+    except RecevalError as exc:
+        assert "\n" not in str(exc).strip()
+    except Exception as exc:  # pragma: no cover - the failure shown
+        pytest.fail(f"{name}({arg}={bad!r}) raised {type(exc).__name__}: {exc}")
+
+
 USERS = [1, 2, 3, 4]
-TRUTH = pl.DataFrame({"user_id": USERS, "item_id": [10, 20, 30, 40]})
+TRUTH_FRAME = pl.DataFrame({"user_id": USERS, "item_id": [10, 20, 30, 40]})
 A = pl.DataFrame({"user_id": USERS, "item_id": [10, 20, 31, 40], "score": [1.0] * 4})
 B = pl.DataFrame({"user_id": USERS, "item_id": [11, 20, 30, 41], "score": [1.0] * 4})
 #: users 1 and 2 have train rows; items 10 and 20 are warm (30, 40 cold: users 3 and 4 have cold items)
@@ -55,7 +120,7 @@ FORMS = ["csv", "parquet-int", "parquet-str"]
 def test_every_segmentation_reads_ids_as_the_runs(tmp_path, kind, main_form, side_form):
     if "str" in main_form and side_form == "parquet-int" or main_form == "parquet-int" and "str" in side_form:
         pass  # a number id and a text id that prints alike are the same id (7 is '7')
-    truth = _write(TRUTH, tmp_path / "truth", main_form)
+    truth = _write(TRUTH_FRAME, tmp_path / "truth", main_form)
     runs = evaluate_runs({"a": _write(A, tmp_path / "a", main_form), "b": _write(B, tmp_path / "b", main_form)},
                          truth, ["hitrate@1"])
     side = _write(GROUPS if kind == "groups" else TRAIN, tmp_path / "side", side_form)
@@ -69,7 +134,7 @@ def test_every_segmentation_reads_ids_as_the_runs(tmp_path, kind, main_form, sid
 @pytest.mark.parametrize("form", ["csv", "parquet-str"])
 def test_zero_padded_ids_keep_their_identity_in_every_segmentation(tmp_path, kind, form):
     """'001' in the runs is '001' in the side input, never the integer 1."""
-    truth = _write(_pad(TRUTH, ("user_id", "item_id")), tmp_path / "truth", "csv")
+    truth = _write(_pad(TRUTH_FRAME, ("user_id", "item_id")), tmp_path / "truth", "csv")
     runs = evaluate_runs({"a": _write(_pad(A, ("user_id", "item_id")), tmp_path / "a", "csv"),
                           "b": _write(_pad(B, ("user_id", "item_id")), tmp_path / "b", "csv")}, truth, ["hitrate@1"])
     side = _write(_pad(GROUPS if kind == "groups" else TRAIN, ("user_id", "item_id")), tmp_path / "side", form)
@@ -80,7 +145,7 @@ def test_zero_padded_ids_keep_their_identity_in_every_segmentation(tmp_path, kin
 
 def test_cold_items_on_the_command_line_with_csv_inputs(tmp_path, capsys):
     """The issue's case: CSV truth item ids read as text, train ids as integers: every user was 'cold'."""
-    paths = {n: _write(f, tmp_path / n, "csv") for n, f in dict(truth=TRUTH, a=A, b=B, train=TRAIN).items()}
+    paths = {n: _write(f, tmp_path / n, "csv") for n, f in dict(truth=TRUTH_FRAME, a=A, b=B, train=TRAIN).items()}
     rc = main(["runs", paths["truth"], f"a={paths['a']}", f"b={paths['b']}", "-m", "hitrate@1", "--ci", "none",
                "--segments", "cold-items", "--train", paths["train"], "--format", "json"])
     assert rc == 0
@@ -91,7 +156,7 @@ def test_cold_items_on_the_command_line_with_csv_inputs(tmp_path, capsys):
 def test_metric_side_inputs_read_ids_as_the_runs(tmp_path):
     """A catalog CSV with zero-padded ids against zero-padded CSV runs: one id type (it was read
     as integers and refused as 'differ in type')."""
-    truth = _write(_pad(TRUTH, ("user_id", "item_id")), tmp_path / "truth", "csv")
+    truth = _write(_pad(TRUTH_FRAME, ("user_id", "item_id")), tmp_path / "truth", "csv")
     recs = _write(_pad(A, ("user_id", "item_id")), tmp_path / "a", "csv")
     catalog = _write(_pad(pl.DataFrame({"item_id": [10, 20, 31, 40, 99]}), ("item_id",)), tmp_path / "cat", "csv")
     got = receval.evaluate(recs, truth, "coverage@1", catalog=catalog)
@@ -102,7 +167,7 @@ def test_metric_side_inputs_read_ids_as_the_runs(tmp_path):
 
 
 def _runs():
-    return evaluate_runs({"a": A, "b": B}, TRUTH, ["hitrate@1"])
+    return evaluate_runs({"a": A, "b": B}, TRUTH_FRAME, ["hitrate@1"])
 
 
 def test_groups_matching_no_user_are_refused():
@@ -166,7 +231,7 @@ def test_reader_errors_are_one_line_on_every_engine(tmp_path, capsys, engine, fo
     name, want = _parquet_forms(tmp_path)[form]
     bad = str(tmp_path / name)
     good_truth = str(tmp_path / "t.parquet")
-    TRUTH.write_parquet(good_truth)
+    TRUTH_FRAME.write_parquet(good_truth)
     recs, truth = (bad, good_truth) if side == "recs" else (str(tmp_path / "good.parquet"), bad)
     if side == "truth" and form == "header-only csv":
         (tmp_path / "header.csv").write_text("user_id,item_id\n")
@@ -184,7 +249,7 @@ def test_an_empty_parquet_input_is_refused_as_the_same_csv_is(tmp_path, engine):
     A.head(0).write_csv(tmp_path / "r.csv")
     for path in (tmp_path / "r.parquet", tmp_path / "r.csv"):
         with pytest.raises(DataError, match="no rows"):
-            receval.evaluate(str(path), TRUTH, "ndcg@2", engine=engine)
+            receval.evaluate(str(path), TRUTH_FRAME, "ndcg@2", engine=engine)
 
 
 @pytest.mark.spark
@@ -193,7 +258,7 @@ def test_reader_errors_are_one_line_on_spark(tmp_path, form):
     pytest.importorskip("pyspark")
     name, want = _parquet_forms(tmp_path)[form]
     with pytest.raises(RecevalError) as exc:
-        receval.evaluate(str(tmp_path / name), TRUTH, "ndcg@2", engine="spark")
+        receval.evaluate(str(tmp_path / name), TRUTH_FRAME, "ndcg@2", engine="spark")
     assert want in str(exc.value) and "\n" not in str(exc.value)
 
 
@@ -209,7 +274,7 @@ def test_reader_errors_are_one_line_on_spark(tmp_path, form):
 def test_verify_reads_extreme_json_with_one_line(tmp_path, capsys, text, want):
     (tmp_path / "r.json").write_text(text)
     A.write_csv(tmp_path / "a.csv")
-    TRUTH.write_csv(tmp_path / "t.csv")
+    TRUTH_FRAME.write_csv(tmp_path / "t.csv")
     rc = main(["verify", str(tmp_path / "r.json"), str(tmp_path / "a.csv"), str(tmp_path / "t.csv")])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err and want in err, err
@@ -245,7 +310,7 @@ def test_fuzz_segments_and_groups_files(tmp_path_factory, spec, users, groups, f
         frame.write_parquet(tmp / "g.parquet")
         g = str(tmp / "g.parquet")
     try:
-        seg = segment_users(spec, np.asarray(USERS), train=TRAIN, truth=TRUTH, groups=g)
+        seg = segment_users(spec, np.asarray(USERS), train=TRAIN, truth=TRUTH_FRAME, groups=g)
     except RecevalError as exc:
         assert "\n" not in str(exc).strip()
         return
@@ -273,6 +338,6 @@ def test_fuzz_parquet_part_folders(tmp_path_factory, parts, engine):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            receval.evaluate(str(tmp), TRUTH, "ndcg@2", engine=engine)
+            receval.evaluate(str(tmp), TRUTH_FRAME, "ndcg@2", engine=engine)
     except RecevalError as exc:
         assert "\n" not in str(exc).strip()
