@@ -1,10 +1,21 @@
-"""The Polars and Spark backends give the in-memory numbers.
+"""Every batched or distributed path gives the in-memory numbers of one batch (the registry's
+engine contract, one test per guarantee).
 
-Every registered metric × every value of each of its options (one at a time) × several
-context settings, and every shipped dialect, on a seeded dataset with ties, users without
-recommendations, recommendation users outside the truth, users without relevant items and
-(in one variant) duplicates: Polars in 3 batches equals the in-memory engine bit for bit
-(values, per-user values, signatures, info); Spark equals it to 1e-12.
+:func:`test_every_batched_path_equals_one_batch`: every registered metric x every value of each
+of its options (one at a time) x several context settings, with every side input given, on a
+seeded dataset with ties, users without recommendations, recommendation users outside the
+truth, users without relevant items and (in one variant) duplicates. Each path that splits or
+distributes the work (the Polars backend in 1, 3 and 5 batches; the in-memory engine in 2 and 6
+user batches under a small ``RECEVAL_MEMORY_BUDGET``; Spark on 3 partitions) equals the
+in-memory engine in one batch: bit for bit (values, per-user values, signatures, users, info,
+fingerprints), Spark to 1e-12. The default tier keeps one context per path (conftest's
+SWEEP_TESTS: every tenth case, ordered path by path).
+
+:func:`test_global_metrics_combine_bit_for_bit_in_many_batches`: every global metric (partial /
+combine), every option value and option combinations, in up to 7 Polars batches and in more
+than 10 memory-budget batches, with each way of giving the catalogue: bit for bit.
+
+Every shipped dialect on the Polars backend and on Spark; the refusals of each path.
 """
 
 from __future__ import annotations
@@ -18,12 +29,14 @@ import numpy as np
 import polars as pl
 import pytest
 
+import receval.backends.polars as bp
 from receval import evaluate
-from receval.backends.polars import evaluate_polars
+from receval.backends.polars import batches_for, evaluate_polars, parse_bytes
 from receval.dialects import dialect_names
 from receval.errors import DataError, SpecError
 from receval.io import Columns
 from receval.metrics import all_metrics
+from receval.spec import parse_spec
 
 CONTEXTS = [
     {},
@@ -33,6 +46,8 @@ CONTEXTS = [
     {"order": "input", "norecs": "zero"},
     {"hitscore": "positive", "ties": "item_desc"},  # score-0 rows of the data are masked
     {"ties": "average", "rel": 3.0},  # the tie-aware closed forms, batched like every other value
+    {"ties": "input", "rel": 3.0},
+    {"order": "input", "empty": "zero", "norecs": "zero"},
 ]
 # tdup=max: repeated truth rows of make_data(dups=True) disagree on the rating, which tdup=first refuses (issue 31)
 DUP_CONTEXT = {"dup": "first", "tdup": "max"}
@@ -79,6 +94,36 @@ def make_data(seed: int = 7, n_users: int = 120, n_items: int = 40, dups: bool =
     return recs, truth, cats, train, catalog
 
 
+def full_side(recs: pl.DataFrame, truth: pl.DataFrame, cats, train, catalog) -> dict:
+    """Every side input a metric may read: categories, train, catalogue, a baseline run (the
+    recommendations with other scores), item groups and user groups."""
+    rng = np.random.default_rng(3)
+    base = recs.with_columns(pl.Series("score", rng.permutation(recs.height).astype(float)))
+    users = np.unique(np.r_[recs["user_id"].to_numpy(), truth["user_id"].to_numpy()])
+    return dict(categories=cats, train=train, catalog=catalog, baseline=base,
+                item_groups=pl.DataFrame({"item_id": np.arange(45), "group": [f"g{i % 3}" for i in range(45)]}),
+                user_groups=pl.DataFrame({"user_id": users, "group": [f"u{i % 2}" for i in range(len(users))]}))
+
+
+def count_batches(monkeypatch) -> dict[str, int]:
+    """The number of user batches the batched path runs from now on (0: the single-batch engine)."""
+    calls = {"n": 0}
+    real = bp.run_batch
+
+    def run_batch(*args, **kwargs):
+        calls["n"] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bp, "run_batch", run_batch)
+    return calls
+
+
+#: metrics whose options have no default value (the groups of full_side)
+GROUP_SPECS = ["bias_disparity(icat=g0)@5", "bias_disparity(of=br,icat=g1,ugroup=u0)@10"]
+#: metrics the sweep must hold: one reading each side input, global ones, the group metrics
+MUST_HOLD = {"auc", "gini", "coverage", "reo", "rsp", "mad", "unexpectedness", "intersection", "popreo", "catdiv", "novelty"}
+
+
 def _specs_for(metric) -> list[str]:
     ks = [None] if not metric.needs_k else [1, 5, 20]
     if metric.optional_k:
@@ -96,53 +141,93 @@ def _specs_for(metric) -> list[str]:
 @cache
 def _working_specs(ctx_key: tuple, dups: bool) -> tuple[str, ...]:
     """Specs that the in-memory engine evaluates on this data and context (others raise by design)."""
-    recs, truth, cats, train, catalog = make_data(dups=dups)
+    data = make_data(dups=dups)
+    recs, truth = data[:2]
+    side = full_side(*data)
     ctx = dict(ctx_key)
     ok = []
-    for m in all_metrics():
-        for spec in _specs_for(m):
-            try:
-                evaluate(recs, truth, [spec], categories=cats, train=train, catalog=catalog, **ctx)
-            except (SpecError, DataError):
-                continue
-            ok.append(spec)
+    for spec in [s for m in all_metrics() for s in _specs_for(m)] + GROUP_SPECS:
+        try:
+            evaluate(recs, truth, [spec], **side, **ctx)
+        except (SpecError, DataError):
+            continue
+        ok.append(spec)
     return tuple(ok)
 
 
-def _check_exact(a, b):
+def _check_exact(a, b, fingerprints: bool = False):
     assert a.keys() == b.keys()
     for e, f in zip(a.entries, b.entries):
         assert e.value == f.value or (math.isnan(e.value) and math.isnan(f.value)), (e.metric, e.value, f.value)
-        assert e.signature == f.signature
-        assert e.users == f.users and e.skipped == f.skipped
+        assert e.signature == f.signature, e.metric
+        assert e.users == f.users and e.skipped == f.skipped, e.metric
     assert a.info == b.info
     assert a.per_user().equals(b.per_user())
+    if fingerprints:
+        assert dict(a.fingerprints) == dict(b.fingerprints)
 
 
-def _cases():
-    for ctx in CONTEXTS:
-        yield pytest.param(ctx, False, id="-".join(f"{k}={v}" for k, v in ctx.items()) or "defaults")
-    yield pytest.param(DUP_CONTEXT, True, id="dups-first")
+def _ctx_id(ctx: dict) -> str:
+    return "-".join(f"{k}={v}" for k, v in ctx.items()) or "defaults"
 
 
-@pytest.mark.parametrize("ctx,dups", list(_cases()))
-def test_polars_equals_memory_every_metric_option(ctx, dups):
+#: (context, duplicates in the data): every context on the plain data, one with repeated rows
+CASES = [*((ctx, False) for ctx in CONTEXTS), (DUP_CONTEXT, True)]
+#: every path on this machine that splits the work: the Polars backend in n batches, the
+#: in-memory engine under a memory budget (2 and 6 user batches); Spark (3 partitions) apart
+PATHS = [("polars", 1), ("polars", 3), ("polars", 5), ("memory", "60KB"), ("memory", "20KB")]
+_SPARK = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+
+
+def _path_cases():
+    """Every context on the local paths, then on Spark: the defaults on the local paths are the
+    default tier's smoke case (conftest keeps every tenth case)."""
+    for where in ("local", "spark"):
+        for ctx, dups in CASES:
+            yield pytest.param(where, ctx, dups, id=f"{where}-{'dups-first' if dups else _ctx_id(ctx)}",
+                               marks=_SPARK if where == "spark" else ())
+
+
+def _path(engine: str, n, recs, truth, specs: list[str], side: dict, ctx: dict, monkeypatch):
+    if engine == "polars":
+        return evaluate_polars(recs.lazy(), truth.lazy(), specs, overrides=ctx, n_batches=n, **side)
+    counted = count_batches(monkeypatch)
+    monkeypatch.setenv(bp.BUDGET_ENV, n)
+    try:
+        got = evaluate(recs, truth, specs, **side, **ctx)
+    finally:
+        monkeypatch.undo()
+    assert counted["n"] == batches_for(recs.height, parse_bytes(n)) > 1  # batched
+    return got
+
+
+@pytest.mark.parametrize("where,ctx,dups", list(_path_cases()))
+def test_every_batched_path_equals_one_batch(where, ctx, dups, monkeypatch, request):
     specs = list(_working_specs(tuple(sorted(ctx.items())), dups))
-    assert len(specs) > 100
-    recs, truth, cats, train, catalog = make_data(dups=dups)
-    side = dict(categories=cats, train=train, catalog=catalog)
-    a = evaluate(recs, truth, specs, **side, **ctx)
-    for nb in (1, 3):
-        b = evaluate_polars(recs.lazy(), truth.lazy(), specs, overrides=ctx, n_batches=nb, **side)
-        _check_exact(a, b)
-    user_specs = [s for s in specs if not _is_global(s)]
-    b = evaluate_polars(recs.lazy(), truth.lazy(), user_specs, overrides=ctx, n_batches=4, **side)
-    _check_exact(evaluate(recs, truth, user_specs, **side, **ctx), b)
+    assert len(specs) > 300 and sum(map(_is_global, specs)) > 20
+    # bias_disparity has no tie-averaged value on these coarse scores (refused under ties=average)
+    assert MUST_HOLD | ({"bias_disparity"} if ctx.get("ties", "average") != "average" else set()) <= {parse_spec(s).name for s in specs}
+    recs, truth, *rest = make_data(dups=dups)
+    side = full_side(recs, truth, *rest)
+    monkeypatch.delenv(bp.BUDGET_ENV, raising=False)
+    if where == "spark":  # the partial statistics of 3 partitions, combined on the driver: to 1e-12
+        spark = request.getfixturevalue("spark")
+        rs, ts = _spark_frames(spark, recs, truth)
+        _check_close(evaluate(recs, truth, specs, **side, **ctx), evaluate(rs, ts, specs, **side, **ctx))
+        return
+    # a metric whose combine is not exact (mad's float sums): batched to 1e-12 when n_batches is
+    # given; the memory budget keeps a call holding one in one batch (test_budget.py)
+    exact = [s for s in specs if parse_spec(s).name not in bp.INEXACT_COMBINE]
+    inexact = [s for s in specs if s not in exact]
+    one, one_inexact = evaluate(recs, truth, exact, **side, **ctx), evaluate(recs, truth, inexact, **side, **ctx)
+    for engine, n in PATHS:
+        _check_exact(one, _path(engine, n, recs, truth, exact, side, ctx, monkeypatch), fingerprints=engine == "memory")
+        if engine == "polars":
+            _check_close(one_inexact, _path(engine, n, recs, truth, inexact, side, ctx, monkeypatch), spark_per_user=False)
 
 
 def _is_global(spec: str) -> bool:
     from receval.metrics import get_metric
-    from receval.spec import parse_spec
 
     return get_metric(parse_spec(spec).name).kind == "global"
 
@@ -214,7 +299,7 @@ def _spark_frames(spark, recs, truth):
 def _check_close(a, b, spark_per_user=True):
     assert a.keys() == b.keys()
     for e, f in zip(a.entries, b.entries):
-        assert abs(e.value - f.value) <= 1e-12, (e.metric, e.value, f.value)
+        assert abs(e.value - f.value) <= 1e-12 or (math.isnan(e.value) and math.isnan(f.value)), (e.metric, e.value, f.value)
         assert e.signature == f.signature
         assert e.users == f.users and e.skipped == f.skipped
     assert a.info == b.info
@@ -226,21 +311,6 @@ def _check_close(a, b, spark_per_user=True):
             x, y = mem[col].to_numpy(), sp[col].to_numpy()
             assert np.array_equal(np.isnan(x), np.isnan(y)), col
             assert np.nanmax(np.abs(np.nan_to_num(x) - np.nan_to_num(y)), initial=0.0) <= 1e-12, col
-
-
-@pytest.mark.spark
-@pytest.mark.xdist_group("spark")
-@pytest.mark.parametrize("ctx,dups", list(_cases()))
-def test_spark_equals_memory_every_metric_option(spark, ctx, dups):
-    # global metrics included: the partial statistics of 3 partitions, combined on the driver
-    specs = list(_working_specs(tuple(sorted(ctx.items())), dups))
-    assert sum(map(_is_global, specs)) > 20
-    recs, truth, cats, train, catalog = make_data(dups=dups)
-    side = dict(categories=cats, train=train, catalog=catalog)
-    a = evaluate(recs, truth, specs, **side, **ctx)
-    rs, ts = _spark_frames(spark, recs, truth)
-    b = evaluate(rs, ts, specs, **side, **ctx)
-    _check_close(a, b)
 
 
 @pytest.mark.spark
@@ -310,20 +380,53 @@ def test_every_global_metric_declares_partial_and_combine():
     assert [m.name for m in globals_ if m.partial is None or m.combine is None] == []
 
 
-@pytest.mark.parametrize("side_kind", ["catalog", "train", "none"])
-def test_polars_globals_combine_bitwise_in_many_batches(side_kind):
-    """Every global metric in 1..7 batches equals the in-memory value bit for bit (exact sums,
-    item ids as keys: a batch's item codes are not global), whichever defines the catalogue."""
-    recs, truth, cats, train, catalog = make_data()
-    side = {"catalog": dict(catalog=catalog, train=train), "train": dict(train=train), "none": {}}[side_kind]
-    specs = [s for s in GLOBAL_OPTION_SPECS if "train" not in s or "train" in side]
+#: popularity groups: options combined
+POPULARITY_OPTION_SPECS = ["popreo@5", "poprsp@5", "popreo(split=items,cut=0.3,count=users)@10", "poprsp(split=count,cut=4)@3"]
+#: the ways of giving the catalogue: every side input; catalogue and train; train only; none
+SIDE_KINDS = ["all", "catalog", "train", "none"]
+#: many batches: Polars batches, and the memory budget's (3000 bytes: 35 batches of this data)
+GLOBAL_PATHS = [("polars", 2), ("polars", 5), ("polars", 7), ("memory", "3000")]
+
+
+@cache
+def _global_specs(side_kind: str) -> tuple[str, ...]:
+    recs, truth, *rest = make_data()
+    side = _side_of(side_kind, recs, truth, *rest)
+    every = [s for m in all_metrics() if m.kind == "global" and m.name not in bp.INEXACT_COMBINE for s in _specs_for(m)]
+    ok = []
+    for spec in dict.fromkeys(every + GLOBAL_OPTION_SPECS + POPULARITY_OPTION_SPECS):
+        try:
+            evaluate(recs, truth, [spec], **side, rel=3.0, ties="input")
+        except (SpecError, DataError):
+            continue
+        ok.append(spec)
+    return tuple(ok)
+
+
+def _side_of(side_kind: str, recs, truth, cats, train, catalog) -> dict:
+    return {"all": lambda: full_side(recs, truth, cats, train, catalog), "catalog": lambda: dict(catalog=catalog, train=train),
+            "train": lambda: dict(train=train), "none": dict}[side_kind]()
+
+
+@pytest.mark.parametrize("side_kind", SIDE_KINDS)
+def test_global_metrics_combine_bit_for_bit_in_many_batches(side_kind, monkeypatch):
+    """Every global metric (partial / combine over the batches), every option value and some
+    combinations, in many batches, equals the in-memory value bit for bit (exact sums, item ids as
+    keys: a batch's item codes are not global), whichever side input defines the catalogue."""
+    recs, truth, *rest = make_data()
+    side = _side_of(side_kind, recs, truth, *rest)
+    specs = list(_global_specs(side_kind))
+    # every combination that can run without train runs (and with train, the popularity groups too)
+    want = [s for s in GLOBAL_OPTION_SPECS if "train" in side or "train" not in s]
+    want += POPULARITY_OPTION_SPECS if "catalog" in side else []  # with train alone a group may be empty (refused)
+    assert set(want) <= set(specs) and len(specs) > (20 if "train" in side else 10)
     # rel: rows=judged needs negatives among truth rows; ties=input: the scores are coarse and the
-    # top-k set metrics have no tie-averaged value where a tie straddles k (refused: see below)
-    a = evaluate(recs, truth, specs, rel=3.0, ties="input", **side)
-    for nb in (2, 7):
-        b = evaluate_polars(recs.lazy(), truth.lazy(), specs, n_batches=nb, overrides={"rel": 3.0, "ties": "input"}, **side)
-        for e, f in zip(a.entries, b.entries):
-            assert e.value == f.value, (side_kind, nb, e.metric, e.value, f.value)
+    # top-k set metrics have no tie-averaged value where a tie straddles k (refused)
+    ctx = {"rel": 3.0, "ties": "input"}
+    monkeypatch.delenv(bp.BUDGET_ENV, raising=False)
+    a = evaluate(recs, truth, specs, **side, **ctx)
+    for engine, n in GLOBAL_PATHS:
+        _check_exact(a, _path(engine, n, recs, truth, specs, side, ctx, monkeypatch), fingerprints=engine == "memory")
 
 
 def test_polars_global_errors_count_over_batches():

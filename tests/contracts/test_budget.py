@@ -3,7 +3,10 @@ batches (the Polars backend's path), and the number of batches never changes a v
 
 Every registered metric (every option value, the side inputs given), evaluated in one batch and
 in many (``RECEVAL_MEMORY_BUDGET`` set small), gives the same values bit for bit, the same
-per-user values, signatures and info: the budget is recorded nowhere because it changes nothing.
+per-user values, signatures and info: the budget is recorded nowhere because it changes nothing
+(the registry sweep is test_backends.py's ``test_every_batched_path_equals_one_batch`` and, for
+the global metrics, ``test_global_metrics_combine_bit_for_bit_in_many_batches``; here: the
+batches without ties, a metric whose combine is not exact, files read in batches, the budget).
 Files (Parquet, CSV) given to :func:`receval.evaluate` or the CLI are read lazily in user
 batches, written once to a temporary directory and removed. A progress bar is shown only on a
 terminal.
@@ -25,16 +28,7 @@ from receval.backends.polars import batches_for, memory_budget, parse_bytes
 from receval.errors import DataError, SpecError
 from receval.metrics import all_metrics
 
-from test_backends import _specs_for, make_data
-
-
-def _side(recs: pl.DataFrame, truth: pl.DataFrame, cats, train, catalog) -> dict:
-    rng = np.random.default_rng(3)
-    base = recs.with_columns(pl.Series("score", rng.permutation(recs.height).astype(float)))
-    users = np.unique(np.r_[recs["user_id"].to_numpy(), truth["user_id"].to_numpy()])
-    return dict(categories=cats, train=train, catalog=catalog, baseline=base,
-                item_groups=pl.DataFrame({"item_id": np.arange(45), "group": [f"g{i % 3}" for i in range(45)]}),
-                user_groups=pl.DataFrame({"user_id": users, "group": [f"u{i % 2}" for i in range(len(users))]}))
+from test_backends import _specs_for, count_batches, full_side, make_data
 
 
 def _working(recs, truth, side, ctx) -> list[str]:
@@ -62,35 +56,7 @@ def _check_exact(a, b) -> None:
 @pytest.fixture
 def counted(monkeypatch):
     """The number of user batches the batched path ran (0: the single-batch engine)."""
-    calls = {"n": 0}
-    real = bp.run_batch
-
-    def run_batch(*args, **kwargs):
-        calls["n"] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(bp, "run_batch", run_batch)
-    return calls
-
-
-@pytest.mark.parametrize("ctx", [{}, {"ties": "input", "rel": 3.0}, {"order": "input", "empty": "zero", "norecs": "zero"}],
-                         ids=["defaults", "ties=input", "order=input"])
-def test_batched_in_memory_equals_one_batch_every_metric(ctx, monkeypatch, counted):
-    recs, truth, cats, train, catalog = make_data()
-    side = _side(recs, truth, cats, train, catalog)
-    specs = _working(recs, truth, side, ctx)
-    assert len(specs) > 150
-    assert {"auc", "gini@5", "coverage@5", "reo@5", "rsp@5", "mad@5", "unexpectedness@5"} & set(specs)
-    specs = [s for s in specs if not s.startswith("mad")]  # mad: one batch (INEXACT_COMBINE), below
-    monkeypatch.delenv(bp.BUDGET_ENV, raising=False)
-    a = evaluate(recs, truth, specs, **side, **ctx)
-    assert counted["n"] == 0  # small frames: one batch, the in-memory engine
-    for budget in ("60KB", "20KB"):  # 2 and 6 batches
-        monkeypatch.setenv(bp.BUDGET_ENV, budget)
-        counted["n"] = 0
-        b = evaluate(recs, truth, specs, **side, **ctx)
-        assert counted["n"] == batches_for(recs.height, parse_bytes(budget)) > 1
-        _check_exact(a, b)
+    return count_batches(monkeypatch)
 
 
 def test_a_batch_without_ties_gives_the_same_bits(monkeypatch):
@@ -100,7 +66,7 @@ def test_a_batch_without_ties_gives_the_same_bits(monkeypatch):
     contract's tolerance (a dense per-user sum is pairwise over a width set by the batch's
     longest list, so its last bit may follow the batch)."""
     recs, truth, cats, train, catalog = make_data()
-    side = _side(recs, truth, cats, train, catalog)
+    side = full_side(recs, truth, cats, train, catalog)
     specs = [s for s in _working(recs, truth, side, {}) if not s.startswith("mad")]
     exact = ["efd@5", "epc@5", "serendipity@20"]
     assert set(exact) <= set(specs)
@@ -123,27 +89,12 @@ def test_a_batch_without_ties_gives_the_same_bits(monkeypatch):
 
 def test_inexact_combine_runs_in_one_batch(monkeypatch, counted):
     recs, truth, cats, train, catalog = make_data()
-    side = _side(recs, truth, cats, train, catalog)
+    side = full_side(recs, truth, cats, train, catalog)
     specs = ["mad(of=score)@20", "mad@5", "ndcg@5"]
     a = evaluate(recs, truth, specs, **side, ties="input")
     monkeypatch.setenv(bp.BUDGET_ENV, "2000")
     b = evaluate(recs, truth, specs, **side, ties="input")
     assert counted["n"] == 0  # the budget does not split a metric whose combine is not exact
-    _check_exact(a, b)
-
-
-def test_every_global_metric_batched_bit_for_bit(monkeypatch, counted):
-    """Each global metric alone (partial / combine over the batches), every option value."""
-    recs, truth, cats, train, catalog = make_data()
-    side = _side(recs, truth, cats, train, catalog)
-    specs = [s for m in all_metrics() if m.kind == "global" and m.name not in bp.INEXACT_COMBINE for s in _specs_for(m)]
-    working = set(_working(recs, truth, side, {"rel": 3.0, "ties": "input"}))  # once: not per spec
-    specs = [s for s in specs if s in working]
-    assert len(specs) > 20
-    a = evaluate(recs, truth, specs, **side, rel=3.0, ties="input")
-    monkeypatch.setenv(bp.BUDGET_ENV, "3000")
-    b = evaluate(recs, truth, specs, **side, rel=3.0, ties="input")
-    assert counted["n"] > 10
     _check_exact(a, b)
 
 

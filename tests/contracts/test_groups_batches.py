@@ -1,6 +1,8 @@
-"""The new aggregate metrics (popreo, poprsp, reo, rsp, mad, bias_disparity) declare partial/combine: their
-sufficient statistics over disjoint batches of users combine to the single-batch value
-(bit for bit for the count ratios; to 1e-12 for mad's float sums)."""
+"""The group metrics (reo, rsp, mad, bias_disparity) declare partial/combine: their sufficient
+statistics over disjoint batches of users, asked of the metric itself, combine to the
+single-batch value (bit for bit for the count ratios; to 1e-12 for mad's float sums). The
+engines' batches for every metric, popreo and poprsp with combined options among them:
+test_backends.py."""
 
 from __future__ import annotations
 
@@ -9,25 +11,11 @@ import polars as pl
 import pytest
 
 from receval import evaluate
-from receval.backends.polars import evaluate_polars
 from receval.engine import SideInputs, encode_inputs, form
 from receval.io import Columns
 from receval.resolve import resolve
 
 from test_backends import make_data
-
-SPECS = ["popreo@5", "poprsp@5", "popreo(split=items,cut=0.3,count=users)@10", "poprsp(split=count,cut=4)@3"]
-
-
-@pytest.mark.parametrize("nb", [2, 5])
-def test_popularity_groups_on_polars_batches(nb):
-    recs, truth, _, train, catalog = make_data()
-    # coarse scores: the top-k set metrics are refused under ties=average where a tie straddles k
-    a = evaluate(recs, truth, SPECS, train=train, catalog=catalog, ties="input")
-    b = evaluate_polars(recs.lazy(), truth.lazy(), SPECS, n_batches=nb, train=train, catalog=catalog, overrides={"ties": "input"})
-    for e, f in zip(a.entries, b.entries):
-        assert e.value == f.value, (nb, e.metric, e.value, f.value)
-
 
 def _cols(frame, names):
     return {k: frame[v].to_numpy() for k, v in names.items() if v in frame.columns}
