@@ -160,6 +160,10 @@ def render(out: dict) -> str:
             lines.append(f"| {r['what']} | {r['batches']} | {r['seconds']:.1f} s | {_gb(r['peak_rss_bytes'])} | "
                          f"{r['peak_rss_bytes'] / s['input_bytes']:.2f}× | {(r['peak_rss_bytes'] - s['baseline_bytes']) / s['input_bytes']:.2f}× | "
                          f"{r.get('same_values', '-')} |")
+        ref = s["runs"][0].get("same_as_reference")
+        if ref is not None:
+            lines += ["", f"Values and intervals of the default run equal, bit for bit, to those of the code before the inputs were "
+                          f"read batch by batch (its `ope.json`): {ref}."]
     m = out["machine"]
     lines += ["", f"Machine: {m['cores']} cores shared with other work (timings noisy), Python {m['python']}, receval {m['receval']}."]
     return "\n".join(lines)
@@ -171,6 +175,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-scale", action="store_true", help="the OBD table only")
     ap.add_argument("--no-one-batch", action="store_true", help="skip the one-batch run of the scale log")
+    ap.add_argument("--reference", metavar="JSON", help="an earlier ope.json (e.g. of the previous code) whose scale values "
+                    "and intervals the default run must equal")
     ap.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -192,6 +198,9 @@ def main(argv=None) -> None:
             one = api_run(data, 1)
             runs.append({"what": "API `receval.ope.evaluate`", "batches": "1", **one})
             runs[0]["same_values"] = default["values"] == one["values"] and default["intervals"] == one["intervals"]
+        if a.reference:
+            ref = json.loads(Path(a.reference).read_text())["scale"]["runs"][0]
+            runs[0]["same_as_reference"] = (ref["values"] == default["values"] and ref["intervals"] == default["intervals"])
         out["scale"] = {"rounds": a.rounds, "parquet_bytes": data["parquet_bytes"], "input_bytes": data["input_bytes"], "runs": runs,
                         "baseline_bytes": baseline()}
     OUT.mkdir(exist_ok=True)
