@@ -19,8 +19,17 @@ row order; the joins are on the id values, so it does not depend on their spelli
   an order fixed by their content, so the interval does not depend on the row order);
 * ``ci="none"``.
 
-**Paired differences** of two targets on the same log: :math:`\hat V_a - \hat V_b` with the
-interval of the differences of their influence terms (normal) or of resamples drawn once for both.
+**Paired differences** of two targets on the same log (the rounds are shared, so the terms pair
+up round by round): :math:`D = \hat V_a - \hat V_b` with, for ``ci="normal"``, the influence
+terms' differences :math:`\Delta\psi_i = \psi^a_i - \psi^b_i`, :math:`\mathrm{se} = s_{\Delta\psi}/\sqrt n`
+(for the self-normalised estimators the delta method on the difference of two ratios), the
+interval :math:`D \pm z_{(1+\ell)/2}\,\mathrm{se}` and the two-sided z test
+:math:`p = 2(1 - \Phi(|D|/\mathrm{se}))` (se = 0: p = 1 when D = 0, else 0); for
+``ci="bootstrap"`` resamples :math:`D^*_b` drawn once for both targets, their percentile interval
+and :math:`p = \min(1, 2\min(1 + \#\{D^* \le 0\}, 1 + \#\{D^* \ge 0\})/(1 + B))`; for
+``ci="none"`` the z test only. Every difference's p-value is corrected together with the others
+of the call (``correction``: :func:`receval.stats.adjust`, Holm by default); each carries Cohen's
+:math:`d_z` and the wins/ties/losses of the per-round terms :math:`t_i`.
 
 **Diagnostics** (of the weights the estimator applies; raw: :math:`\pi_i/\mu_i` before cap/floor):
 ``ess`` :math:`(\sum w)^2 / \sum w^2`, ``max_weight``, ``mean_weight`` (raw; about 1 when the
@@ -589,7 +598,13 @@ def evaluate(
     the positions a slate has (default: the largest logged position); target positions beyond
     it are refused. ``batches``: the log's contexts are aligned and estimated in this many
     batches (default: one per million log rows), each a set of whole contexts; the values do
-    not depend on it (every sum is exactly rounded), only the memory does.
+    not depend on it (every sum is exactly rounded), only the memory does; a Parquet input is
+    scanned, each batch reading only its contexts' rows.
+
+    Several targets: ``correction`` (``holm``, ``bonferroni``, ``bh``, ``none``) corrects the
+    p-values of every paired difference together; ``baseline`` (a target's name) compares every
+    other target with it instead of every pair. :meth:`OpeResults.compare` gives them to the
+    tables, figures and report page of ``receval runs``.
 
     >>> from receval.ope.estimators import EXAMPLE_LOG, EXAMPLE_TARGET
     >>> r = evaluate(EXAMPLE_LOG, EXAMPLE_TARGET, ["naive", "ips", "snips"])
