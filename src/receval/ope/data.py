@@ -307,9 +307,14 @@ def target_batch(f: pl.DataFrame, mode: str, positions: bool, slate_size: int | 
         f = f.filter(pl.col("p") <= limit).with_columns(pl.lit(1.0).alias("pi"))
         f = f.select("c", "i", "p", "pi") if positions else f.select("c", "i", "pi")
     keys = ["c", "p", "i"] if "p" in f.columns else ["c", "i"]
-    bad["rows"] = f.filter(pl.struct(keys).is_duplicated()).select(keys)
+    # sorted by its keys (a copy that replaces the batch): a repeated key is a row equal to the
+    # one before, and the sums per context run on sorted groups (far less memory than hashing)
+    f = f.sort(keys)
+    same = f.select(pl.all_horizontal([pl.col(k) == pl.col(k).shift(1) for k in keys]).fill_null(False)).to_series()
+    bad["rows"] = f.filter(same | same.shift(-1, fill_value=False)).select(keys)
+    del same
     group = ["c", "p"] if "p" in keys else ["c"]
-    bad["sums"] = _sums_above(f, group)
+    bad["sums"] = _sums_above(f.with_columns(pl.col("c").set_sorted()) if group == ["c"] else f, group)
     return f, bad
 
 
@@ -394,23 +399,30 @@ class Aligned:
 def align(log: pl.DataFrame, target: pl.DataFrame, mode: str, rewards: pl.DataFrame | None, *, slates: set[str],
           what: str = "target", shown: pl.DataFrame | None = None) -> Aligned:
     """The arrays every estimator reads; ``slates``: the slate estimators asked for (their checks and columns);
-    ``shown``: the items of the whole log (column ``i``) when ``log`` is one batch of it (default: ``log``'s)."""
+    ``shown``: the items of the whole log (column ``i``) when ``log`` is one batch of it (default: ``log``'s).
+    Every logged context must have target rows (the caller checks it, counting over every batch)."""
     log = log.with_row_index("_row")
     for col in ("c", "i"):
         log, target = _same_ids(log, target, col, what)
     pos = "p" in log.columns
     keys = ["c", "p", "i"] if pos else ["c", "i"]
     group = ["c", "p"] if pos else ["c"]
-    missing = log.select("c").unique().join(target.select("c").unique(), on="c", how="anti")
-    if missing.height:
-        raise DataError(f"give the {what} rows for every logged context: {missing.height} have none, e.g. context_id="
-                        f"{missing.get_column('c')[0]!r} (list an item with probability 0 if it shows nothing there)")
-    j = log.join(target.select(keys + ["pi"]), on=keys, how="left").sort("_row")
-    pi = j.get_column("pi").fill_null(0.0).to_numpy()
+    n = log.height
+    # each log row's target probability: the rows that meet a target row (keys are unique in the
+    # target), scattered into zeros by row number (no sort, no left join building on the target)
+    j = target.select(keys + ["pi"]).join(log.select(keys + ["_row"]), on=keys, how="inner")
+    pi = np.zeros(n)
+    pi[j.get_column("_row").to_numpy()] = j.get_column("pi").to_numpy()
+    del j
     shown = log.select("i").unique() if shown is None else _same_ids(log, shown, "i", what)[1]
-    uns = (target.join(shown, on="i", how="anti").group_by(group).agg(pl.col("pi").sort().sum().alias("u")))
-    u = log.join(uns, on=group, how="left").sort("_row").get_column("u").fill_null(0.0).to_numpy()
-    out = Aligned(n=log.height, reward=log.get_column("r").to_numpy(), mu=log.get_column("mu").to_numpy(), pi=pi,
+    u = np.zeros(n)
+    unseen = target.join(shown, on="i", how="anti")
+    if unseen.height:
+        uns = unseen.group_by(group).agg(pl.col("pi").sort().sum().alias("u"))
+        ju = uns.join(log.select(group + ["_row"]), on=group, how="inner")
+        u[ju.get_column("_row").to_numpy()] = ju.get_column("u").to_numpy()
+    del unseen
+    out = Aligned(n=n, reward=log.get_column("r").to_numpy(), mu=log.get_column("mu").to_numpy(), pi=pi,
                   unsupported=u, mode=mode)
     if rewards is not None:
         out.q, out.qpi = _model(log, target, rewards, pos, what)
