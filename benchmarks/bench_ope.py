@@ -154,12 +154,21 @@ def render(out: dict) -> str:
                   f"({s['parquet_bytes'] / 1e6:.0f} MB on disk, {_gb(s['input_bytes'])} as frames in memory), "
                   f"`{', '.join(ESTIMATORS)}` with normal intervals, each run in a fresh process; peak RSS includes the "
                   f"interpreter and the libraries ({_gb(s['baseline_bytes'])} after `import receval.ope`, before reading).", "",
-                  "| run | batches | wall | peak RSS | peak / input in memory | (peak − imports) / input | values equal to the one-batch run |",
+                  "| run | batches | wall | peak RSS | peak / input in memory | (peak − imports) / input | values equal (API: to the one-batch run; CLI: to the API's) |",
                   "|---|---|---|---|---|---|---|"]
         for r in s["runs"]:
             lines.append(f"| {r['what']} | {r['batches']} | {r['seconds']:.1f} s | {_gb(r['peak_rss_bytes'])} | "
                          f"{r['peak_rss_bytes'] / s['input_bytes']:.2f}× | {(r['peak_rss_bytes'] - s['baseline_bytes']) / s['input_bytes']:.2f}× | "
                          f"{r.get('same_values', '-')} |")
+        ref = s["runs"][0].get("same_as_reference")
+        if ref is not None:
+            lines += ["", f"Values and intervals of the default run equal, bit for bit, to those of the code before the inputs were "
+                          f"read batch by batch (its `ope.json`): {ref}; that code's peak RSS on the same files: "
+                          f"{_gb(s['runs'][0].get('reference_peak_rss_bytes'))} "
+                          f"({s['runs'][0].get('reference_peak_rss_bytes', 0) / s['input_bytes']:.2f}× the input)."]
+        if s.get("load"):
+            lines += ["", f"Load average during the runs: {s['load']} on {os.cpu_count()} cores (other work): the wall times "
+                          "are not comparable across sections."]
     m = out["machine"]
     lines += ["", f"Machine: {m['cores']} cores shared with other work (timings noisy), Python {m['python']}, receval {m['receval']}."]
     return "\n".join(lines)
@@ -171,12 +180,23 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-scale", action="store_true", help="the OBD table only")
     ap.add_argument("--no-one-batch", action="store_true", help="skip the one-batch run of the scale log")
+    ap.add_argument("--reference", metavar="JSON", help="an earlier ope.json (e.g. of the previous code) whose scale values "
+                    "and intervals the default run must equal")
+    ap.add_argument("--render", metavar="JSON", help="only render (and write the section of) an earlier ope.json")
     ap.add_argument("--child", nargs=3, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         child(a.child[0], a.child[1], int(a.child[2]) or None)
         return
     sys.path.insert(0, str(ROOT / "src"))
+    if a.render:
+        text = render(json.loads(Path(a.render).read_text()))
+        print(text)
+        sys.path.insert(0, str(HERE))
+        from bench_core import write_section
+
+        write_section("ope", text)
+        return
     import receval
 
     out: dict = {"machine": {"cores": os.cpu_count(), "python": platform.python_version(), "receval": receval.__version__}}
@@ -192,7 +212,11 @@ def main(argv=None) -> None:
             one = api_run(data, 1)
             runs.append({"what": "API `receval.ope.evaluate`", "batches": "1", **one})
             runs[0]["same_values"] = default["values"] == one["values"] and default["intervals"] == one["intervals"]
-        out["scale"] = {"rounds": a.rounds, "parquet_bytes": data["parquet_bytes"], "input_bytes": data["input_bytes"], "runs": runs,
+        if a.reference:
+            ref = json.loads(Path(a.reference).read_text())["scale"]["runs"][0]
+            runs[0]["same_as_reference"] = (ref["values"] == default["values"] and ref["intervals"] == default["intervals"])
+            runs[0]["reference_peak_rss_bytes"] = ref["peak_rss_bytes"]
+        out["scale"] = {"load": f"{os.getloadavg()[0]:.1f}", "rounds": a.rounds, "parquet_bytes": data["parquet_bytes"], "input_bytes": data["input_bytes"], "runs": runs,
                         "baseline_bytes": baseline()}
     OUT.mkdir(exist_ok=True)
     (OUT / "ope.json").write_text(json.dumps(out, indent=1))

@@ -62,7 +62,7 @@ SLOW_TESTS = {
     "test_cli_writes_the_report", "test_position_terms_equal_mean_over_all_orderings",
     "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
     "test_reproduce_prints_the_headline_first", "test_tutorial_page_is_fresh", "test_png_has_the_asked_size",
-    "test_bundled_ease_dual_matches_primal",
+    "test_bundled_ease_dual_matches_primal", "test_report_figure_and_out_files",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10

@@ -101,6 +101,8 @@ class Comparison:
     #: per run, (truth users with recommendations, truth users): a partial run's missing users
     #: score 0 under ``norecs=zero`` (:func:`receval.runs.evaluate_runs`); empty when not known
     with_recs: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: what ``users`` counts: ``"users"``, or ``"rounds"`` (the logged rounds of :mod:`receval.ope`)
+    unit: str = "users"
 
     def pair(self, metric: str, a: str, b: str) -> PairTest:
         """The test of ``a`` against ``b`` on ``metric``, read as a − b whichever order it was

@@ -192,7 +192,7 @@ def _protocol(c: Any, protocol: dict[str, Any] | None) -> dict[str, Any]:
         fields = signature_fields(c.signatures.get(c.metrics[0], ""))
         if "userset" in fields:
             stats["users"] = fields["userset"]
-    return {**(protocol or {}), "runs compared": ", ".join(c.runs), "paired users": c.users,
+    return {**(protocol or {}), "runs compared": ", ".join(c.runs), f"paired {c.unit}": c.users,
             **({"users dropped": c.dropped} if c.dropped else {}), **({"baseline": c.baseline} if c.baseline else {}), **stats}
 
 
@@ -210,7 +210,7 @@ def render_page(obj: Any, *, title: str | None = None, protocol: dict[str, Any] 
     body = [f"<h1>{e(title)}</h1>",
             f'<p class="note">Every number below is reproducible from its signature and the inputs; '
             f"written by receval {e(__version__)}.</p>",
-            '<section id="results"><h2>Results</h2>', *_tables(c, f"all users ({c.users})", alpha, ci, digits), "</section>"]
+            '<section id="results"><h2>Results</h2>', *_tables(c, f"all {c.unit} ({c.users})", alpha, ci, digits), "</section>"]
     if figures:
         body += ['<section id="figures"><h2>Figures</h2>', *_comparison_figures(c, sc), "</section>"]
     if sc is not None:

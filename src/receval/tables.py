@@ -247,7 +247,7 @@ def legend(cmp: Comparison, alpha: float, *, ci: bool = False) -> list[str]:
     if dropped:
         why = ", ".join(DROPPED_WHY.get(w, w) for w in _stat_field(cmp, "dropped"))
         which += f", {dropped} of {cmp.users + dropped} dropped" + (f" ({why})" if why else "")
-    lines.append(f"Every run evaluated on the same {cmp.users} users{which}; signatures below reproduce each column.")
+    lines.append(f"Every run evaluated on the same {cmp.users} {cmp.unit}{which}; signatures below reproduce each column.")
     partial = partial_runs(cmp.with_recs)
     if partial:
         lines.append(partial)
@@ -428,7 +428,7 @@ def _compact_columns(cmp: Comparison, rows: list[list[Any]], digits: int, effect
     notes.append(f"*: adjusted p < {alpha:g}")
     if any(h == "d_z" for h, _ in cols):
         notes.append("d_z: Cohen's d_z")
-    notes.append("W/T/L: users on which a wins/ties/loses against b; the raw p-values in --format csv or json")
+    notes.append(f"W/T/L: {cmp.unit} on which a wins/ties/loses against b; the raw p-values in --format csv or json")
     return cols, notes
 
 

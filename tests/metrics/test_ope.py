@@ -268,9 +268,12 @@ def test_bad_inputs_are_refused_with_one_line():
     assert _bad(est=["dm"], rewards=rewards).startswith("give the reward model an estimate for every logged item")
 
 
-def test_mixed_id_types_meet_as_text():
+@pytest.mark.parametrize("batches", [1, 3])
+def test_mixed_id_types_meet_as_text(batches):
+    """Text context ids in the log, integers in the target: they meet as text, in one batch."""
     log = dict(EXAMPLE_LOG) | {"context_id": ["1", "2", "3", "4"]}
-    assert evaluate(log, EXAMPLE_TARGET, ["ips"]).value("ips") == evaluate(EXAMPLE_LOG, EXAMPLE_TARGET, ["ips"]).value("ips")
+    want = evaluate(EXAMPLE_LOG, EXAMPLE_TARGET, ["ips"]).value("ips")
+    assert evaluate(log, EXAMPLE_TARGET, ["ips"], batches=batches).value("ips") == want
 
 
 def test_from_obp_is_obps_formulas():
@@ -312,7 +315,8 @@ def test_cli(tmp_path, capsys):
 
 def _everything(r):
     return ([(e.estimator, e.target, e.value, e.low, e.high, e.signature, e.rounds, e.diagnostics) for e in r.entries],
-            [(d.estimator, d.a, d.b, d.value, d.low, d.high, d.signature) for d in r.differences])
+            [(d.estimator, d.a, d.b, d.value, d.low, d.high, d.signature, d.p, d.p_adjusted, d.effect, d.wins, d.ties,
+              d.losses) for d in r.differences])
 
 
 @pytest.mark.parametrize("ci", ["normal", "bootstrap"])
