@@ -415,7 +415,6 @@ def _dialects(p: argparse.ArgumentParser):
             for d in all_dialects()
         ]
         if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
-
             print(render(["dialect", "version", "library", "metrics"], [r[:4] for r in rows], "table"), end="")
             width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
             for r in rows:

@@ -385,7 +385,6 @@ def truth_fp(data: Any, cols: Columns, text: bool) -> str:
 
 def _categories_frame(obj: Any, cols: Columns) -> pl.DataFrame:
     """(item, category) pairs as the beyond-accuracy metrics read them."""
-
     frame, item_col = categories_frame(obj, cols)
     return frame.select(pl.col(item_col).alias("item"), pl.col("category"))
 
@@ -437,7 +436,6 @@ def fingerprint(data: Any, input: str = "recs", *, user_col: str = "user_id", it
     >>> evaluate(WORKED_RECS, WORKED_TRUTH, ["precision@2"]).fingerprints["truth"] == fingerprint(WORKED_TRUTH, "truth")
     True
     """
-
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     if input in ("recs", "truth"):
         what = "recommendations" if input == "recs" else "ground truth"

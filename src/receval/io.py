@@ -262,7 +262,6 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
         fix = "; save the file as UTF-8" if "utf-8" in first.lower() or "utf8" in first.lower() else ""
         raise DataError(f"cannot read {what} file {path}: {first}{fix}") from None
     if frame is None:  # a name that says no format, and content that is not TREC: say why, and how to set it
-
         raise DataError(unknown_format(path, what))
     if frame.height == 0:
         raise DataError(f"the {what} file {path} has a header ({', '.join(frame.columns)}) but no rows: nothing to evaluate; "
@@ -287,7 +286,6 @@ def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if suffix in (".parquet", ".pq"):
         return pl.scan_parquet(check_parquet(path, what))
     if suffix in (".csv", ".tsv", ".txt"):  # gzip is not scanned (read whole)
-
         if trec_kind(path, what) or path.stat().st_size == 0:
             return None
         default = "\t" if suffix == ".tsv" else ","

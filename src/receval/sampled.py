@@ -519,7 +519,6 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
     cat, order = _read_catalog(catalog)
     t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
     if rel == "auto":  # the standard default: rel:>0 when the truth is rated, every row without a rating column
-
         rel = None
         if "rating" in t and t["rating"].dtype.kind in "iuf":
             y = t["rating"][np.isfinite(t["rating"])]
