@@ -155,9 +155,11 @@ def _fresh(code: str) -> tuple[list[str], float]:
 
 
 def test_import_receval_and_version_load_no_heavy_dependency():
-    # Measured when the imports were moved (2026-11-29, 2 shared cores, best of 5, wall time of
-    # a whole interpreter): `python -c pass` 10 ms, `import receval` 21 ms, `receval --version`
-    # 76 ms before and after. Printed here, never asserted (the machine's load decides them).
+    # Measured when the imports were moved (2026-11-29, 2 cores at load average 10-17, best of
+    # 12 runs of a whole interpreter, before -> after): `import receval` 31 -> 28 ms (65 modules,
+    # 3 of receval, both), `receval --version` 39 -> 47 ms (93 -> 94 modules: receval.plaintext,
+    # ~1 ms in -X importtime), `python -c pass` 9 -> 13 ms (the noise). Printed here, never
+    # asserted: the machine's load decides them.
     loaded, t_import = _fresh("import receval")
     assert loaded == [], f"import receval loads {loaded}"
     loaded, t_version = _fresh("import contextlib, io; from receval.cli import main\n"
