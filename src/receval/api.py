@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .backends.polars import run_polars
+from .backends.spark import run_spark
 from .budget import FILE_BUDGET, batches_for, memory_budget, one_batch_only
 from .engine import evaluate_encoded, plan_request, say, settle_rel
 from .errors import SpecError
@@ -143,8 +144,6 @@ def _polars(req: Request) -> Results:
 
 
 def _spark(req: Request) -> Results:
-    from .backends.spark import run_spark  # pyspark is loaded only when asked for
-
     return run_spark(req)
 
 

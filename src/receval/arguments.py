@@ -33,7 +33,7 @@ def add_context_args(p: argparse.ArgumentParser) -> None:
     """One ``--NAME`` per context option (:data:`receval.options.CONTEXT_AXES`)."""
     g = p.add_argument_group("options for every metric (a spec's own option wins)")
     g.add_argument("--rel", help="relevance: a threshold like '>=4.5' or '4.5', or 'all' (every truth row)")
-    from .options import CONTEXT_AXES
+    from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options), +18 modules, ~6 ms on receval --version (the command line imports arguments)
 
     for name, ax in CONTEXT_AXES.items():
         if name != "rel":
@@ -51,7 +51,7 @@ def axis_help(ax) -> str:  # noqa: ANN001
 
 def context_kwargs(a: argparse.Namespace) -> dict:
     """The context options given (those left out are not passed)."""
-    from .options import CONTEXT_AXES
+    from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options)
 
     out = {}
     for name in CONTEXT_AXES:

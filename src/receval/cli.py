@@ -24,8 +24,9 @@ from typing import Any
 
 from ._version import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
-from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, one_line  # noqa: F401 (re-exported)
-from .report import command_formats, render
+from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, RecevalNote, RecevalWarning, SpecError, closest, one_line  # noqa: F401 (re-exported)
+from .plaintext import to_text
+from .report import LATEX_FITS, command_formats, render, terminal_width, wrap_text
 
 if TYPE_CHECKING:
     from .dialects import Dialect
@@ -61,8 +62,7 @@ def _evaluate(p: argparse.ArgumentParser):
     add_context_args(p)
 
     def run(a: argparse.Namespace) -> int:
-        from .api import evaluate
-        from .errors import SpecError
+        from .api import evaluate  # lazy: cost: numpy, polars (receval --version loads neither)
 
         missing = [n for n, given in (("recs", a.recs or a.example), ("truth", a.truth or a.example), ("-m/--metric", a.metric))
                    if not given]
@@ -72,7 +72,7 @@ def _evaluate(p: argparse.ArgumentParser):
         if a.example:
             if a.recs or a.truth:
                 raise SpecError("leave out RECS and TRUTH with --example (it evaluates the bundled recs.csv and truth.csv)")
-            from .examples import example_path
+            from .examples import example_path  # lazy: cost: numpy, polars (examples imports the API)
 
             a.recs, a.truth = str(example_path("recs.csv")), str(example_path("truth.csv"))
         elif not (a.recs and a.truth):
@@ -81,7 +81,7 @@ def _evaluate(p: argparse.ArgumentParser):
         if a.per_user:  # before any work: the output must be new (or --force), never an input, of a known format
             _check_per_user(a)
         if a.input_format == "trec":
-            from .trec import read_qrels, read_run
+            from .trec import read_qrels, read_run  # lazy: cost: polars
 
             ids = dict(user_col=a.user_col, item_col=a.item_col)
             tids = dict(user_col=a.truth_user_col or a.user_col, item_col=a.truth_item_col or a.item_col)
@@ -102,15 +102,13 @@ def _evaluate(p: argparse.ArgumentParser):
 
 
 def _latex_args(p: argparse.ArgumentParser, default: str = "tab:receval") -> None:
-    from .report import LATEX_FITS
-
     p.add_argument("--label", metavar="NAME", help=f"--format latex: the table's \\label (default {default}; 'main' is tab:main)")
     p.add_argument("--latex-fit", choices=LATEX_FITS, default="shrink",
                    help="--format latex: shrink (default: scaled down to \\linewidth only when wider), linewidth (always), none")
 
 
 def _check_per_user(a: argparse.Namespace) -> None:
-    from .outputs import check_new_file, not_an_input, per_user_format, spark_mode
+    from .outputs import check_new_file, not_an_input, per_user_format, spark_mode  # lazy: cost: hashlib, secrets, random (outputs), +15 modules on receval --version
 
     per_user_format(a.per_user)
     not_an_input(a.per_user, [a.recs, a.truth, a.categories, a.train, a.baseline, a.catalog], "--per-user output")
@@ -157,8 +155,7 @@ def _runs(p: argparse.ArgumentParser):
     add_context_args(p)
 
     def run(a: argparse.Namespace) -> int:
-        from .errors import SpecError
-        from .runs import evaluate_runs
+        from .runs import evaluate_runs  # lazy: cost: numpy, polars (receval --version loads neither)
 
         named: dict[str, str] = {}
         if "=" in a.truth and not all("=" in x for x in a.runs):
@@ -170,16 +167,16 @@ def _runs(p: argparse.ArgumentParser):
             if name.strip() in named:
                 raise SpecError(f"run name {name.strip()!r} is given twice (names are compared without surrounding spaces)")
             named[name.strip()] = path.strip()
-        from .figures import parse_figure, write_figure
-        from .outputs import check_outputs
-        from .resampling import StatsOptions
-        from .tables import EXTENSIONS, render_pairs, render_table, write_table
+        from .figures import parse_figure, write_figure  # lazy: cost: dataclasses, inspect, comparison (figures), +19 modules on receval --version
+        from .outputs import check_outputs  # lazy: cost: hashlib, secrets, random (outputs)
+        from .resampling import StatsOptions  # lazy: cost: numpy
+        from .tables import EXTENSIONS, render_pairs, render_table, write_table  # lazy: cost: numpy, polars (tables reads specs)
 
         figures = [parse_figure(item) for item in a.figure]  # checked before any work
         if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
             raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
-        from .page import check_page, page_path
-        from .segments import segments_arg
+        from .page import check_page, page_path  # lazy: cost: html, base64 (page), +7 modules on receval --version
+        from .segments import segments_arg  # lazy: cost: numpy, polars (receval --version loads neither)
 
         segments, groups = segments_arg(a.segments)  # checked before any work
         if any(kind == "segments" for kind, _, _ in figures) and segments is None:
@@ -195,8 +192,8 @@ def _runs(p: argparse.ArgumentParser):
                             seed=a.seed, baseline=a.baseline)
         latex = {"label": a.label, "fit": a.latex_fit}  # the terminal table fits COLUMNS / the terminal
         if segments is not None:
-            from .io import Columns
-            from .segments import compare_segments, render_segments, write_segments
+            from .io import Columns  # lazy: cost: numpy, polars (receval --version loads neither)
+            from .segments import compare_segments, render_segments, write_segments  # lazy: cost: numpy, polars (receval --version loads neither)
 
             cols = Columns(a.user_col, a.item_col, a.score_col, a.rank_col, a.rating_col, sep=a.sep,
                            truth_user=a.truth_user_col, truth_item=a.truth_item_col)
@@ -218,7 +215,7 @@ def _runs(p: argparse.ArgumentParser):
         for kind, metric, path in figures:
             write_figure(sc, kind, path, metric=metric)
         if report is not None:
-            from .page import write_page
+            from .page import write_page  # lazy: cost: html, base64 (page)
 
             written = write_page(sc, report, alpha=a.alpha, ci=a.ci != "none", overwrite=a.force, inputs=inputs,
                                  protocol={"truth": a.truth, "runs": named, "metrics": a.metric,
@@ -243,13 +240,12 @@ def _explain(p: argparse.ArgumentParser):
 
 def explain(spec: str, dialect: str | None = None) -> str:
     """The formula of ``spec`` in plain text with every resolved option and the signature."""
-    from .engine import dialect_of as _dialect
-    from .plaintext import to_text
-    from .resolve import resolve
-    from .signature import make_signature
+    from .engine import dialect_of as _dialect  # lazy: cost: numpy, polars (receval --version loads neither)
+    from .resolve import resolve  # lazy: cost: numpy, polars (receval --version loads neither)
+    from .signature import make_signature  # lazy: cost: numpy, polars (receval --version loads neither)
 
-    from .metrics import registered
-    from .options import CONTEXT_AXES
+    from .metrics import registered  # lazy: cost: numpy, polars (receval --version loads neither)
+    from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options), +18 modules, ~6 ms on receval --version
 
     if isinstance(spec, str) and spec.strip().lower() in CONTEXT_AXES and spec.strip().lower() not in registered():
         return explain_axis(spec.strip().lower())
@@ -257,7 +253,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
     r = resolve(spec, dialect=d)
     m = r.metric
     lines = [f"{r.spec}  —  {m.summary}", ""]
-    from .spec import alias_note
+    from .spec import alias_note  # lazy: cost: numpy, polars (spec reads the registry)
 
     said = alias_note(spec) if isinstance(spec, str) else None
     if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
@@ -288,7 +284,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
         lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
     if m.name == "map" and r.options.get("denominator") == "min_k_r":
         lines += ["", MAP_DENOMINATOR_WARNING]
-    from .options import CONTRACT, ties_note
+    from .options import CONTRACT, ties_note  # lazy: cost: dataclasses, inspect (options)
 
     note = ties_note(r.options, r.settle)
     lines += ["", "Contract:", _indent(textwrap.fill(CONTRACT, 96))]
@@ -301,7 +297,7 @@ def explain(spec: str, dialect: str | None = None) -> str:
 def explain_axis(name: str) -> str:
     """``receval explain ties`` (any context option): what it decides, its values, and for
     ``ties`` the long form of the notes and refusals about ties."""
-    from .options import CONTEXT_AXES, TIES_EXPLAINED
+    from .options import CONTEXT_AXES, TIES_EXPLAINED  # lazy: cost: dataclasses, inspect (options)
 
     ax = CONTEXT_AXES[name]
     lines = [f"{name}  —  {ax.doc} (a context option: every metric reads it; default {ax.render(ax.default)})", ""]
@@ -330,12 +326,10 @@ def _metrics(p: argparse.ArgumentParser):
                    help="table: one block per metric, at most 100 columns (or the terminal's width); markdown: one table")
 
     def run(a: argparse.Namespace) -> int:
-        from .options import CONTEXT_AXES
+        from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options)
 
         chosen = matching_metrics(a.pattern)
         if a.format == "table":
-            from .report import terminal_width
-
             print(metrics_text(min(terminal_width() or 100, 100), pattern=a.pattern), end="")  # a narrower terminal: its width
             return 0
         rows = []
@@ -358,8 +352,7 @@ def matching_metrics(pattern: str | None) -> list[Any]:
     None matching is a :class:`~receval.errors.SpecError` naming the closest metric."""
     import fnmatch
 
-    from .errors import SpecError, closest
-    from .metrics import all_metrics
+    from .metrics import all_metrics  # lazy: cost: numpy, polars (receval --version loads neither)
 
     every = list(all_metrics())
     if pattern is None:
@@ -379,7 +372,7 @@ def metrics_text(width: int = 100, pattern: str | None = None) -> str:
     columns."""
     import textwrap
 
-    from .options import CONTEXT_AXES
+    from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options)
 
     def wrap(text: str, indent: str, first: str | None = None) -> list[str]:
         return textwrap.wrap(text, width, initial_indent=first if first is not None else indent,
@@ -415,15 +408,13 @@ def _dialects(p: argparse.ArgumentParser):
     p.add_argument("--format", choices=command_formats("dialects"), default="table")
 
     def run(a: argparse.Namespace) -> int:
-        from .dialects import all_dialects
+        from .dialects import all_dialects  # lazy: cost: numpy, polars (dialects read the registry)
 
         rows = [
             [d.name, d.version + _version_marks(d), d.library, ", ".join(sorted(d.metrics)) or "all", d.source]
             for d in all_dialects()
         ]
         if a.format == "table":  # the terminal: sources one per line under the table, not as a wide column
-            from .report import terminal_width, wrap_text
-
             print(render(["dialect", "version", "library", "metrics"], [r[:4] for r in rows], "table"), end="")
             width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
             for r in rows:
@@ -451,19 +442,19 @@ def _version_marks(d: Dialect) -> str:
 # the commands of other modules: imported when the parser is built (compare.py imports polars),
 # never for `receval --version`
 def _compare(p: argparse.ArgumentParser):
-    from .compare import build_command
+    from .compare import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
 
 def _reproduce(p: argparse.ArgumentParser):
-    from .reproduce import build_command
+    from .reproduce import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
 
 def _verify(p: argparse.ArgumentParser):
-    from .verification import build_command
+    from .verification import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
@@ -473,7 +464,7 @@ def _conformance(p: argparse.ArgumentParser):
     p.add_argument("dir", metavar="DIR", help="a new or empty folder")
 
     def run(a: argparse.Namespace) -> int:
-        from .conformance.suite import export
+        from .conformance.suite import export  # lazy: cost: dataclasses, importlib.resources, +31 modules on receval --version
 
         counts = export(a.dir)
         print(f"wrote {sum(counts.values())} conformance cases of {len(counts)} metrics to {a.dir} (see {a.dir}/README.md)")
@@ -483,19 +474,19 @@ def _conformance(p: argparse.ArgumentParser):
 
 
 def _ope(p: argparse.ArgumentParser):
-    from .ope.cli import build_command
+    from .ope.cli import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
 
 def _audit(p: argparse.ArgumentParser):
-    from .audit import build_command
+    from .audit import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
 
 def _peers(p: argparse.ArgumentParser):
-    from .adapters.peers import build_command
+    from .adapters.peers import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
 
     return build_command(p)
 
@@ -596,8 +587,6 @@ def _one_line_warnings(notes: list[str] | None = None) -> None:
     its notes (``receval: note: ...``) into ``notes``, said once the command has succeeded (a
     refused command says only its error)."""
     import warnings
-
-    from .errors import RecevalNote, RecevalWarning
 
     show = warnings.showwarning
 

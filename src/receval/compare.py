@@ -22,7 +22,17 @@ from typing import Any
 
 import polars as pl
 
+from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
+from .dialects import all_dialects, load_dialect
+from .engine import SideInputs, evaluate_each
 from .errors import MetricMissing, RecevalError, SpecError
+from .inputs import encode_inputs
+from .io import pop_columns
+from .options import CONTEXT_AXES
+from .report import command_formats, fmt_value, render
+from .resolve import UNSET, decide_rel, resolve
+from .signature import note_side
+from .spec import spec_list
 
 __all__ = ["compare", "compare_results", "Comparison", "select_dialects"]
 
@@ -34,8 +44,6 @@ def select_dialects(dialects: Any = "all") -> list[Any]:
     standard and each library's default version; otherwise a comma-separated string or a list
     of names (``"recbole,daisyrec@2.3"``). An unknown name is an error with suggestions.
     """
-    from .dialects import all_dialects, load_dialect
-
     if dialects is None:
         dialects = "all"
     if isinstance(dialects, str):
@@ -81,8 +89,6 @@ class Comparison:
 
     def cell(self, dialect: str, metric: str) -> str:
         """A cell as shown: the value, "–" where the library lacks the metric, "error" on failure."""
-        from .report import fmt_value
-
         if (dialect, metric) in self.errors:
             return "error"
         row = self.frame.filter(pl.col("dialect") == dialect)
@@ -98,15 +104,6 @@ def compare_results(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dial
     ``errors="raise"`` re-raises it. ``context``: the column keywords (``user_col``, ...,
     :data:`receval.io.COLUMN_KEYWORDS`) and the context options (``rel``, ``ties``, ...).
     """
-    from .engine import SideInputs, evaluate_each
-    from .inputs import encode_inputs
-
-    from .io import pop_columns
-    from .options import CONTEXT_AXES
-    from .resolve import resolve
-
-    from .spec import spec_list
-
     metrics = spec_list(metrics)  # as evaluate reads them
     if not metrics:
         raise SpecError("no metric given; pass at least one, e.g. 'ndcg@10'")
@@ -117,12 +114,11 @@ def compare_results(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dial
     if unknown_ctx:
         raise TypeError(f"compare() got unexpected keyword arguments: {', '.join(sorted(unknown_ctx))}")
     chosen = select_dialects(dialects)
-    from .resolve import UNSET as _UNSET
 
-    overrides = {name: context.get(name, _UNSET) for name in CONTEXT_AXES}
+    overrides = {name: context.get(name, UNSET) for name in CONTEXT_AXES}
     for name, value in list(overrides.items()):
         if value is None and name != "rel":
-            overrides[name] = _UNSET
+            overrides[name] = UNSET
 
     # resolve every (dialect, metric) cell; a metric the library lacks stays empty
     cells: dict[tuple[int, int], Any] = {}
@@ -143,11 +139,9 @@ def compare_results(recs: Any, truth: Any, metrics: str | Iterable[Any], *, dial
     if type(recs).__module__.startswith("pyspark"):  # pragma: no cover
         raise SpecError("compare runs in memory; collect the Spark frames first (or use evaluate per dialect)")
     enc = encode_inputs(recs, truth, cols)
-    from .resolve import decide_rel
 
     cells = dict(zip(cells, decide_rel(list(cells.values()), "rating" in enc.truth)))  # rel:>0 when the truth is rated
     side = SideInputs(categories, train, catalog, cols)
-    from .signature import note_side
 
     cells = dict(zip(cells, note_side(list(cells.values()), side)))  # signatures name the side inputs read
 
@@ -210,8 +204,6 @@ def render_comparison(res: Comparison, fmt: str = "table") -> str:
     import json
     import math
 
-    from .report import render
-
     def number(v: Any) -> Any:
         return None if isinstance(v, float) and not math.isfinite(v) else v
 
@@ -246,9 +238,6 @@ def render_comparison(res: Comparison, fmt: str = "table") -> str:
 def build_command(p: argparse.ArgumentParser):
     """``receval compare`` (registered by :data:`receval.cli.COMMANDS`): add its arguments to
     ``p`` and return its runner."""
-    from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
-    from .report import command_formats
-
     p.add_argument("recs", help="recommendations: CSV or Parquet with user, item and score and/or rank")
     p.add_argument("truth", help="ground truth: CSV or Parquet with user, item and optional rating")
     p.add_argument("-m", "--metric", action="append", required=True, help="a metric spec, e.g. map@20 (repeatable)")

@@ -20,13 +20,15 @@ import numpy as np
 import polars as pl
 
 from ._version import __version__
+from .dialects import Dialect, load_dialect
 from .encode import Encoded, gather, rank_order
-from .errors import DataError, OutsideCatalogue, RecevalError, SpecError, TiesRefused
+from .errors import DataError, OutsideCatalogue, RecevalError, SpecError, TiesRefused, note
 from .hits import Hits, build
 # the input step lives in receval.inputs; re-exported here, where tests and callers import it
 from .budget import globals_without_partial
 from .inputs import Request, Truth, encode_frames, encode_inputs, exact_items, read_truth
 from .io import Columns, is_text_path
+from .kernels import Deferred
 from .options import CONTEXT_AXES
 from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
 from .resolve import UNSET, Resolved, decide_rel, resolve
@@ -47,7 +49,6 @@ def dialect_of(dialect: Any):
     """A dialect argument (None, a name, or a :class:`receval.dialects.Dialect`) as an object."""
     if dialect is None or dialect == "standard":
         return None
-    from .dialects import Dialect, load_dialect
 
     if isinstance(dialect, str):
         return load_dialect(dialect)
@@ -121,8 +122,6 @@ def rel_message(rows: int, nonpositive: int, levels: int) -> str | None:
 def say(message: str | None) -> None:
     """:func:`receval.errors.note` when there is something to say."""
     if message:
-        from .errors import note
-
         note(message)
 
 
@@ -171,7 +170,6 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
     inputs, which the form carries to the list layer and the metrics; ``reach``: the cut-off
     within which the group's tie rule decides values, :func:`tie_reach`)."""
     needs = set(needs)
-    from .kernels import Deferred
 
     if isinstance(enc, Deferred):  # the kernels form what they can (receval.kernels), else the numpy path
         got = enc.form(opts, needs, side, reach)
@@ -279,8 +277,6 @@ def warn_ties(info: dict[str, Any], resolved: Sequence[Resolved] = ()) -> None:
     not choose that decided values (``info["tied_users_noted"]``), truth users with relevant
     items but no recommendations scored under a ``norecs`` the user did not set, and truth users
     without a relevant item left out under an ``empty`` the user did not set (a smaller user set)."""
-    from .errors import note
-
     n, users = int(info.get("tied_users_noted", 0)), int(info.get("users", 0))
     unchosen = [r for r in resolved if "ties" in r.metric.context and "ties" not in r.chosen]
     if n and users and unchosen:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from .api import evaluate
 
 WORKED_RECS = {"user_id": [1, 1, 1, 1], "item_id": [10, 20, 30, 40], "score": [0.9, 0.8, 0.7, 0.6]}
 WORKED_TRUTH = {"user_id": [1, 1, 1], "item_id": [20, 40, 50], "rating": [5.0, 4.0, 3.0]}
@@ -21,8 +22,6 @@ def worked(spec: str, digits: int = 6, *, recs: dict | None = None, **kwargs) ->
     >>> worked("precision@2")
     0.5
     """
-    from .api import evaluate
-
     return round(evaluate(recs or WORKED_RECS, WORKED_TRUTH, [spec], **kwargs).value(spec), digits)
 
 

@@ -81,8 +81,8 @@ import polars as pl
 
 from .encode import _CANONICAL_INT, number_series
 from .errors import DataError
-from .io import Columns, is_text_path, read_frame
-from .side import SideInputs
+from .io import Columns, is_text_path, missing_column, parse_sep, read_frame
+from .side import SideInputs, categories_frame
 
 VERSION = "rf1"
 #: the inputs a result names, in the order they are listed
@@ -355,8 +355,6 @@ def as_lazy(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None = No
 
 
 def _roles(data: pl.DataFrame | pl.LazyFrame, what: str, required: dict[str, str], optional: dict[str, str]) -> dict[str, str]:
-    from .io import missing_column
-
     names = data.collect_schema().names()
     for role, name in required.items():
         if name not in names:
@@ -387,8 +385,6 @@ def truth_fp(data: Any, cols: Columns, text: bool) -> str:
 
 def _categories_frame(obj: Any, cols: Columns) -> pl.DataFrame:
     """(item, category) pairs as the beyond-accuracy metrics read them."""
-    from .side import categories_frame
-
     frame, item_col = categories_frame(obj, cols)
     return frame.select(pl.col(item_col).alias("item"), pl.col("category"))
 
@@ -440,8 +436,6 @@ def fingerprint(data: Any, input: str = "recs", *, user_col: str = "user_id", it
     >>> evaluate(WORKED_RECS, WORKED_TRUTH, ["precision@2"]).fingerprints["truth"] == fingerprint(WORKED_TRUTH, "truth")
     True
     """
-    from .io import parse_sep
-
     cols = Columns(user_col, item_col, score_col, rank_col, rating_col, sep=parse_sep(sep))
     if input in ("recs", "truth"):
         what = "recommendations" if input == "recs" else "ground truth"

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, TiesRefused
 from .lists import ListSpace
 
 
@@ -184,8 +184,6 @@ class Hits:
         big = np.iinfo(np.int64).max - 1
         counts = {int(k or 0): int((self.first_tie <= (k or big)).sum()) for k in ks}
         if any(counts.values()):
-            from .errors import TiesRefused
-
             raise TiesRefused(metric, counts, "inside")
 
     def check_topk_settled(self, ks: list[int], metric: str) -> None:
@@ -200,8 +198,6 @@ class Hits:
                 across = (self.row_lo <= k) & (self.row_hi > k)
                 counts[int(k)] = int(np.unique(self.row_user[across]).size) if across.any() else 0
         if any(counts.values()):
-            from .errors import TiesRefused
-
             raise TiesRefused(metric, counts, "straddle")
 
     @cached_property

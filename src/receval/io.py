@@ -16,6 +16,8 @@ import numpy as np
 import polars as pl
 
 from .errors import DataError, SpecError
+from .partfiles import check_parquet, check_text_rows
+from .trec import from_dict, is_dict_of_dicts, read_trec, trec_kind, unknown_format
 
 
 @dataclass(frozen=True)
@@ -137,8 +139,6 @@ def read_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if type(obj).__module__.startswith("ranx"):  # ranx Run / Qrels
         obj = obj.to_dict()
     if isinstance(obj, dict):
-        from .trec import from_dict, is_dict_of_dicts
-
         if is_dict_of_dicts(obj):  # ranx / ir_measures / pytrec_eval {qid: {docid: value}}
             value = "rating" if what == "ground truth" else "score"
             _check_cells([v for docs in obj.values() for v in docs.values()], what, value, "{qid: {docid: value}} dict's")
@@ -230,7 +230,6 @@ def _check_pandas(frame: Any, what: str) -> None:
 def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None = None) -> pl.DataFrame:
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
-    from .partfiles import check_parquet
 
     if path.is_dir():
         parts = check_parquet(path, what)  # one policy for every engine: corrupt parts, schemas, no rows
@@ -238,7 +237,6 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
             return pl.read_parquet(parts)
         except Exception as exc:
             raise DataError(f"cannot read the {what} part files in {path}: {str(exc).splitlines()[0]}") from None
-    from .trec import read_trec, trec_kind
 
     if trec_kind(path, what):  # .run / .qrels / .trec (also .gz): trec_eval's formats
         return read_trec(path, what, ids)
@@ -264,8 +262,6 @@ def _read_path(path: Path, what: str, ids: tuple[str, ...] = (), sep: str | None
         fix = "; save the file as UTF-8" if "utf-8" in first.lower() or "utf8" in first.lower() else ""
         raise DataError(f"cannot read {what} file {path}: {first}{fix}") from None
     if frame is None:  # a name that says no format, and content that is not TREC: say why, and how to set it
-        from .trec import unknown_format
-
         raise DataError(unknown_format(path, what))
     if frame.height == 0:
         raise DataError(f"the {what} file {path} has a header ({', '.join(frame.columns)}) but no rows: nothing to evaluate; "
@@ -283,7 +279,6 @@ def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     path = Path(obj)
     if not path.exists():
         raise DataError(f"{what} file not found: {path}")
-    from .partfiles import check_parquet, check_text_rows
 
     if path.is_dir():
         return pl.scan_parquet(check_parquet(path, what))
@@ -291,8 +286,6 @@ def scan_frame(obj: Any, what: str, ids: tuple[str, ...] = (), sep: str | None =
     if suffix in (".parquet", ".pq"):
         return pl.scan_parquet(check_parquet(path, what))
     if suffix in (".csv", ".tsv", ".txt"):  # gzip is not scanned (read whole)
-        from .trec import trec_kind
-
         if trec_kind(path, what) or path.stat().st_size == 0:
             return None
         default = "\t" if suffix == ".tsv" else ","

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .errors import SpecError
+from .errors import SpecError, did_you_mean
 from .options import CONTEXT_AXES, Axis
 from .plaintext import Documented
 from .reduction import KeyedReduction
@@ -147,8 +147,6 @@ class Metric(Documented):
 
 
 def _options_hint(key: str, choices: list[str]) -> str:
-    from .errors import did_you_mean
-
     return did_you_mean(key, choices)
 
 

@@ -17,8 +17,17 @@ from pathlib import Path
 from typing import Any
 
 
+from . import figures
 from ._version import __version__
-from .report import fmt_value, render
+from .compare import compare_results
+from .data import load_bundled, load_genres, load_movielens
+from .data.movielens import bundled_path
+from .data.protocol import prepare_study, recommend
+from .errors import DataError, RecevalError
+from .outputs import not_an_input, write_output
+from .page import PAGE_NAME, write_reproduction_page
+from .report import fmt_value, render, terminal_width, wrap_text
+from .spec import parse_k
 from .study import COLUMNS, PROTOCOL, PUBLISHED, STUDY_DIALECTS, STUDY_VERSIONS
 
 #: beyond-accuracy columns added with --beyond (MovieLens genres as categories)
@@ -66,10 +75,7 @@ def run(
     progress: Any = None,
 ) -> Reproduction:
     """Run the study's protocol and evaluate every study metric under every study dialect."""
-    from .compare import compare_results
-    from .data import load_bundled, load_genres, load_movielens
-    from .data.protocol import prepare_study, recommend
-    from .models import EASE, Popularity
+    from .models import EASE, Popularity  # lazy: cost: scipy (models.ease), and reproduce is imported whenever the command line's parser is built
 
     timings: dict[str, float] = {}
     step = progress or (lambda name: _Null())
@@ -79,8 +85,6 @@ def run(
         ratings = load_bundled() if data is None else load_movielens(data)
         study = prepare_study(ratings, threshold=threshold, test_fraction=test_fraction)
     if study.test.height == 0:
-        from .errors import DataError
-
         top = str(ratings["rating"].max()) if ratings.height else "none"
         raise DataError(
             f"no test users are left: no test rating is >= the threshold {threshold:g} (the highest rating is {top}) "
@@ -291,8 +295,6 @@ def check_report_dir(out: Path, overwrite: bool = False) -> None:
     receval did not write there (:func:`foreign_files`; unless ``overwrite``: then those names
     are replaced too, a link replaced, never written through). A report receval wrote is
     replaced; nothing else in the folder is touched."""
-    from .errors import DataError
-
     if out.exists() and not out.is_dir():
         raise DataError(f"the report folder '{out}' is a file; choose another --out")
     if out.is_dir() and not overwrite:
@@ -329,8 +331,6 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
     a report name taken by anything else (:func:`foreign_files`) is refused unless
     ``overwrite``. Only the report file names and :data:`MANIFEST` are ever written, nothing
     is deleted."""
-    from .outputs import write_output  # every file whole or not at all, a link replaced, never written through
-
     out = Path(out)
     check_report_dir(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
@@ -379,7 +379,6 @@ def write_report(rep: Reproduction, out: Path, overwrite: bool = False) -> list[
     path = out / "spread.png"
     written.add(path, lambda: plot_spread(rep, path))
     files.append(path)
-    from .page import PAGE_NAME, write_reproduction_page  # the report page: everything above in one self-contained file
 
     path = out / PAGE_NAME
     written.add(path, lambda: write_reproduction_page(rep, out, legend=LEGEND, published=published_rows(rep.columns)))
@@ -397,9 +396,6 @@ class _Written:
         self.own = own_files(out) or {}  # a foreign manifest was refused (or is replaced under overwrite)
 
     def add(self, path: Path, write: Any) -> None:
-        from .errors import DataError
-        from .outputs import write_output
-
         if path.name not in REPORT_FILES:  # pragma: no cover - a new report file must be named in REPORT_FILES
             raise AssertionError(f"{path.name} is not in REPORT_FILES")
         if not self.overwrite and _foreign(path, self.own.get(path.name)):
@@ -420,9 +416,7 @@ def _num(v: Any) -> float | None:
 
 def plot_spread(rep: Reproduction, path: Path, *, width: float = 7.0) -> None:
     """The spread figure (:func:`receval.figures.plot_spread`) written to ``path``."""
-    from .figures import plot_spread as draw
-
-    draw(rep, path, width=width)
+    figures.plot_spread(rep, path, width=width)
 
 
 def build_command(p: argparse.ArgumentParser):
@@ -443,15 +437,10 @@ def build_command(p: argparse.ArgumentParser):
     def go(a: argparse.Namespace) -> int:
         from rich.console import Console
 
-        from .errors import RecevalError
-        from .spec import parse_k
-
         parse_k(a.k)
         if not 0 < a.test_fraction < 1:
             raise RecevalError(f"`test-fraction` must be between 0 and 1, got {a.test_fraction}")
         check_report_dir(Path(a.out), a.force)  # before the work: a report is never overwritten unasked
-        from .data.movielens import bundled_path
-        from .outputs import not_an_input
 
         data = [a.data] if a.data else [str(bundled_path("ratings.csv")), str(bundled_path("movies.csv"))]
         for name in (*REPORT_FILES, MANIFEST):  # never an input, compared as files (a link to --data is refused)
@@ -472,7 +461,6 @@ def build_command(p: argparse.ArgumentParser):
         files = write_report(rep, Path(a.out), overwrite=a.force)
         total = time.perf_counter() - t0
         st = rep.protocol
-        from .report import terminal_width, wrap_text
 
         width = terminal_width()  # COLUMNS, else the terminal's; no limit when piped
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .metrics import get_metric
+from .options import BUILD_AXES
 from .registry import Metric
 from .spec import parse_spec
 
@@ -46,8 +47,6 @@ class Resolved:
         return self.metric.k_changes_meaning and self.k is not None
 
     def build_key(self) -> tuple:
-        from .options import BUILD_AXES
-
         key = tuple((a, self.options.get(a)) for a in BUILD_AXES)
         if self.order_source == "dialect" and self.options.get("order") in ("score", "rank_value"):
             key += (("order_from_dialect", True),)

@@ -56,9 +56,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._version import __version__
+from .engine import rel_message, say
 from .errors import DataError, SpecError, closest, did_you_mean
+from .io import columns_of, read_frame
+from .metrics import registered
 from .options import _render_number
-from .spec import signature_text
+from .resolve import REL_POSITIVE
+from .spec import parse_k, signature_text, split_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import Frame, Ids, ScoreSource
@@ -108,9 +112,6 @@ def _parse(spec: Any) -> tuple[str, int | None]:
     """``(metric, cut-off)`` of a metric string, read by the spec grammar
     (:func:`receval.spec.split_spec`); sampled evaluation takes the standard definition of a
     metric of :data:`_METRICS`, with no option."""
-    from .metrics import registered
-    from .spec import parse_k, split_spec
-
     if not isinstance(spec, str):
         raise SpecError(f"a metric must be a string like 'ndcg@10', got {spec!r}")
     bare = spec.strip().lower()
@@ -470,8 +471,6 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
     """Every argument of :func:`sampled_evaluate` checked, in one place: a bad one raises a
     one-line :class:`~receval.errors.SpecError` (options) or :class:`~receval.errors.DataError`
     (inputs) that names the fix."""
-    from .io import columns_of, read_frame
-
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, (list, tuple)):
@@ -520,9 +519,6 @@ def _read_args(scores: Any, truth: Any, metrics: Any, catalog: Any, n: Any, seed
     cat, order = _read_catalog(catalog)
     t = columns_of(read_frame(truth, "ground truth"), "ground truth", {"user": "user_id", "item": "item_id"}, {"rating": "rating"})
     if rel == "auto":  # the standard default: rel:>0 when the truth is rated, every row without a rating column
-        from .engine import rel_message, say
-        from .resolve import REL_POSITIVE
-
         rel = None
         if "rating" in t and t["rating"].dtype.kind in "iuf":
             y = t["rating"][np.isfinite(t["rating"])]
@@ -561,8 +557,6 @@ def _score_matrix(scores: Any, users: np.ndarray, catalog: np.ndarray, order: np
                 )
             S[j] = row if order is None else row[order]
     else:
-        from .io import columns_of, read_frame
-
         c = columns_of(read_frame(scores, "scores"), "scores", {"user": "user_id", "item": "item_id", "score": "score"}, {})
         uc, ic = _codes_of(c["user"], users, "score source's user", "ground truth's user"), _codes_of(c["item"], catalog, "score source's item", "catalogue's")
         keep = (uc >= 0) & (ic >= 0)

@@ -40,10 +40,18 @@ from typing import Any
 import numpy as np
 
 from .comparison import Comparison
-from .errors import DataError, SpecError
-from .report import fmt_num
+from .errors import DataError, SpecError, note
+from .fingerprint import side_fingerprint
+from .inputs import read_truth
+from .io import Columns, columns_of
+from .outputs import write_output
+from .page import render_page
+from .report import fit_table, fmt_num, latex_cell, markdown_text, resolve_width, short_fingerprint, signature_lines, wrap_text
 from .resampling import StatsOptions
+from .side import read_groups, read_train, same_ids, text_ids
 from .spec import SIG_SEP, signature_text
+from .stats import adjust, compare as stats_compare, paired_users
+from .tables import EXTENSIONS, FORMATS, _sup, build, render_pairs, render_table
 
 #: the built-in segmentations (plus ``groups``)
 KINDS = ("activity", "cold-users", "cold-items", "groups")
@@ -112,17 +120,12 @@ def _lookup(user_ids: np.ndarray, keys: Any, values: Any, default: Any) -> np.nd
 
 
 def _columns(cols: Any) -> Any:
-    from .io import Columns
-
     return cols if cols is not None else Columns()
 
 
 def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any = None, groups: Any = None,
                   cols: Any = None) -> Segmentation:
     """The :class:`Segmentation` of ``user_ids`` by ``segments`` (module docs)."""
-    from .fingerprint import side_fingerprint
-    from .side import read_groups, read_train
-
     cols = _columns(cols)
     ids = np.asarray(user_ids)
     if not isinstance(segments, str):  # a user -> group mapping given directly
@@ -140,8 +143,6 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
             raise DataError(f"pass groups whose user ids are the runs' users: none of the {len(gids)} users of the groups "
                             f"is among the {len(ids)} users evaluated (e.g. {_example(gids)} / {_example(ids)})")
         if missing:
-            from .errors import note
-
             note(f"{missing} of the {len(ids)} users evaluated are in no group of the groups given: "
                  "they form the segment '(no group)'")
             labels.append("(no group)")
@@ -162,9 +163,6 @@ def segment_users(segments: Any, user_ids: Any, *, train: Any = None, truth: Any
     if kind == "cold-items":
         if truth is None:
             raise SpecError("segments='cold-items' needs the ground truth: pass truth=")
-        from .inputs import read_truth
-        from .io import columns_of
-        from .side import same_ids, text_ids
 
         read = read_truth(truth, cols)  # ids read as every side input's (text ids canonical as integers)
         tc = cols.truth()
@@ -227,8 +225,6 @@ class SegmentedComparison:
 
     def note(self) -> str:
         """One line: the segmentation, its source and the correction family."""
-        from .report import short_fingerprint
-
         src = ", ".join(f"{k} {short_fingerprint(v) if ':' in v else v}" for k, v in self.segmentation.source.items())
         sizes = ", ".join(f"{k}: {v}" for k, v in self.sizes.items())
         corr = {t.correction for _, c in self.comparisons() for t in c.pairs}
@@ -281,9 +277,6 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
     >>> sc.segments["warm users"].values[("a", "hitrate@1")], sc.segments["warm users"].users
     (1.0, 2)
     """
-    from .stats import adjust
-    from .stats import compare as stats_compare
-
     stat = StatsOptions.of(options, given, "compare_segments")
     seg = segments if isinstance(segments, Segmentation) else segment_users(
         segments, runs.user_ids, train=train, truth=truth, groups=groups, cols=cols)
@@ -311,7 +304,6 @@ def compare_segments(runs: Any, segments: Any, *, train: Any = None, truth: Any 
             skipped[label] = f"not compared ({exc})"
             continue
         keep = np.zeros(len(ids), dtype=bool)
-        from .stats import paired_users
 
         keep[np.flatnonzero(mask)[paired_users(sub)]] = True
         import polars as pl
@@ -384,14 +376,9 @@ def render_segments(sc: SegmentedComparison, fmt: str = "table", *, alpha: float
     significance letters), then the notes and signatures once (:func:`compact_segments`). ``csv``: one table with a ``segment`` column (then, after a blank line, the paired tests
     with one); ``json``: ``{"segments": {...}, "tables": [{"segment": ..., <the table's JSON>}]}``;
     ``html``: the report page (:func:`receval.page.render_page`)."""
-    from .report import latex_cell, markdown_text
-    from .tables import FORMATS, render_pairs, render_table
-
     if fmt not in FORMATS:
         raise SpecError(f"unknown table format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if fmt == "html":
-        from .page import render_page
-
         return render_page(sc, alpha=alpha, ci=ci, digits=digits)
     if fmt == "table" and compact:
         return compact_segments(sc, alpha=alpha, ci=ci, digits=digits, width=width)
@@ -435,9 +422,6 @@ def compact_segments(sc: SegmentedComparison, *, alpha: float | None = None, ci:
     ``|segment:LABEL``; every signature whole in ``--format json``)."""
     from rich.text import Text
 
-    from .report import fit_table, resolve_width, signature_lines, wrap_text
-    from .tables import _sup, build
-
     w = resolve_width(width)
     models = [(label, c, build(c, alpha=alpha, ci=False)) for label, c in sc.comparisons()]
     overall = models[0][2]
@@ -477,9 +461,6 @@ def compact_segments(sc: SegmentedComparison, *, alpha: float | None = None, ci:
 def write_segments(sc: SegmentedComparison, path: str | Path, *, fmt: str | None = None, **options: Any) -> Path:
     """Write :func:`render_segments` to ``path``; the format follows the extension, as
     :func:`receval.tables.write_table`."""
-    from .outputs import write_output
-    from .tables import EXTENSIONS
-
     path = Path(path)
     fmt = fmt or EXTENSIONS.get(path.suffix.lower())
     if fmt is None:

@@ -22,8 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from .data.movielens import load_genres
+from .encode import _canonical_ints
 from .errors import DataError
-from .io import Columns, columns_of, read_frame
+from .io import Columns, columns_of, is_text_path, read_frame
 
 
 @dataclass
@@ -67,8 +69,6 @@ def categories_frame(obj: Any, cols: Any) -> tuple[Any, str]:
 
     item_col = cols.item if cols is not None else "item_id"
     if isinstance(obj, (str, os.PathLike)):
-        from .data.movielens import load_genres
-
         frame = (read_ids_frame(obj, "categories", (item_col,), sep=getattr(cols, "sep", None))
                  if not str(obj).endswith((".dat",)) else None)
         if frame is None or ("genres" in frame.columns and "category" not in frame.columns):
@@ -107,8 +107,6 @@ def read_ids_frame(obj: Any, what: str, ids: tuple[str, ...], sep: str | None = 
     recommendations' and the truth's: from a text file as text, then integers when every value
     is a canonical decimal integer (``"7"``, never ``"007"``), so that an id compares as the same
     value whatever file type carried it (:func:`same_ids` compares two id columns)."""
-    from .io import is_text_path
-
     frame = read_frame(obj, what, ids=ids, sep=sep)
     return text_ids(frame, ids) if is_text_path(obj) else frame
 
@@ -117,8 +115,6 @@ def text_ids(frame: Any, ids: tuple[str, ...]) -> Any:
     """A text file's id columns ``ids`` (read as text) as integers when every value is a
     canonical decimal integer, else left as text."""
     import polars as pl
-
-    from .encode import _canonical_ints
 
     for c in ids:
         if c in frame.columns and frame.schema[c] == pl.String and _canonical_ints(frame.get_column(c).drop_nulls()):

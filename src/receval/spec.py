@@ -28,7 +28,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SignatureError, SpecError
+from .dialects import load_dialect
+from .errors import SignatureError, SpecError, note
+from .metrics import get_metric
+from .registry import ALIAS_CASES, CASE_COLLISIONS, COLLISION_PARAMS, TREC_DIFFERS, TREC_OURS, WHOLE_LIST, WHOLE_REFUSED, alias_named, possessive
 
 _SPEC_RE = re.compile(
     r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<opts>[^()]*)\))?\s*(?:@\s*(?P<k>[^@\s]+))?\s*$"
@@ -67,10 +70,6 @@ class Spec:
     def canonical(self, base: dict[str, Any] | None = None) -> str:
         """The canonical string; an option is dropped when it equals what ``base`` (a
         dialect's and the call's options) or, failing that, the standard default gives."""
-        from .metrics import get_metric
-
-        from .registry import WHOLE_LIST
-
         metric = get_metric(self.name)
         base = base or {}
         implied = WHOLE_LIST.get(metric.name, {}) if self.k == WHOLE_RANKING else {}
@@ -229,8 +228,6 @@ def alias_spec(text: str) -> Spec | None:
     >>> str(alias_spec("ndcg_cut_10")), alias_spec("ndcg@10")
     ('ndcg(empty=zero,gain=linear,norecs=skip,order=score,rel=1,ties=text_desc)@10', None)
     """
-    from .registry import COLLISION_PARAMS, alias_named
-
     match = _ALIAS_RE.match(text)
     if not match:
         return None
@@ -254,8 +251,6 @@ def alias_spec(text: str) -> Spec | None:
     written = _alias_options(text, match["opts"], alias.params)
     base: dict[str, Any] = {}
     if alias.dialect is not None:
-        from .dialects import load_dialect
-
         base = load_dialect(alias.dialect).options_for(alias.metric, k)
     ours = {key for key, _, _ in written}
     given: list[tuple[str, str, Any]] = [(key, key, value) for key, value in sorted(base.items()) if key not in ours]
@@ -281,8 +276,6 @@ def alias_announcement(text: str) -> str | None:
     >>> alias_announcement("NDCG@10") is None
     True
     """
-    from .registry import TREC_DIFFERS, TREC_OURS, alias_named, possessive
-
     if not isinstance(text, str) or "|" in text:
         return None
     match = _ALIAS_RE.match(text)
@@ -311,8 +304,6 @@ def alias_announcement(text: str) -> str | None:
 def announce(metrics: Any) -> None:
     """Say once, in one line each (:func:`receval.errors.note`), what every name of another
     vocabulary among the metrics of one call resolves to; receval's own names say nothing."""
-    from .errors import note
-
     said: set[str] = set()
     for m in spec_list(metrics):
         line = alias_announcement(m) if isinstance(m, str) else None
@@ -324,8 +315,6 @@ def announce(metrics: Any) -> None:
 def alias_note(text: str) -> str | None:
     """One or two lines saying what an alias means (``receval explain P@10``), or what another
     tool means by a receval name written in its case (``NDCG``), or None."""
-    from .registry import ALIAS_CASES, CASE_COLLISIONS, alias_named, possessive
-
     if not isinstance(text, str) or "|" in text:
         return None
     match = _ALIAS_RE.match(text)
@@ -338,10 +327,7 @@ def alias_note(text: str) -> str | None:
         tools = "ir_measures/trec_eval" if alias.tool.startswith("ir_measures") else alias.tool
         line = f"{text.strip()} is {possessive(tools)} name; it means {alias.means}"
         if alias.dialect is not None:
-            from .dialects import load_dialect
-
             base = load_dialect(alias.dialect).options_for(alias.metric, WHOLE_RANKING)
-            from .metrics import get_metric
 
             axis = get_metric(alias.metric).axis
             shown = ", ".join(f"{key}={axis(key).render(value)}" for key, value in sorted(base.items()))
@@ -360,8 +346,6 @@ def split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
     """``(name, [(option, option as written, raw value)], raw k or None)`` of a spec string."""
     match = _SPEC_RE.match(text.lower())
     if not match and text.strip().endswith("@") and _SPEC_RE.match(text.lower().strip()[:-1]):
-        from .metrics import get_metric
-
         bare = text.strip()[:-1].strip()
         metric = get_metric(bare.split("(")[0].strip().lower())
         if not metric.needs_k and not metric.optional_k:
@@ -384,9 +368,6 @@ def split_spec(text: str) -> tuple[str, list[tuple[str, str, str]], str | None]:
 def _build(name: str, options: list[tuple[str, str, Any]], k_raw: Any, text: str, sig: str | None = None) -> Spec:
     """The checks every spec passes, written as a spec string or as a signature (``sig``, its
     label): each option once, each value valid, a cut-off exactly when the metric takes one."""
-    from .metrics import get_metric
-    from .registry import WHOLE_LIST
-
     metric = get_metric(name)
     parsed: dict[str, Any] = {}
     written: dict[str, Any] = {}
@@ -427,8 +408,6 @@ def _check_whole(metric: Any, parsed: dict[str, Any], text: str) -> None:
     """A spec over each user's whole list (``@all``): the options that reading implies are
     filled in (:data:`receval.registry.WHOLE_LIST`), a metric or option value with no single
     whole-list meaning is refused with the fix."""
-    from .registry import WHOLE_LIST, WHOLE_REFUSED
-
     name = metric.name
     if name not in WHOLE_LIST:
         if metric.optional_k:
@@ -540,8 +519,6 @@ def signature_spec(text: str) -> tuple[Spec, str, str]:
 
 
 def _signature_spec(parts: list[str], label: str, text: str) -> tuple[Spec, str, str]:
-    from .metrics import get_metric
-
     if not parts[0]:
         raise SpecError("it has no head: start it with the metric, e.g. 'ndcg@10|'")
     name, options, k = split_spec(parts[0])

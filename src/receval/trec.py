@@ -49,6 +49,7 @@ from typing import Any
 import polars as pl
 
 from .errors import DataError
+from .outputs import atomic_write, check_new_file
 
 RUN_SUFFIXES = (".run", ".run.gz")
 QRELS_SUFFIXES = (".qrels", ".qrels.gz")
@@ -375,8 +376,6 @@ def _frame_cols(frame: Any, user_col: str, item_col: str, value_col: str, what: 
 
 
 def _write(lines: pl.DataFrame, path: str | os.PathLike[str], what: str) -> None:
-    from .outputs import atomic_write
-
     p = Path(path)
     text = "\n".join(lines.get_column("line").to_list())
     data = (text + "\n" if text else "").encode()
@@ -393,8 +392,6 @@ def write_run(recs: Any, path: str | os.PathLike[str], *, tag: str = "receval", 
     """Write recommendations as a TREC run: per query, documents by score descending (ties in
     input order), ranks 1..n. A run needs scores; ids are written as text. An existing file is
     replaced only with ``overwrite=True`` (whole or not at all: :mod:`receval.outputs`)."""
-    from .outputs import check_new_file
-
     check_new_file(path, overwrite, "TREC run file", "overwrite=True")
     f = _frame_cols(recs, user_col, item_col, score_col, "recommendations")
     if any(c.isspace() for c in tag) or not tag:
@@ -415,8 +412,6 @@ def write_qrels(truth: Any, path: str | os.PathLike[str], *, user_col: str = "us
     """Write a ground truth as TREC qrels (``qid 0 docno rel``), in input order. Grades must be
     integers; a truth without a rating column is written with rel 1 for every row. An existing
     file is replaced only with ``overwrite=True`` (whole or not at all: :mod:`receval.outputs`)."""
-    from .outputs import check_new_file
-
     check_new_file(path, overwrite, "TREC qrels file", "overwrite=True")
     f = _as_frame(truth, "ground truth")
     if rating_col not in f.columns:

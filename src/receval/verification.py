@@ -39,11 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
+from .api import evaluate
 from .arguments import add_column_args, column_kwargs
 from .errors import DataError
 from .io import COLUMN_KEYWORDS
+from .jsonread import load_json
 from .report import command_formats, render, short_fingerprint
 from .spec import signature_head
+from .trec import read_qrels, read_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import Frame, ResultSource
@@ -176,8 +180,6 @@ def load_result(source: Any) -> tuple[dict[str, Any], str]:
 
 
 def _parse(text: str, where: str) -> dict[str, Any]:
-    from .jsonread import load_json
-
     try:
         doc = load_json(text, where)
     except DataError as exc:
@@ -238,9 +240,6 @@ def verify(results: ResultSource, recs: Frame, truth: Frame, **inputs: Any) -> V
     ``.inputs``, ``.render()``); a result that cannot be verified (no fingerprints, a side
     input missing) raises a :class:`receval.DataError`.
     """
-    from ._version import __version__
-    from .api import evaluate
-
     unknown_kw = sorted(set(inputs) - set(PASSED))
     if unknown_kw:
         raise TypeError(f"verify() got an unexpected keyword argument {unknown_kw[0]!r}")
@@ -290,8 +289,6 @@ def build_command(p: argparse.ArgumentParser):
     def run(a: argparse.Namespace) -> int:
         recs, truth = a.recs, a.truth
         if a.input_format == "trec":
-            from .trec import read_qrels, read_run
-
             ids = dict(user_col=a.user_col, item_col=a.item_col)
             tids = dict(user_col=a.truth_user_col or a.user_col, item_col=a.truth_item_col or a.item_col)
             recs, truth = read_run(recs, score_col=a.score_col, **ids), read_qrels(truth, rating_col=a.rating_col, **tids)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from receval.adapters._base import ByMetric, PeerMetric
+from receval.adapters.mllib import MllibAdapter
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
@@ -180,8 +181,6 @@ def names() -> list[str]:
 def get(name: str) -> Adapter | MllibAdapter:
     """The adapter called ``name`` (see :func:`names`)."""
     if name == "mllib":
-        from receval.adapters.mllib import MllibAdapter
-
         return MllibAdapter()
     if name not in _CATALOGUE:
         raise RecevalError(f"no adapter '{name}': the adapters are {', '.join(names())}")

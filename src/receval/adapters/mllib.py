@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from receval.adapters._base import ByMetric, PeerMetric
+from receval.backends.spark import local_session
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
@@ -71,10 +72,6 @@ def session() -> Any:
     """The local SparkSession the adapter runs in (created once)."""
     global _SESSION
     if _SESSION is None or _SESSION.sparkContext._jsc is None:
-        try:
-            from receval.backends.spark import local_session
-        except ImportError as exc:  # pragma: no cover
-            raise RecevalError(f"the mllib adapter needs pyspark (pip install 'receval[spark]'): {exc}") from exc
         try:
             _SESSION = local_session(partitions=1)
         except Exception as exc:  # noqa: BLE001  (no Java, no pyspark: one line)

@@ -21,6 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from receval import adapters
+from receval.dialects import load_dialect
+from receval.metrics import get_metric
+from receval.spec import parse_spec
 
 #: the cut-off written in the table for a metric with one
 K = "k"
@@ -37,10 +41,6 @@ class Row:
 
 def resolved_options(spec: str, dialect: str | None) -> dict[str, str]:
     """The options of ``spec`` under ``dialect`` that differ from receval's defaults."""
-    from receval.dialects import load_dialect
-    from receval.metrics import get_metric
-    from receval.spec import parse_spec
-
     s = parse_spec(spec)
     m = get_metric(s.name)
     opts: dict[str, Any] = {}
@@ -79,7 +79,7 @@ def parity_rows(adapter: Any) -> list[Row]:
 def audit_rows(adapter: Any) -> list[Row]:
     """The table rows from :func:`receval.audit.audit` on the conformance suite (the parity rows
     where the audit cannot run)."""
-    from receval.audit import audit  # the audit engine (issue 24); ImportError when absent
+    from receval.audit import audit  # lazy: optional: the audit engine (issue 24) may be absent (ImportError); main --audit then keeps the parity rows
 
     rows = []
     base = {r.peer.split("@")[0].split(",")[0]: r for r in parity_rows(adapter)}
@@ -107,8 +107,6 @@ def _esc(text: str) -> str:
 
 def markdown(use_audit: bool = False) -> str:
     """The whole page."""
-    from receval import adapters
-
     lines = [
         "# Audit table",
         "",
@@ -165,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.audit:
         try:
-            import receval.audit  # noqa: F401
+            import receval.audit  # lazy: optional: the audit engine may be absent; the table then keeps the parity rows  # noqa: F401
         except ImportError:
             print("receval.audit is not available: the table is filled from the parity specs", file=sys.stderr)
             a.audit = False

@@ -4,19 +4,7 @@ of users and combine the per-user values exactly (see :mod:`receval.backends._ba
 
 from __future__ import annotations
 
-from typing import Any
-
-
-def evaluate_polars(*args: Any, **kwargs: Any):
-    from .polars import evaluate_polars as f
-
-    return f(*args, **kwargs)
-
-
-def evaluate_spark(*args: Any, **kwargs: Any):
-    from .spark import evaluate_spark as f
-
-    return f(*args, **kwargs)
-
+from .polars import evaluate_polars
+from .spark import evaluate_spark
 
 __all__ = ["evaluate_polars", "evaluate_spark"]

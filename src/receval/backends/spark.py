@@ -37,10 +37,17 @@ from typing import Any
 
 import numpy as np
 
+from .._version import __version__
+from ..encode import check_overlap, user_batches
+from ..engine import UserSums, check_globals, combine_partials, ignored_rows, merge_info, needs_truth_max, plan, plan_request, raise_refused, reduce_user_sums, rel_message, run_batch, say, warn_ties
 from ..errors import DataError
-from ..inputs import Request
-from ..io import Columns, missing_column
-from ..resolve import UNSET
+from ..inputs import Request, encode_frames, exact_items
+from ..io import Columns, check_header, missing_column, read_frame
+from ..partfiles import check_parquet, check_text_rows
+from ..policy import policy_columns
+from ..resampling import poisson_interval, poisson_sums, user_hash
+from ..resolve import UNSET, decide_rel
+from ..results import Results
 
 _META = "__meta__"
 _SCORE_COLS = (("gj", "int32"), ("gs", "float64"), ("gp", "int64"), ("gn", "int64"))  # by-score rows: spec, score, pos, neg
@@ -111,7 +118,6 @@ def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
         if not os.path.exists(path):
             raise DataError(f"{what} file not found: {path}")
         low = path.lower()
-        from ..partfiles import check_parquet, check_text_rows
 
         if low.endswith((".parquet", ".pq")) or os.path.isdir(path):
             check_parquet(path, what)  # the memory and Polars engines' policy: corrupt parts, schemas, no rows
@@ -121,13 +127,10 @@ def _frame(session: Any, obj: Any, what: str, sep: str | None = None):
             if sep is None:
                 from pathlib import Path
 
-                from ..io import check_header
-
                 sep = "\t" if low.endswith(".tsv") else ","
                 check_header(Path(path), sep, what)
             return session.read.csv(path, header=True, inferSchema=True, sep=sep)
         raise DataError(f"cannot read {what} file {path}: use a .csv, .tsv or .parquet file")
-    from ..io import read_frame
 
     frame = read_frame(obj, what, sep=sep)
     return session.createDataFrame(frame.to_pandas())
@@ -166,11 +169,6 @@ def run_spark(req: Request, *, n_partitions: int | None = None, spark: Any = Non
     """The Spark engine on a :class:`receval.inputs.Request` (the other arguments as :func:`evaluate_spark`)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-
-    from .._version import __version__
-    from ..encode import check_overlap
-    from ..engine import check_globals, needs_truth_max, plan_request, rel_message, say
-    from ..resolve import decide_rel
 
     recs, truth, cols = req.recs, req.truth, req.columns
     req = replace(req, overrides={k: v for k, v in req.overrides.items() if v is not UNSET})
@@ -268,9 +266,6 @@ def run_spark(req: Request, *, n_partitions: int | None = None, spark: Any = Non
 
 def _finish(out, resolved, parts, cols, n, version):
     from pyspark.sql import functions as F
-
-    from ..engine import UserSums, combine_partials, merge_info, raise_refused, reduce_user_sums, warn_ties
-    from ..results import Results
 
     __version__ = version
     users = F.col("u").isNotNull()
@@ -386,13 +381,6 @@ class _Job:
     def _run(self, table):
         import polars as pl
         import pyarrow as pa
-
-        from ..encode import user_batches
-        from ..engine import ignored_rows, plan, run_batch
-        from ..inputs import encode_frames, exact_items
-        from ..policy import policy_columns
-
-        from ..resolve import decide_rel
 
         req = self.req
         resolved = decide_rel(plan(req.metrics, req.dialect, dict(req.overrides)), self.has_rating)
@@ -527,8 +515,6 @@ class _PoissonSums:
     def __call__(self, batches):
         import pyarrow as pa
 
-        from ..resampling import poisson_sums, user_hash
-
         for batch in batches:
             if batch.num_rows == 0:
                 continue
@@ -547,8 +533,6 @@ def poisson_intervals(results: Any, level: float = 0.95, resamples: int = 1000, 
     """Poisson-bootstrap intervals (:mod:`receval.stats`) of every per-user metric of a Spark
     evaluation, computed where the values are: each partition sends B sums per metric, the
     driver adds them. Equal to ``receval.stats.interval(x, "poisson", ids=...)`` for the same seed."""
-    from ..resampling import poisson_interval
-
     df = results.spark_per_user
     if df is None:
         raise DataError("poisson_intervals needs the results of a Spark evaluation (results.spark_per_user)")

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+from ..ope import from_obp
 
 
 def load_obd() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -38,8 +39,6 @@ def load_obd() -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 def obd_inputs(arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """``(log, target, rewards)`` for :func:`receval.ope.evaluate`: the random log, the
     Bernoulli-TS policy (its action distribution in every round) and obp's reward model."""
-    from ..ope import from_obp
-
     n = len(arrays["action"])
     dist = np.broadcast_to(arrays["action_dist_matrix"], (n, *arrays["action_dist_matrix"].shape))
     bf = {k: arrays[k] for k in ("action", "position", "reward", "pscore")}

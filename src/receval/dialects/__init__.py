@@ -33,6 +33,7 @@ from importlib import resources
 from typing import Any
 
 from ..errors import MetricMissing, SpecError, unknown
+from ..metrics import get_metric
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,6 @@ class Dialect:
         Such a dialect lists ``[metrics."auc@k"]`` separately; for ``auc@k`` the plain ``auc``
         table is not used. Other optional-cut-off metrics fall back to their plain table.
         """
-        from ..metrics import get_metric
-
         m = get_metric(metric)
         if k is not None and m.optional_k:
             at_k = f"{metric}@k"
@@ -80,8 +79,6 @@ class Dialect:
 
     def options_for(self, metric: str, k: int | None = None) -> dict[str, Any]:
         """Parsed options this dialect sets for ``metric`` at cut-off ``k`` (context options included)."""
-        from ..metrics import get_metric
-
         name = self.entry_name(metric, k)
         if self.name != "standard" and name not in self.metrics:
             raise MetricMissing(
@@ -99,8 +96,6 @@ class Dialect:
 
     def differences(self, metric: str, k: int | None = None) -> list[tuple[str, Any, Any, str]]:
         """(option, standard default, dialect value, meaning) for each option the dialect changes."""
-        from ..metrics import get_metric
-
         m = get_metric(metric)
         out = []
         for key, value in self.options_for(metric, k).items():
