@@ -325,3 +325,15 @@ def test_a_signature_is_a_spec(capsys, tmp_path):
     assert got.entries[0].value == want.entries[0].value
     code, out, _ = run(["evaluate", RECS, TRUTH, "-m", sig, "--format", "json"], capsys)
     assert code == 0 and json.loads(out)["results"][0]["value"] == want.entries[0].value
+
+
+def test_python_dash_m_receval_runs_the_command_line():
+    """``python -m receval`` is the ``receval`` command (``src/receval/__main__.py``)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "receval", "--version"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("receval ")
+    bad = subprocess.run([sys.executable, "-m", "receval", "evaluate"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
