@@ -349,7 +349,10 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     as implicit's ``ranking_metrics_at_k`` computes its precision (``relevant / pr_div``,
     :math:`D_u = \min(k, |R_u|)`: ``precision(denominator=min_k_r,average=micro)``;
-    ``implicit/evaluation.pyx``, benfred/implicit). Each user's own value stays
+    ``implicit/evaluation.pyx``, benfred/implicit), and as scikit-learn's
+    ``precision_score(average='micro')`` does on the users' top-k indicator rows (it sums the true
+    and the predicted positives over the cells before dividing, ``sklearn/metrics/_classification.py``:
+    ``precision(denominator=length,average=micro)``). Each user's own value stays
     :math:`H_{k,u} / D_u` (per-user output, paired tests).
 
     With ``weight=pop`` (see recall) a hit counts :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`:
@@ -415,7 +418,8 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     ``average=micro`` pools the users (total hits / total relevant items; a user scored 0 by
     ``empty=zero`` or ``norecs=zero`` adds its :math:`D_u` and no hit, a skipped user neither; 0
     when :math:`\sum_u D_u = 0`; as scikit-learn's ``recall_score(average='micro')`` over the
-    users' top-k indicator rows):
+    users' top-k indicator rows, which sums the true positives and the relevant cells before
+    dividing, ``sklearn/metrics/_classification.py``):
 
     .. math:: R^{micro}@k = \frac{\sum_{u \in U} H_{k,u}}{\sum_{u \in U} D_u}
 
