@@ -276,3 +276,19 @@ def test_the_reference_refuses_what_the_metric_refuses():
         reference_auc(recs, truth, "gauc", None, {"negatives": "catalog"}, catalog=[10, 20])
     with pytest.raises(OutsideCatalogue):
         evaluate(recs, truth, ["gauc(negatives=catalog)"], catalog=[10, 20])
+
+
+@pytest.mark.parametrize("spec,side", [
+    ("precision(average=micro,denominator=length)@3", {}),
+    ("recall(average=micro)@2", {}),
+    ("ndcg(ideal=length)@5", {}),
+    ("novelty(denominator=k)@4", {"train": {"user_id": [1, 2, 2], "item_id": [10, 20, 30]}}),
+    ("gauc(negatives=catalog,denominator=r,tied=wrong)", {"catalog": [10, 20, 30, 40, 50]}),
+])
+def test_a_signature_reproduces_its_value(spec, side):
+    """The signature names the option: the spec parsed back from it gives the same value."""
+    from receval.signature import parse_signature
+
+    res = evaluate(RECS, TRUTH, [spec], **side)
+    again = str(parse_signature(res.signature(spec))[0])
+    assert evaluate(RECS, TRUTH, [again], **side)[again] == res[spec]
