@@ -292,3 +292,27 @@ def test_a_signature_reproduces_its_value(spec, side):
     res = evaluate(RECS, TRUTH, [spec], **side)
     again = str(parse_signature(res.signature(spec))[0])
     assert evaluate(RECS, TRUTH, [again], **side)[again] == res[spec]
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("spark")
+def test_micro_on_spark_is_the_in_memory_value():
+    """The distributed reduction sums the pairs' columns: the pooled ratio, as in memory."""
+    pytest.importorskip("pyspark")
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    import pandas as pd
+
+    from receval.backends.spark import local_session
+
+    recs = {"user_id": [1, 1, 1, 2, 3], "item_id": [10, 20, 30, 10, 50], "score": [3.0, 2.0, 1.0, 1.0, 1.0]}
+    truth = {"user_id": [1, 2, 2, 3, 4], "item_id": [10, 10, 40, 60, 10]}
+    specs = ["precision(denominator=length,average=micro)@3", "recall(average=micro)@3"]
+    want = evaluate(recs, truth, specs, empty="zero")
+    assert want[specs[0]] == (1 + 1 + 0) / (3 + 1 + 1 + 0)  # user 4 has no list: no slot
+    spark = local_session()
+    got = evaluate(spark.createDataFrame(pd.DataFrame(recs)), spark.createDataFrame(pd.DataFrame(truth)), specs, empty="zero")
+    for s in specs:
+        assert got[s] == pytest.approx(want[s], rel=1e-15)
