@@ -30,7 +30,7 @@ from .inputs import Request, Truth, encode_frames, encode_inputs, exact_items, r
 from .io import Columns, is_text_path
 from .kernels import Deferred
 from .options import CONTEXT_AXES
-from .policy import f1_of_means, f1_per_user, left_out, no_user_left, policy_error, user_policy
+from .policy import left_out, no_user_left, of_means, pair_per_user, policy_error, user_policy, zero_pairs
 from .resolve import UNSET, Resolved, decide_rel, resolve
 from .results import Entry, Results
 from .side import SideInputs
@@ -357,15 +357,15 @@ def aggregate(h: Any, r: Resolved, values: Any, j: int) -> Entry:
         return Entry(r.key, value, sig, users=0, dialect=r.dialect, asked=str(r.spec))
     v = np.asarray(values)[:, j]
     include, zero, skipped = user_policy(h, r.options, r.metric.context, left_out(v, r.metric.skips))
-    pairs = r.metric.pairs(r.options)
-    v = np.where(zero[:, None] if pairs else zero, 0.0, v)
+    pairs = r.metric.pair_kind(r.options)
+    v = zero_pairs(pairs, v, zero) if pairs else np.where(zero, 0.0, v)
     n = int(include.sum())
     sig = make_signature(r, __version__, order=order, skipped=skipped)
     if n == 0:
         raise no_user_left(r.spec)
-    if pairs:  # (precision, recall) pairs: F1 of the means
-        value = f1_of_means(v[include, 0].mean(), v[include, 1].mean())
-        pu = f1_per_user(v)
+    if pairs:  # (precision, recall) pairs: F1 of the means; (numerator, denominator): their ratio
+        value = of_means(pairs, v[include, 0].mean(), v[include, 1].mean())
+        pu = pair_per_user(pairs, v)
     else:
         value = float(v[include].mean())
         pu = v
@@ -611,8 +611,8 @@ def reduce_user_sums(r: Resolved, sums: UserSums, order: str | None) -> Entry:
     sig = make_signature(r, __version__, order=order, skipped=skipped)
     if count == 0:
         raise no_user_left(r.spec)
-    if sums.a is not None:  # (precision, recall) pairs: F1 of the means (policy.policy_columns)
-        value = f1_of_means((sums.a or 0.0) / count, (sums.b or 0.0) / count)
+    if sums.a is not None:  # pairs: F1 of the means, or their ratio (policy.policy_columns)
+        value = of_means(r.metric.pair_kind(r.options) or "f1", (sums.a or 0.0) / count, (sums.b or 0.0) / count)
     else:
         value = (sums.value or 0.0) / count
     return Entry(r.key, float(value), sig, users=count, skipped=skipped, dialect=r.dialect, asked=str(r.spec))

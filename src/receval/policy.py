@@ -102,24 +102,49 @@ def f1_per_user(v: np.ndarray) -> np.ndarray:
     return np.where(s > 0, 2 * v[:, 0] * v[:, 1] / np.maximum(s, 1e-300), 0.0)
 
 
+def of_means(kind: str, a: float, b: float) -> float:
+    """The value of per-user pairs from their means ``a``, ``b`` (:meth:`receval.registry.Metric.pair_kind`):
+    F1 of the means (``"f1"``), or their ratio ``a / b`` = Σ numerator / Σ denominator (``"ratio"``; 0 when b = 0)."""
+    if kind == "f1":
+        return f1_of_means(a, b)
+    return 0.0 if b == 0 else a / b
+
+
+def pair_per_user(kind: str, v: np.ndarray) -> np.ndarray:
+    """Per-user values from ``[U, 2]`` pairs: F1 (``"f1"``) or numerator / denominator (``"ratio"``, 0 when 0/0)."""
+    if kind == "f1":
+        return f1_per_user(v)
+    den = v[:, 1]
+    return np.where(den != 0, v[:, 0] / np.where(den != 0, den, 1.0), 0.0)
+
+
+def zero_pairs(kind: str, v: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """``[U, 2]`` pairs with the users a policy scores 0: both parts 0 (``"f1"``), or the numerator
+    0 and the denominator kept (``"ratio"``: the user's slots still count in the pooled ratio)."""
+    if kind == "f1":
+        return np.where(zero[:, None], 0.0, v)
+    return np.stack([np.where(zero, 0.0, v[:, 0]), v[:, 1]], axis=1)
+
+
 def _py(x: Any) -> Any:
     return x.item() if hasattr(x, "item") else x
 
 
-__all__ = ["FIXES", "Masks", "masks", "left_out", "policy_columns", "user_policy", "policy_error", "no_user_left", "f1_of_means", "f1_per_user"]
+__all__ = ["FIXES", "Masks", "masks", "left_out", "policy_columns", "user_policy", "policy_error", "no_user_left", "f1_of_means", "f1_per_user", "of_means", "pair_per_user", "zero_pairs"]
 
 
 def policy_columns(o: dict, context: Sequence[str], v: np.ndarray, n_rel: np.ndarray, length: np.ndarray,
-                   skips: bool = False, pairs: bool = False) -> dict[str, np.ndarray]:
+                   skips: bool = False, pairs: bool | str | None = False) -> dict[str, np.ndarray]:
     """The policies per user as columns a distributed engine sums and counts: ``value`` (NaN
     when left out), ``a``/``b`` (precision/recall for F1 of the means, NaN when left out),
     ``skipped``, ``err_empty``, ``err_norecs`` (0/1). ``pairs``: ``v`` holds (precision,
-    recall) pairs (:meth:`receval.registry.Metric.pairs`)."""
+    recall) pairs, or the kind of its pairs (:meth:`receval.registry.Metric.pair_kind`; True is ``"f1"``)."""
     m = masks(n_rel, length, o, context, left_out(v, skips))
-    v = np.where(m.zero[:, None] if pairs else m.zero, 0.0, v)
+    kind = "f1" if pairs is True else (pairs or None)
+    v = zero_pairs(kind, v, m.zero) if kind else np.where(m.zero, 0.0, v)
     nan = np.full(len(n_rel), np.nan)
-    if pairs:
-        pu = f1_per_user(v)
+    if kind:
+        pu = pair_per_user(kind, v)
         a, b = np.where(m.include, v[:, 0], np.nan), np.where(m.include, v[:, 1], np.nan)
     else:
         pu, a, b = v, nan, nan

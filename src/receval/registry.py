@@ -80,10 +80,23 @@ class Metric(Documented):
     #: [U, len(ks), 2], averaged apart and combined as the F1 of the means (``f1(aggregate=means)``);
     #: every other per-user metric is averaged as it is
     f1_of_means: Mapping[str, Any] = field(default_factory=dict)
+    #: the variants (option: value) whose per-user values are (numerator, denominator) pairs,
+    #: shape [U, len(ks), 2], pooled over the averaged users as Σ numerator / Σ denominator (the
+    #: ratio of their means: micro-averaged ``precision(average=micro)``); a user scored 0 by a
+    #: policy keeps its denominator and adds no numerator
+    ratio_of_means: Mapping[str, Any] = field(default_factory=dict)
 
     def pairs(self, options: Mapping[str, Any]) -> bool:
-        """Whether the metric under ``options`` yields (precision, recall) pairs (F1 of the means)."""
-        return bool(self.f1_of_means) and all(options.get(a) == v for a, v in self.f1_of_means.items())
+        """Whether the metric under ``options`` yields per-user pairs (F1 of the means, or a ratio of means)."""
+        return self.pair_kind(options) is not None
+
+    def pair_kind(self, options: Mapping[str, Any]) -> str | None:
+        """``"f1"`` (:attr:`f1_of_means`), ``"ratio"`` (:attr:`ratio_of_means`) or None: how the
+        per-user pairs of the metric under ``options`` are combined (:func:`receval.policy.of_means`)."""
+        for kind, variant in (("f1", self.f1_of_means), ("ratio", self.ratio_of_means)):
+            if variant and all(options.get(a) == v for a, v in variant.items()):
+                return kind
+        return None
 
     def settles(self, options: Mapping[str, Any]) -> bool:
         """Whether ``ties=average`` in ``options`` has no tie-averaged value for this metric (or
@@ -234,13 +247,14 @@ def register(
     higher_is_better: bool = True,
     bounds: tuple[float, float] | None = None,
     f1_of_means: Mapping[str, Any] | None = None,
+    ratio_of_means: Mapping[str, Any] | None = None,
     distributed: KeyedReduction | None = None,
     side: set[str] | frozenset[str] | Callable[[dict[str, Any], frozenset[str]], set[str] | None] | None = None,
     needs_when: Mapping[str, Any] | None = None,
 ) -> Callable[[_Fn], _Fn]:
     """Register ``fn`` as metric ``name`` (a decorator), with its declared traits: ``ties`` (a
     key of :data:`TIES`, for a metric reading the ``ties`` option), ``ties_settled``,
-    ``higher_is_better``, ``bounds``, ``f1_of_means``, ``distributed``, ``side`` and ``needs_when`` (see :class:`Metric`).
+    ``higher_is_better``, ``bounds``, ``f1_of_means``, ``ratio_of_means``, ``distributed``, ``side`` and ``needs_when`` (see :class:`Metric`).
 
     A global metric given as ``partial`` and ``combine`` may decorate its documentation alone
     (a function whose body is its docstring): its ``compute`` is then the one-batch
@@ -285,6 +299,7 @@ def register(
             higher_is_better=higher_is_better,
             bounds=bounds,
             f1_of_means=dict(f1_of_means or {}),
+            ratio_of_means=dict(ratio_of_means or {}),
             distributed=distributed,
             side=frozenset(side) if isinstance(side, (set, frozenset)) else side,
             needs_when=dict(needs_when or {}),

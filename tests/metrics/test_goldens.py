@@ -235,7 +235,10 @@ CASES_AT_4 = {
     "precision@4": (2 / 4, 1 / 4),
     "precision(denominator=length)@4": (2 / 4, 1 / 2),
     "precision(denominator=min_k_r)@4": (2 / 3, 1 / 3),
+    # pooled: (2 + 1) / (4 + 4) equals the mean here (equal denominators); unequal ones in test_new_options.py
+    "precision(average=micro)@4": (2 / 4, 1 / 4),
     "recall@4": (2 / 3, 1 / 3),
+    "recall(average=micro)@4": (2 / 3, 1 / 3),  # (2 + 1) / (3 + 3)
     "recall(denominator=min_k_r)@4": (2 / 3, 1 / 3),
     "recall(denominator=listed)@4": (2 / 2, 1 / 1),
     "f1@4": (2 * 2 / (4 + 3), 2 * 1 / (4 + 3)),
@@ -268,6 +271,7 @@ CASES_AT_4 = {
     "ndcg(ideal=uncut)@4": ((d(2) + d(4)) / (d(1) + d(2) + d(3)), d(1) / (d(1) + d(2) + d(3))),
     "ndcg(ideal=k)@4": ((d(2) + d(4)) / (d(1) + d(2) + d(3) + d(4)), d(1) / (d(1) + d(2) + d(3) + d(4))),
     "ndcg(ideal=hits)@4": ((d(2) + d(4)) / (d(1) + d(2)), 1.0),
+    "ndcg(ideal=length)@4": ((d(2) + d(4)) / (d(1) + d(2) + d(3) + d(4)), d(1) / (d(1) + d(2))),  # user 2 lists 2
     "ndcg(ideal=listed)@4": ((d(2) + d(4)) / (d(1) + d(2)), 1.0),
     "ndcg(ideal=none)@4": (d(2) + d(4), d(1)),
     "ndcg(gain=linear)@4": ((5 * d(2) + 4 * d(4)) / (5 * d(1) + 4 * d(2) + 3 * d(3)), 2 * d(1) / (2 * d(1) + 1.5 * d(2) + 1 * d(3))),

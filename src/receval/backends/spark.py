@@ -423,7 +423,7 @@ class _Job:
                           "err_empty": np.zeros(len(users), np.int8), "err_norecs": np.zeros(len(users), np.int8)}
             else:
                 cols_j = policy_columns(r.options, r.metric.context, batch.values[j], batch.n_rel[j], batch.length[j], r.metric.skips,
-                                        pairs=r.metric.pairs(r.options))
+                                        pairs=r.metric.pair_kind(r.options))
             arrays[f"v{j}"] = pa.array(cols_j["value"], type=pa.float64())
             arrays[f"a{j}"] = pa.array(cols_j["a"], type=pa.float64())
             arrays[f"b{j}"] = pa.array(cols_j["b"], type=pa.float64())

@@ -10,11 +10,16 @@ Notation (one user *u*; its ranked recommendations are its *candidates*):
   (default) a negative with the same score counts ½ (average ranks, Mann–Whitney); with
   ``tied=correct`` it counts 0 (only strictly greater scores are above: OpenRec); with
   ``tied=order`` the list positions decide (the items at earlier positions are above). Without a
-  score column the positions decide for every rule.
+  score column the positions decide for every rule; with ``tied=wrong`` it counts 1 (a tied pair
+  is misranked: Cornac).
 
 Per positive, :math:`s_p = 1 - a_p / N'_u`: the share of the user's negatives ranked below it.
 :math:`N'_u = N_u` (``negatives=exact``) or :math:`\ell_u - |R_u| + 1` (``negatives=plus_one``,
-Elliot: catalogue − train − |R_u| + 1 on a full ranking).
+Elliot: catalogue − train − |R_u| + 1 on a full ranking) or :math:`|I| - |R_u \cap I|`
+(``negatives=catalog``: the whole catalogue *I*, the ``catalog`` side input, else the train
+items, else every item seen; the catalogue items missing from the list are negatives ranked
+below every listed item and tied with each other, and a relevant item missing from the list
+is tied with them).
 
 Every function below is vectorised over the row arrays of the intermediate form (per-user sums
 by ``bincount``); none loops over users.
@@ -33,6 +38,7 @@ from ..hits import Hits
 from ..options import Axis
 from ..reduction import KeyedReduction, Run
 from ..registry import register
+from ..side import catalogue_reads
 from ._common import safe_div
 from ._exact import exact_sum, total
 from ._ties import slot_draws, tie_group_table
@@ -43,6 +49,7 @@ TIED = Axis(
         "half": "½: average ranks, Mann–Whitney (sklearn roc_auc_score, RecBole)",
         "correct": "1: only a strictly greater score ranks a negative above (OpenRec)",
         "order": "by list position: the earlier item is above (Elliot, RePlay, RecSys2019 DL evaluation)",
+        "wrong": "0: a negative with an equal score counts as above, only a strictly smaller one below (Cornac's AUC)",
     },
 )
 NEGATIVES = Axis(
@@ -50,6 +57,9 @@ NEGATIVES = Axis(
     {
         "exact": "N_u = ℓ_u − P_u, the ranked items that are not relevant",
         "plus_one": "ℓ_u − |R_u| + 1: Elliot's count (catalogue − train − |R_u| + 1), one too many",
+        "catalog": ("|I| − |R_u ∩ I|: every catalogue item that is not relevant to the user; the catalogue items "
+                    "missing from the list rank below every listed item, tied with each other (Cornac's AUC, over "
+                    "a ranking of the whole catalogue)"),
     },
 )
 DENOMINATOR = Axis(
@@ -138,9 +148,9 @@ def _negatives_above(user: np.ndarray, score: np.ndarray, label: np.ndarray, tie
         gid = np.cumsum(grp_start) - 1
         gfirst = np.flatnonzero(grp_start)
         strict = above[gfirst][gid]
-        if tied == "half":
+        if tied in ("half", "wrong"):
             gneg = np.bincount(gid, weights=ng)[gid]
-            above = strict + 0.5 * gneg
+            above = strict + (0.5 if tied == "half" else 1.0) * gneg
         else:
             above = strict
     out = np.empty(n, dtype=np.float64)
@@ -162,9 +172,30 @@ def _per_user_parts(h: Hits, tied: str, k: int | None):
 
 
 _VALUE = {"zero": 0.0, "one": 1.0, "skip": np.nan}
+#: the share of a tied (positive, negative) pair that counts the negative above the positive
+_TIED_ABOVE = {"half": 0.5, "correct": 0.0, "wrong": 1.0}
 
 
-def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -> np.ndarray:
+def _nprime(h: Hits, o: dict, ell: np.ndarray, p: np.ndarray, metric: str) -> np.ndarray:
+    """N'_u by ``negatives``: ℓ_u − P_u (exact), ℓ_u − |R_u| + 1 (plus_one) or |I| − |R_u ∩ I|
+    (catalog; a listed item outside the catalogue is refused, :class:`receval.errors.OutsideCatalogue`)."""
+    if o["negatives"] == "exact":
+        return ell - p
+    if o["negatives"] == "plus_one":
+        return ell - h.n_rel + 1
+    s = h.lists
+    s.check_in_catalog(s.row_code[s.row_code >= 0], metric)
+    assert h.truth_rel is not None
+    inside = s.to_catalog[s.truth_code[h.truth_rel]] >= 0
+    return float(s.n_catalog) - np.bincount(h.rel_user[inside], minlength=h.n_users).astype(np.float64)
+
+
+def _catalog_side(o: dict, given: frozenset[str]) -> set[str] | None:
+    """``negatives=catalog`` reads the catalogue (:func:`receval.side.catalogue_reads`); every other count none."""
+    return catalogue_reads(o, given) if o.get("negatives") == "catalog" else None
+
+
+def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0, metric: str = "gauc") -> np.ndarray:
     """Per-user AUC, NaN where a `skip` policy leaves the user out.
 
     An empty list scores ``empty_list`` (None: it counts as a list without positives).
@@ -173,11 +204,20 @@ def _user_auc(h: Hits, o: dict, k: int | None, empty_list: float | None = 0.0) -
         return _user_partial_roc(h, o, k, empty_list)
     p, ell, asum = _per_user_parts(h, o["tied"], k)
     n_exact = ell - p
-    nprime = n_exact if o["negatives"] == "exact" else ell - h.n_rel + 1
+    nprime = _nprime(h, o, ell, p, metric)
     den = p if o["denominator"] == "list" else h.n_rel.astype(np.float64)
-    v = safe_div(p - safe_div(asum, nprime), den)
-    v = np.where(n_exact <= 0, _VALUE[o["noneg"]], v)
-    v = np.where(p == 0, _VALUE[o["nopos"]], v)
+    num = p - safe_div(asum, nprime)
+    if o["negatives"] == "catalog":
+        if o["denominator"] == "r":  # a relevant item missing from the list: below the N_u listed
+            # negatives, tied with the N' − N_u missing ones
+            num = num + (h.n_rel - p) * (1.0 - _TIED_ABOVE[o["tied"]]) * safe_div(nprime - n_exact, nprime)
+        v = safe_div(num, den)
+        v = np.where(nprime <= 0, _VALUE[o["noneg"]], v)
+        v = np.where(den == 0, _VALUE[o["nopos"]], v)
+    else:
+        v = safe_div(num, den)
+        v = np.where(n_exact <= 0, _VALUE[o["noneg"]], v)
+        v = np.where(p == 0, _VALUE[o["nopos"]], v)
     return v if empty_list is None else np.where(ell == 0, empty_list, v)
 
 
@@ -233,8 +273,17 @@ def _check_maxfpr(o: dict) -> None:
         )
 
 
+def _check_catalog(o: dict) -> None:
+    if o.get("negatives") == "catalog" and o.get("denominator") == "r" and o.get("tied") == "order":
+        raise SpecError(
+            "negatives=catalog with denominator=r ties a relevant item missing from the list with the catalogue items "
+            "missing from it, which have no list position: write tied=half, tied=correct or tied=wrong (or denominator=list)"
+        )
+
+
 def _check_user_kind(o: dict, k: int | None = None) -> None:
     _check_maxfpr(o)
+    _check_catalog(o)
     for axis in ("nopos", "noneg"):
         if o.get(axis) == "skip":
             raise SpecError(
@@ -267,6 +316,7 @@ def _auc_check(o: dict, k: int | None = None) -> None:
     if k is not None:
         _check_user_kind(o)
         return
+    _check_catalog(o)
     if o["form"] == "stacked" and o["tied"] == "order":
         raise SpecError("auc(form=stacked) pools users, whose list positions are not comparable; use tied=half or tied=correct")
 
@@ -289,7 +339,7 @@ def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
         a = _negatives_above(user, score, label, o["tied"], h.n_users)
         p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
         ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
-        nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
+        nprime = _nprime(h, o, ell, p, "auc")
         npos = nprime[user[label]]
         sp = np.where(npos != 0, 1.0 - safe_div(a[label], npos), 1.0)
         return {"sum": exact_sum(sp), "n": len(sp)}
@@ -301,7 +351,7 @@ def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
     for axis, bad in (("empty", no_rel), ("norecs", no_recs)):
         if o[axis] == "error" and bad.any():
             errors[axis] = (int(bad.sum()), h.user_ids[np.flatnonzero(bad)[0]])
-    v = _user_auc(h, o, None, empty_list=None)
+    v = _user_auc(h, o, None, empty_list=None, metric="auc")
     keep, zero, _ = user_policy(h, {**o, **{a: "zero" for a in errors}}, ("empty", "norecs"))
     v = np.where(zero, 0.0, v)
     include = keep & ~np.isnan(v)
@@ -374,6 +424,8 @@ _STACKED = KeyedReduction(holds=_stacked_holds, rows=_stacked_rows_of, scan=_sta
     kind="global",
     needs={"rows"},
     family="auc",
+    side=_catalog_side,
+    needs_when={"negatives": "catalog"},
     resolve_hook=_auc_resolve,
     check_hook=_auc_check,
     partial=_auc_partial,
@@ -433,7 +485,7 @@ def auc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     if ks != [0]:  # auc@k: per-user values inside the top-k list (as gauc@k), averaged by the caller
         h.check_topk_settled(ks, "auc")  # ties=average: the top-k set must not depend on the tie order
-        return np.stack([_user_auc(h, o, k) for k in ks], axis=1)
+        return np.stack([_user_auc(h, o, k, metric="auc") for k in ks], axis=1)
     return _auc_combine([_auc_partial(h, ks, o)], ks, o)
 
 
@@ -486,8 +538,8 @@ def stacked_numerator(pos, neg, below, tied: str) -> int:
 
     For distinct scores *s* with :math:`pos(s)` positives, :math:`neg(s)` negatives and
     :math:`below(s)` negatives with a smaller score,
-    :math:`2 \sum_s pos(s)\,(below(s) + t\,neg(s))` with :math:`t = ½` (``tied=half``) or 1
-    (``tied=correct``). int64 when no product can overflow, Python integers otherwise.
+    :math:`2 \sum_s pos(s)\,(below(s) + t\,neg(s))` with :math:`t = ½` (``tied=half``), 1
+    (``tied=correct``) or 0 (``tied=wrong``). int64 when no product can overflow, Python integers otherwise.
 
     >>> stacked_numerator([1, 1], [1, 1], [0, 1], "half")   # scores 1, 2: one tie each, one pair below
     4
@@ -497,7 +549,7 @@ def stacked_numerator(pos, neg, below, tied: str) -> int:
     below = np.asarray(below, dtype=np.int64)
     if len(pos) == 0:
         return 0
-    c = 1 if tied == "half" else 2
+    c = {"half": 1, "correct": 2, "wrong": 0}[tied]
     tmax = 2 * int(below.max()) + c * int(neg.max())
     if int(pos.max()) * tmax * len(pos) < _INT64_LIMIT and tmax < _INT64_LIMIT:
         return int((pos * (2 * below + c * neg)).sum())
@@ -558,6 +610,8 @@ def _stacked_value(num2: int, n_pos: int, n_neg: int, rows: str = "all") -> floa
     needs_k=False,
     optional_k=True,
     needs={"rows"},
+    side=_catalog_side,
+    needs_when={"negatives": "catalog"},
     family="auc",
     check_hook=_check_user_kind,
     ties="closed",
@@ -576,7 +630,8 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     RePlay ``RocAuc@k``, the paper's GAUC@k). :math:`D_u = P_u` (``denominator=list``, default)
     or :math:`|R_u|` (``denominator=r``), :math:`N'_u = N_u` (``negatives=exact``, default) or
     :math:`\ell_u - |R_u| + 1` (``negatives=plus_one``). With the defaults this is the exact
-    Mann–Whitney AUC :math:`1 - \sum_p a_p / (P_u N_u)`. A list with no positive scores by
+    Mann–Whitney AUC :math:`1 - \sum_p a_p / (P_u N_u)`. ``tied=wrong`` counts a negative with
+    the positive's score above it (a tie counts 0). A list with no positive scores by
     ``nopos`` (default 0), one with no negative by ``noneg`` (default 1); an empty list scores 0.
     The mean over users is the ordinary per-user mean (``empty``, ``norecs``); for a weighted
     mean or for leaving users out, see ``auc(form=users)``.
@@ -592,6 +647,32 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.0
     >>> worked("gauc(tied=order,negatives=plus_one,denominator=r)")   # Elliot: (1/2 + 0) / 3
     0.166667
+
+    ``negatives=catalog`` ranks the user's list against the whole catalogue *I* (the ``catalog``
+    side input, else the train items, else every item seen): :math:`N'_u = |I| - |R_u \cap I|`,
+    the catalogue items missing from the list rank below every listed one and tie with each
+    other; with ``denominator=r`` a relevant item missing from the list counts too, below the
+    :math:`N_u` listed negatives and tied with the :math:`N'_u - N_u` missing ones. With
+    :math:`\tau = ½, 0, 1` for ``tied=half, correct, wrong``:
+
+    .. math:: AUC_u = \frac{1}{|R_u|} \Big( \sum_{p \in P_u} \Big(1 - \frac{a_p}{N'_u}\Big)
+              + (|R_u| - P_u)(1 - \tau) \frac{N'_u - N_u}{N'_u} \Big)
+
+    ``gauc(negatives=catalog,denominator=r,tied=wrong)`` is Cornac's ``AUC`` (``cornac/metrics/ranking.py``
+    in PreferredAI/cornac: ``(ui_scores > uj_scores).sum() / len(uj_scores)`` over every (positive,
+    negative) pair of the scored catalogue, a tie counting 0). Cornac scores the whole
+    catalogue and also leaves the user's train items out of its negatives; pass the catalogue
+    without them, or full rankings, to reproduce it.
+
+    >>> from receval import evaluate    # user 1: list 10−, 20+; likes 20 and 30 (30 unlisted); catalogue 10..50
+    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
+    >>> truth = {"user_id": [1, 1], "item_id": [20, 30]}
+    >>> spec = "gauc(negatives=catalog,denominator=r,tied=wrong)"
+    >>> round(evaluate(recs, truth, [spec], catalog=[10, 20, 30, 40, 50])[spec], 6)   # N' = 3: (1 − 1/3 + 0) / 2
+    0.333333
+    >>> spec = "gauc(negatives=catalog,denominator=r,tied=half)"   # 30 ties 40, 50: (2/3 + ½ · 2/3) / 2
+    >>> round(evaluate(recs, truth, [spec], catalog=[10, 20, 30, 40, 50])[spec], 6)
+    0.5
 
     ``maxfpr=m`` replaces the AUC by the standardised partial AUC over false-positive rates
     :math:`[0, m]` (McClish 1989; scikit-learn's and torchmetrics' ``max_fpr``): with
@@ -611,6 +692,8 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     "lauc",
     axes=[TIED, NEGATIVES],
     needs={"rows"},
+    side=_catalog_side,
+    needs_when={"negatives": "catalog"},
     family="auc",
     ties="closed",
     bounds=(0.0, 1.0),
@@ -645,7 +728,7 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     a = _negatives_above(user, score, label, o["tied"], h.n_users)
     p = np.bincount(user[label], minlength=h.n_users).astype(np.float64)
     ell = np.bincount(user, minlength=h.n_users).astype(np.float64)
-    nprime = ell - p if o["negatives"] == "exact" else ell - h.n_rel + 1
+    nprime = _nprime(h, o, ell, p, "lauc")
     pu, pp, pa = user[label], pos[label], a[label]
     npos = nprime[pu]
     sp = np.where(npos != 0, 1.0 - safe_div(pa, npos), 1.0)
@@ -660,7 +743,7 @@ def lauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         if h.row_lo is not None:
             # E[1(lo + t ≤ k)(1 − a(t)/N')] = (m − Σ_{t<m} a(t)/N') / n, a(t) = A + (b/2 | 0 | t·b/(n − 1))
             m = np.clip(k - lo + 1, 0, n).astype(np.float64)
-            extra = {"half": m * b / 2, "correct": 0.0 * m,
+            extra = {"half": m * b / 2, "correct": 0.0 * m, "wrong": m * b,
                      "order": np.where(n > 1, b / np.maximum(n - 1, 1), 0.0) * m * (m - 1) / 2}[o["tied"]]
             w = np.where(npos != 0, m - safe_div(m * strict + extra, npos), m) / n
             num = np.bincount(pu, weights=w, minlength=h.n_users)

@@ -294,9 +294,17 @@ NOV_UNKNOWN = Axis(
     "unknown", "unknown", "max", "items no train user has seen",
     {"max": "count them as seen by one user (RePlay Surprisal)", "skip": "leave them out of the user's mean (MS Recommenders)"},
 )
+NOV_DEN = Axis(
+    "denominator", "den", "length", "what a user's summed self-information is divided by",
+    {
+        "length": "the items counted: ℓ_k = min(k, ℓ), or the known ones with unknown=skip (Zhou et al.; RePlay, MS Recommenders)",
+        "k": "the cut-off k, even when the list is shorter (recmetrics' novelty divides by n, the list length asked for)",
+    },
+    silent=True,
+)
 
 
-@register("novelty", side={"train"}, axes=[NOV_UNKNOWN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
+@register("novelty", side={"train"}, axes=[NOV_UNKNOWN, NOV_DEN], needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, float("inf")))
 def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Novelty@k: the mean self-information of a user's recommended items (Zhou et al. 2010).
 
@@ -305,7 +313,14 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: \mathrm{Nov}(L_k) = \frac{1}{\ell_k}\sum_{i \in L_k} -\log_2 \frac{\mathrm{pop}_i}{|U_{train}|}
 
     :math:`\mathrm{pop}_i` = distinct train users of *i*. A user without recommendations
-    scores 0 (the ``norecs`` policy applies).
+    scores 0 (the ``norecs`` policy applies). ``denominator=k`` divides the same sum by the
+    cut-off instead of the list's length, so a list shorter than k scores less:
+
+    .. math:: \mathrm{Nov}_k(L_k) = \frac{1}{k}\sum_{i \in L_k} -\log_2 \frac{\mathrm{pop}_i}{|U_{train}|}
+
+    as recmetrics computes it (``novelty(predicted, pop, u, n)`` divides each list's sum by *n*,
+    the recommendation length asked for; ``recmetrics/metrics.py`` in
+    statisticianinstilettos/recmetrics, whose ``pop`` counts train rows, not users).
 
     Examples
     --------
@@ -314,6 +329,10 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     >>> recs = {"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]}
     >>> truth = {"user_id": [1], "item_id": [1]}
     >>> evaluate(recs, truth, ["novelty@2"], train=train)["novelty@2"]   # (−log2 4/4 − log2 2/4) / 2
+    0.5
+    >>> evaluate(recs, truth, ["novelty(denominator=k)@4"], train=train)["novelty(denominator=k)@4"]   # (0 + 1) / 4
+    0.25
+    >>> evaluate(recs, truth, ["novelty@4"], train=train)["novelty@4"]   # (0 + 1) / 2: the list holds 2
     0.5
 
     RePlay's Novelty (the share of items unseen by the user in train) is :func:`unseen`.
@@ -335,11 +354,14 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
                 w = h.top_chance(k)
                 num = np.bincount(h.row_user, weights=w * si[s.row_code], minlength=h.n_users)
                 out = np.zeros(h.n_users)
+                if o.get("denominator") == "k":
+                    return num / float(k)
                 np.divide(num, np.minimum(h.length, k), out=out, where=h.length > 0)
                 return out
 
             return _per_k(h, ks, expected)
-    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"], k=k)))
+    return np.nan_to_num(_per_k(h, ks, lambda k: _div.novelty(s.top(k)[0], s.popularity, s.n_train_users, unknown=o["unknown"], k=k,
+                                                                     denominator=o.get("denominator", "length"))))
 
 
 @register("unseen", side={"train"}, needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))

@@ -333,7 +333,7 @@ def gini_of_counts(cnt, n_catalog: int, *, variant: str = "castells") -> float:
 # novelty
 # ---------------------------------------------------------------------------
 def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", normalize: bool = False,
-            k: int | None = None) -> np.ndarray:
+            k: int | None = None, denominator: str = "length") -> np.ndarray:
     r"""Mean self-information of each user's recommended items (Zhou et al., PNAS 2010).
 
     .. math::
@@ -353,6 +353,8 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
           user, i.e. :math:`\log_2|U_{\mathrm{train}}|`, the maximum finite value;
         * ``"skip"`` (as Microsoft Recommenders): drop them from the user's mean.
     normalize : divide by :math:`\log_2|U_{\mathrm{train}}|` (RePlay ``Surprisal``, in [0, 1]).
+    denominator : ``"length"`` (default) divides the sum by the items counted, :math:`\ell_u`;
+        ``"k"`` by the cut-off ``k`` (required), even when the list is shorter (recmetrics).
     k : the cut-off of ``items`` (a top-k view, wider than k under ``ties=optimistic``): the
         sums are then in bits that do not depend on the view's width (:func:`receval.metrics._common.row_sum`).
 
@@ -367,7 +369,11 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
     [1.5, 3.0]
     >>> novelty([[0, 1], [2, 3]], pop, 8, normalize=True).tolist()
     [0.5, 1.0]
+    >>> novelty([[0, -1], [2, 3]], pop, 8, k=2, denominator="k").tolist()   # (1 + 0) / 2, (3 + 3) / 2
+    [0.5, 3.0]
     """
+    if denominator == "k" and k is None:
+        raise ValueError("denominator='k' needs the cut-off k")
     a = _items2d(items)
     pop = np.asarray(popularity, dtype=np.float64)
     valid = a >= 0
@@ -391,8 +397,11 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
         from ._common import row_sum
 
         s = row_sum(s, k)
-    out = np.full(a.shape[0], np.nan)
-    np.divide(s, n, out=out, where=n > 0)
+    if denominator == "k":
+        out = s / float(k)  # type: ignore[arg-type]
+    else:
+        out = np.full(a.shape[0], np.nan)
+        np.divide(s, n, out=out, where=n > 0)
     if normalize:
         out = out / math.log2(n_train_users)
     return out + 0.0

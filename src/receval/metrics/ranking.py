@@ -299,6 +299,27 @@ def _hooks(*hooks: Any) -> Any:
 
 # ------------------------------------------------------------------------------------------
 
+AVERAGE = Axis(
+    "average", "avg", "macro", "how the users' values are averaged",
+    {
+        "macro": "the mean over users of each user's value (the standard)",
+        "micro": ("pooled over the averaged users: Σ_u numerator / Σ_u denominator (total hits / total slots; "
+                  "implicit's precision, scikit-learn's average='micro')"),
+    },
+    silent=True,
+)
+
+
+def _pooled(o: dict, hk: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``average=micro``: ``[U, len(ks), 2]`` (numerator, denominator) pairs, pooled by the
+    aggregator as Σ numerator / Σ denominator (:attr:`receval.registry.Metric.ratio_of_means`);
+    else the per-user ratio (0 when the denominator is 0)."""
+    den = np.broadcast_to(den, hk.shape)
+    if o.get("average") == "micro":
+        return np.stack([hk, np.asarray(den, dtype=np.float64)], axis=-1)
+    return safe_div(hk, den)
+
+
 PRECISION_DEN = Axis(
     "denominator", "den", "k", "what the hits are divided by",
     {
@@ -309,7 +330,8 @@ PRECISION_DEN = Axis(
 )
 
 
-@register("precision", axes=[PRECISION_DEN, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, family="classification", ties="closed", bounds=(0.0, 1.0))
+@register("precision", axes=[PRECISION_DEN, *WEIGHT_AXES, AVERAGE], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, family="classification", ties="closed", bounds=(0.0, 1.0),
+          ratio_of_means={"average": "micro"})
 def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Precision@k: the share of the top-k list that is relevant.
 
@@ -318,6 +340,20 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     .. math:: P@k = \frac{H_k}{D}, \qquad D = k \;|\; \min(k, \ell) \;|\; \min(k, |R|)
 
     by ``denominator=k`` (default), ``length``, ``min_k_r``; 0 when D = 0.
+
+    ``average=micro`` pools the users instead of averaging their values (:math:`U` the averaged
+    users; a user scored 0 by ``empty=zero`` or ``norecs=zero`` adds its :math:`D_u` and no hit,
+    a skipped user adds neither; 0 when :math:`\sum_u D_u = 0`):
+
+    .. math:: P^{micro}@k = \frac{\sum_{u \in U} H_{k,u}}{\sum_{u \in U} D_u}
+
+    as implicit's ``ranking_metrics_at_k`` computes its precision (``relevant / pr_div``,
+    :math:`D_u = \min(k, |R_u|)`: ``precision(denominator=min_k_r,average=micro)``;
+    ``implicit/evaluation.pyx``, benfred/implicit), and as scikit-learn's
+    ``precision_score(average='micro')`` does on the users' top-k indicator rows (it sums the true
+    and the predicted positives over the cells before dividing, ``sklearn/metrics/_classification.py``:
+    ``precision(denominator=length,average=micro)``). Each user's own value stays
+    :math:`H_{k,u} / D_u` (per-user output, paired tests).
 
     With ``weight=pop`` (see recall) a hit counts :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`:
     :math:`P^w@k = \sum_{i \in R \cap L_k} \tilde w_i / D` (it can exceed 1).
@@ -335,6 +371,12 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("precision(denominator=min_k_r)@4")   # 2 / min(4, 3)
     0.666667
+    >>> from receval import evaluate       # user 1: 1 hit of 3 listed; user 2: 1 hit of 1 listed
+    >>> recs = {"user_id": [1, 1, 1, 2], "item_id": [10, 20, 30, 10], "score": [3.0, 2.0, 1.0, 1.0]}
+    >>> truth = {"user_id": [1, 2], "item_id": [10, 10]}
+    >>> res = evaluate(recs, truth, ["precision(denominator=length)@3", "precision(denominator=length,average=micro)@3"])
+    >>> round(res["precision(denominator=length)@3"], 6), res["precision(denominator=length,average=micro)@3"]   # (1/3 + 1/1)/2, (1 + 1)/(3 + 1)
+    (0.666667, 0.5)
     >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
     >>> tied("precision(ties=average)@2")  # (0 + 1/2) / 2
     0.25
@@ -342,7 +384,7 @@ def precision(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     hk = _counted_hits(h, ks, o, "precision")
     k = np.asarray(ks, dtype=np.float64)[None, :]
     den = {"k": k, "length": _len_at(h, ks), "min_k_r": np.minimum(k, _col(h.n_rel))}[o["denominator"]]
-    return safe_div(hk, np.broadcast_to(den, hk.shape))
+    return _pooled(o, hk, den)
 
 
 RECALL_DEN = Axis(
@@ -355,7 +397,8 @@ RECALL_DEN = Axis(
 )
 
 
-@register("recall", axes=[RECALL_DEN, *WEIGHT_AXES], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, check_hook=_weight_refuse("recall", "denominator", ("listed",)), family="classification", ties="closed", bounds=(0.0, 1.0))
+@register("recall", axes=[RECALL_DEN, *WEIGHT_AXES, AVERAGE], resolve_hook=_weight_hook, side=_weight_side, needs_when={"weight": "pop"}, check_hook=_weight_refuse("recall", "denominator", ("listed",)), family="classification", ties="closed", bounds=(0.0, 1.0),
+          ratio_of_means={"average": "micro"})
 def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Recall@k: the share of the relevant items found in the top k.
 
@@ -371,6 +414,14 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     inside the top *k*):
 
     .. math:: E[H_k] = \sum_{hits} \frac{|[lo, hi] \cap [1, k]|}{hi - lo + 1}
+
+    ``average=micro`` pools the users (total hits / total relevant items; a user scored 0 by
+    ``empty=zero`` or ``norecs=zero`` adds its :math:`D_u` and no hit, a skipped user neither; 0
+    when :math:`\sum_u D_u = 0`; as scikit-learn's ``recall_score(average='micro')`` over the
+    users' top-k indicator rows, which sums the true positives and the relevant cells before
+    dividing, ``sklearn/metrics/_classification.py``):
+
+    .. math:: R^{micro}@k = \frac{\sum_{u \in U} H_{k,u}}{\sum_{u \in U} D_u}
 
     With ``weight=pop`` (test sets missing not at random; Yang et al., RecSys 2018) each
     relevant item counts its inverse propensity, read from the ``train`` side input:
@@ -399,6 +450,11 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.5
     >>> worked("recall(denominator=listed)@2")    # 1 hit / 2 relevant items in the list
     0.5
+    >>> recs = {"user_id": [1, 2], "item_id": [10, 10], "score": [1.0, 1.0]}   # user 1 likes 10, 20, 30; user 2 likes 10
+    >>> truth = {"user_id": [1, 1, 1, 2], "item_id": [10, 20, 30, 10]}
+    >>> res = evaluate(recs, truth, ["recall@1", "recall(average=micro)@1"])
+    >>> round(res["recall@1"], 6), res["recall(average=micro)@1"]   # (1/3 + 1/1)/2, (1 + 1)/(3 + 1)
+    (0.666667, 0.5)
     >>> from receval.examples import tied          # items 20 and 30 tie at positions 2-3
     >>> tied("recall(ties=average)@2")  # (1/2) / 3
     0.166667
@@ -408,7 +464,7 @@ def recall(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     if o["denominator"] == "listed":
         r = _col(np.bincount(h.listed()[0], minlength=h.n_users))
     den = np.minimum(r, np.asarray(ks, dtype=np.float64)[None, :]) if o["denominator"] == "min_k_r" else r
-    return safe_div(hk, np.broadcast_to(den, hk.shape))
+    return _pooled(o, hk, den)
 
 
 F1_AGG = Axis(
@@ -841,6 +897,7 @@ IDEAL = Axis(
         "cut": "the user's min(k, |R|) best gains at the top (the standard)",
         "uncut": "all |R| of the user's gains, not cut at k (RecSys2019 DL evaluation, OpenRec tf1)",
         "k": "all k slots hold a relevant item of the user's best gain (RecTools default)",
+        "length": "as k, cut at the list's own length: min(k, ℓ) slots, each of the user's best gain (CAPRI's ndcgk counts every listed slot in IDCG)",
         "hits": "the list's own hits moved to the top (DaisyRec, NGCF): 1 whenever all hits lead",
         "listed": "the user's relevant items found anywhere in the list, best gains first, cut at k (torchmetrics sees only the scored items)",
         "none": "no normalisation: the value is DCG@k (OpenRec tf2's NDCG)",
@@ -1013,6 +1070,12 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
         best = np.zeros(h.n_users)
         np.maximum.at(best, h.rel_user, gains)
         return best[:, None] * _discount_prefix(ks, base)[None, :]
+    if kind == "length":  # min(k, ℓ) slots of the best gain: the discounts summed up to the list's length
+        best = np.zeros(h.n_users)
+        np.maximum.at(best, h.rel_user, gains)
+        width = max(1, min(int(k.max()), int(h.length.max()) if h.n_users else 1))
+        cd = np.r_[0.0, np.cumsum(_discount(width, base))]
+        return best[:, None] * cd[np.minimum(np.minimum(h.length, width)[:, None], k[None, :])]
     srt = h.rel_rank()
     u, g = h.rel_user[srt], gains[srt]
     rank = np.arange(len(u)) - np.searchsorted(u, u)
@@ -1051,7 +1114,7 @@ def _resolve_t(o: dict) -> dict:
 
 
 @register("ndcg", axes=[GAIN, IDEAL, BASE, DISCOUNT, GAIN_T, NEG, *WEIGHT_AXES], resolve_hook=_hooks(_resolve_t, _weight_hook),
-          check_hook=_hooks(_check_ndcg, _weight_refuse("ndcg", "ideal", ("k", "hits", "listed"))), side=_weight_side, needs_when={"weight": "pop"}, ties="closed", ties_settled={"ideal": "hits"}, bounds=(0.0, 1.0))
+          check_hook=_hooks(_check_ndcg, _weight_refuse("ndcg", "ideal", ("k", "length", "hits", "listed"))), side=_weight_side, needs_when={"weight": "pop"}, ties="closed", ties_settled={"ideal": "hits"}, bounds=(0.0, 1.0))
 def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""NDCG@k: discounted cumulative gain of the top k divided by that of an ideal list.
 
@@ -1065,7 +1128,10 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`g` by ``gain``: binary 1, linear r, exp2 :math:`2^r-1`, shifted
     :math:`2^{r-t+1}-1`; non-relevant items gain 0. IDCG by ``ideal``: the user's
     :math:`\min(k,|R|)` best gains (``cut``, default), all :math:`|R|` gains (``uncut``),
-    *k* copies of the best gain (``k``), the list's own hits sorted (``hits``), the relevant
+    *k* copies of the best gain (``k``), :math:`\min(k, \ell)` copies of it (``length``: the
+    ideal cut at the list's own length, :math:`IDCG = g_{max} \sum_{i=1}^{\min(k,\ell)} 1/\log_b(i+1)`;
+    CAPRI's ``ndcgk``, ``Evaluations/ndcg.py`` in CARecSys/CAPRI, adds a discount to its IDCG for every
+    listed slot, relevant or not), the list's own hits sorted (``hits``), the relevant
     items anywhere in the list sorted and cut at *k* (``listed``), or 1
     (``none``: the value is DCG). The log base *b* cancels between DCG and IDCG, so it is
     accepted only with ``ideal=none``. NDCG is 0 when IDCG = 0.
@@ -1104,6 +1170,8 @@ def ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.650921
     >>> worked("ndcg(ideal=listed)@2")  # 1/log2 3 / (1 + 1/log2 3): items 20 and 40 are listed
     0.386853
+    >>> worked("ndcg(ideal=length)@10")  # DCG / (1 + 1/log2 3 + 1/log2 4 + 1/log2 5): the list holds 4
+    0.41443
     >>> worked("ndcg(ideal=none)@4")   # DCG itself
     1.061606
     >>> from receval import evaluate    # ratings −1, 3, 1 ranked in that order, every row relevant

@@ -8,7 +8,8 @@ and these references agree.
 - :mod:`~receval.conformance.reference.ranking`: the ranking metrics, and the context options
   (``prepare``: relevance, duplicates, order, ties, empty users) the others build on;
 - :mod:`~receval.conformance.reference.ir`: rprecision, bpref, rbp, err, ncrr;
-- :mod:`~receval.conformance.reference.pop`: the popularity metrics (over train);
+- :mod:`~receval.conformance.reference.pop`: the popularity metrics and novelty (over train);
+- :mod:`~receval.conformance.reference.auc`: the per-user AUC (gauc), against the list or the catalogue;
 - :mod:`~receval.conformance.reference.lists`: the list-quality metrics, serendipity, catdiv,
   srecall, miscalibration.
 """

@@ -23,6 +23,7 @@ POP_DEFAULTS = {
     "surprisal": {"denominator": "length"},
     "unexpectedness": {},
     "unseen": {},
+    "novelty": {"unknown": "max", "denominator": "length"},
 }
 GLOBAL = {"popreo", "poprsp"}
 
@@ -111,6 +112,13 @@ def per_user_pop(metric, k, o, user, ctx) -> float:
         upop = ctx["upop"]
         w = sum((math.log2(n_users / upop[i]) / math.log2(n_users)) if upop.get(i, 0) > 0 else 1.0 for i in items)
         return 0.0 if den == 0 else w / den
+    if metric == "novelty":  # Σ −log2(pop_i / |U_train|) / (ℓ_k, the items counted, or k)
+        upop = ctx["upop"]
+        known = [-math.log2(upop[i] / n_users) if upop.get(i, 0) > 0 else (math.log2(n_users) if o["unknown"] == "max" else None)
+                 for i in items]
+        bits = [x for x in known if x is not None]
+        d = k if o["denominator"] == "k" else len(bits)
+        return 0.0 if d == 0 else sum(bits) / d
     if metric == "unseen":  # 1 − |L_k ∩ T_u| / ℓ_k (RePlay's Novelty)
         seen = {i for tu, i in zip(ctx["train"]["user_id"], ctx["train"]["item_id"]) if tu == user["id"]}
         return 1.0 - sum(1 for i in items if i in seen) / ell

@@ -30,6 +30,10 @@ Semantics encoded here (each is one line of the option docs):
 * ``hitscore=positive``: a relevant item scored <= 0 is no hit, but still "listed";
 * ``recall(denominator=listed)`` / ``ndcg(ideal=listed)``: the relevant items anywhere in the list
   (every hit row, so ``dup=keep`` duplicates count) stand in for R;
+* ``average=micro`` (precision, recall): a user's value is the pair (hits, denominator); the
+  mean is Σ hits / Σ denominators over the users left in, a user scored 0 by a policy adding
+  its denominator and no hit (its own value stays hits / denominator);
+* ``ndcg(ideal=length)``: min(k, list length) slots, each of the user's best gain;
 * ``empty``: users with no relevant item are skipped / scored 0 / an error;
 * ``norecs``: users with relevant items but no recommendation rows are scored 0 / skipped /
   an error.
@@ -53,8 +57,8 @@ CONTEXT_DEFAULTS = {
 
 #: every metric's own options with their standard defaults (as documented)
 METRIC_DEFAULTS = {
-    "precision": {"denominator": "k"},
-    "recall": {"denominator": "r"},
+    "precision": {"denominator": "k", "average": "macro"},
+    "recall": {"denominator": "r", "average": "macro"},
     "f1": {"aggregate": "users"},
     "hitrate": {"count": "any"},
     "mrr": {"hits": "first"},
@@ -68,14 +72,14 @@ AP_DENOMINATORS = ["min_k_r", "r", "k", "length", "min_length_r", "hits", "cumul
 
 #: every value of every metric option
 METRIC_VALUES = {
-    "precision": {"denominator": ["k", "length", "min_k_r"]},
-    "recall": {"denominator": ["r", "min_k_r", "listed"]},
+    "precision": {"denominator": ["k", "length", "min_k_r"], "average": ["macro", "micro"]},
+    "recall": {"denominator": ["r", "min_k_r", "listed"], "average": ["macro", "micro"]},
     "f1": {"aggregate": ["users", "means"]},
     "hitrate": {"count": ["any", "hits"]},
     "mrr": {"hits": ["first", "all"]},
     "map": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no", "distinct"]},
     "mar": {"denominator": AP_DENOMINATORS, "indicator": ["yes", "no"]},
-    "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "hits", "listed", "none"],
+    "ndcg": {"gain": ["binary", "linear", "exp2", "shifted"], "ideal": ["cut", "uncut", "k", "length", "hits", "listed", "none"],
              "discount": ["log", "logmax2"]},
     "dcg": {"gain": ["binary", "linear", "exp2", "shifted"], "base": [2.0, math.e, 10.0], "discount": ["log", "logmax2"]},
 }
@@ -283,10 +287,10 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
     Hk = _hits_upto(hits, k)
     if metric == "precision":
         den = {"k": k, "length": min(k, length), "min_k_r": min(k, R)}[o["denominator"]]
-        return _div(Hk, den)
+        return (float(Hk), float(den)) if o.get("average") == "micro" else _div(Hk, den)
     if metric == "recall":
         den = {"r": R, "min_k_r": min(k, R), "listed": len(user["listed"])}[o["denominator"]]
-        return _div(Hk, den)
+        return (float(Hk), float(den)) if o.get("average") == "micro" else _div(Hk, den)
     if metric == "f1":
         p = Hk / k
         r = _div(Hk, R)
@@ -342,6 +346,9 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
         elif ideal == "k":
             best = max((_gain(r, o) for r in user["rel"]), default=0.0)
             gains = [best] * k
+        elif ideal == "length":  # the k slots cut at the list's own length
+            best = max((_gain(r, o) for r in user["rel"]), default=0.0)
+            gains = [best] * min(k, length)
         else:
             gains = [_gain(r, o) for r in sorted(user["rel"], reverse=True)]
             if ideal == "cut":
@@ -381,6 +388,7 @@ def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None
     o = {**METRIC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
     o["rel"] = ctx["rel"]
     users = prepare(recs, truth, ctx, metric)
+    micro = metric in ("precision", "recall") and o.get("average") == "micro"
     per_user: dict = {}
     for u, data in users.items():
         no_rel = len(data["rel"]) == 0
@@ -392,6 +400,8 @@ def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None
         no_rel = len(data["rel"]) == 0
         if no_rel and ctx["empty"] == "skip":
             per_user[u] = None
+        elif no_rel and micro:  # no hit; the user's denominator still counts
+            per_user[u] = (0.0, per_user_value(metric, k, o, data)[1])  # type: ignore[index]
         elif no_rel:
             per_user[u] = (0.0, 0.0) if (metric == "f1" and o["aggregate"] == "means") else 0.0
         elif data["length"] == 0 and ctx["norecs"] == "skip":
@@ -406,6 +416,9 @@ def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None
         Rc = sum(r for _, r in included) / len(included)
         mean = _div(2 * P * Rc, P + Rc)
         per_user = {u: (None if v is None else _div(2 * v[0] * v[1], v[0] + v[1])) for u, v in per_user.items()}
+    elif micro:  # pooled: total hits / total denominators
+        mean = _div(sum(h for h, _ in included), sum(d for _, d in included))
+        per_user = {u: (None if v is None else _div(v[0], v[1])) for u, v in per_user.items()}
     else:
         mean = sum(included) / len(included)
     return per_user, mean
