@@ -42,3 +42,33 @@ def test_compare_draws_once_and_keeps_the_numbers():
     for t in c.pairs:
         lo, hi = _scipy(pu[t.a][t.metric] - pu[t.b][t.metric], "bca", 300, 2)
         assert t.ci.low == pytest.approx(lo, rel=1e-12) and t.ci.high == pytest.approx(hi, rel=1e-12)
+
+
+@pytest.mark.parametrize("gather", [0, 1 << 30])
+def test_both_ways_of_summing_the_resamples_give_scipys_intervals(monkeypatch, gather):
+    """Counting (bincount x columns) and summing the drawn rows (sparse product), in parts and
+    on threads, are the same numbers: scipy's, to 1e-12."""
+    import receval.stats as st
+
+    monkeypatch.setattr(st, "_GATHER_CELLS", gather)
+    monkeypatch.setattr(st, "_GATHER_PART", 3 * 250 + 7)   # parts that do not divide the block
+    monkeypatch.setattr(st, "_COUNT_BINS", 5 * 250 + 3)
+    rng = np.random.default_rng(11)
+    cols = [rng.random(250) * (rng.random(250) < 0.3), rng.integers(0, 11, 250) / 10]
+    for x, iv in zip(cols, bootstrap_intervals(cols, "bca", resamples=500, seed=3)):
+        lo, hi = _scipy(x, "bca", 500, 3)
+        assert iv.low == pytest.approx(lo, rel=1e-12, abs=1e-15) and iv.high == pytest.approx(hi, rel=1e-12, abs=1e-15)
+
+
+def test_int32_draws_are_numpys_int64_draws():
+    """The resamples are drawn as int32: numpy's bounded integers below 2^32 are the same values
+    (and leave the generator in the same state) whatever the integer type."""
+    from receval.stats import _draw_blocks
+
+    for n, B in ((7, 300), (1000, 20_000), (70_001, 300)):
+        rng = np.random.default_rng(5)
+        blocks = list(_draw_blocks(n, B, 5))
+        assert blocks[0].dtype == np.int32
+        for idx in blocks:
+            assert np.array_equal(idx, rng.integers(0, n, idx.shape))
+        assert sum(len(b) for b in blocks) == B
