@@ -242,60 +242,16 @@ def _explain(p: argparse.ArgumentParser):
 
 
 def explain(spec: str, dialect: str | None = None) -> str:
-    """The formula of ``spec`` in plain text with every resolved option and the signature."""
-    from .engine import dialect_of as _dialect
-    from .plaintext import to_text
-    from .resolve import resolve
-    from .signature import make_signature
-
+    """The formula of ``spec`` in plain text with every resolved option and the signature
+    (:func:`receval.explaining.explain_text`), or a context option's values (:func:`explain_axis`)."""
     from .metrics import registered
     from .options import CONTEXT_AXES
 
     if isinstance(spec, str) and spec.strip().lower() in CONTEXT_AXES and spec.strip().lower() not in registered():
         return explain_axis(spec.strip().lower())
-    d = _dialect(dialect)
-    r = resolve(spec, dialect=d)
-    m = r.metric
-    lines = [f"{r.spec}  —  {m.summary}", ""]
-    from .spec import alias_note
+    from .explaining import explain_text  # the text, fitted to the terminal's width
 
-    said = alias_note(spec) if isinstance(spec, str) else None
-    if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
-        lines[2:2] = [*textwrap.wrap(said, 96), ""]
-    if d is not None:  # what a reader of --dialect came for first: how the library differs, with its source
-        diffs = d.differences(m.name, r.k)
-        lines.append(f"How {d.library} {d.version} differs from the standard definition:")
-        if not diffs:
-            lines.append("  no option differs: the standard definition")
-        for name, std, val, meaning in diffs:
-            axis = m.axis(name)
-            lines.append(f"  {name}: {axis.render(std)} -> {axis.render(val)}  ({meaning})")
-        entry = d.metrics.get(d.entry_name(m.name, r.k))
-        if entry is not None:
-            if entry.note:
-                lines.append(f"  note: {entry.note}")
-            if entry.source:
-                lines.append(f"  source: {entry.source}")
-        lines.append("")
-    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
-    lines.append("Resolved options:")
-    for name, axis in m.all_axes().items():
-        value = r.options.get(name)
-        if name == "t" and value is None:
-            continue
-        meaning = (axis.values.get(str(value), "") if axis.values else "") or axis.doc
-        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
-        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
-    if m.name == "map" and r.options.get("denominator") == "min_k_r":
-        lines += ["", MAP_DENOMINATOR_WARNING]
-    from .options import CONTRACT, ties_note
-
-    note = ties_note(r.options, r.settle)
-    lines += ["", "Contract:", _indent(textwrap.fill(CONTRACT, 96))]
-    if note:
-        lines.append(_indent(textwrap.fill(note, 96)))
-    lines += ["", "Signature:", "  " + make_signature(r, __version__)]
-    return "\n".join(lines) + "\n"
+    return explain_text(spec, dialect)
 
 
 def explain_axis(name: str) -> str:
@@ -311,16 +267,6 @@ def explain_axis(name: str) -> str:
     for value, meaning in ax.values.items():
         lines.append(textwrap.fill(meaning, 96, initial_indent=f"  {value}: ", subsequent_indent="      "))
     return "\n".join(lines) + "\n"
-
-
-MAP_DENOMINATOR_WARNING = (
-    "Warning: this MAP divides by min(k,|R|) (receval's default); trec_eval, ranx and RecTools\n"
-    "divide by |R|: write map(denominator=r)@k or use --dialect trec_eval / ranx / rectools to match them."
-)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
 
 
 def _metrics(p: argparse.ArgumentParser):
