@@ -12,13 +12,13 @@ sides alternating when repeated:
   the statistics' cost as a multiple of the evaluation's.
 * **100k**: 3 runs × 100,000 users × 5 metrics of per-user values (seeded, zero-inflated like
   top-k metrics), ``receval.stats.compare`` with its defaults (BCa + Holm): 15 value intervals
-  and 15 difference intervals. Timed at the revision only with ``--full`` (minutes there).
+  and 15 difference intervals. Timed at the revision only with ``--full``.
 
 Each side also writes every interval endpoint and p-value; the report says the largest
 relative difference between the sides (the same seeded numbers, to rounding).
 
-    python benchmarks/bench_stats.py --against 9378c6f          # both scenarios, the revision on 10k
-    python benchmarks/bench_stats.py --against 9378c6f --full   # the revision on 100k too
+    python benchmarks/bench_stats.py --against dc29fa5          # both scenarios, the revision on 10k
+    python benchmarks/bench_stats.py --against dc29fa5 --full   # the revision on 100k too
 
 Writes ``benchmarks/out/stats.json`` and the stats section of ``benchmarks/RESULTS.md``.
 """
@@ -146,6 +146,31 @@ def write_section(name: str, body: str) -> None:
     write(name, body)
 
 
+def closing_note(res: dict) -> str:
+    """The two figures of issue 34 in words, with the revision's beside them when timed."""
+    ten, hundred = res["runs"]["10k"], res["runs"]["100k"]
+    cur = ten["current"]
+    ratio = cur["stats_s"] / cur["evaluate_s"]
+    text = (f"The two figures of issue 34: **2 runs × 10k users**: the default interval and tests cost "
+            f"{cur['stats_s']:.2f} s beside an evaluation of {cur['evaluate_s']:.2f} s ({ratio:.2f}×, "
+            f"{'within' if ratio <= 2 else 'over'} the 2× of the issue)")
+    rev = res["against"]
+    if rev and rev in ten:
+        r = ten[rev]
+        text += f"; the revision {rev}: {r['stats_s']:.2f} s beside {r['evaluate_s']:.2f} s ({r['stats_s'] / r['evaluate_s']:.2f}×)"
+    s100 = hundred["current"]["stats_s"]
+    text += (f". **3 runs × 100k users × 5 metrics**, default BCa + Holm: {s100:.1f} s "
+             f"({'under' if s100 < 60 else 'over'} a minute")
+    if rev and rev in hundred:
+        text += f"; the revision: {hundred[rev]['stats_s']:.1f} s"
+    text += ")."
+    diffs = [d for by in res["runs"].values() if rev in by
+             for d in [rel_diff(by[rev]["numbers"], by["current"]["numbers"])] if d is not None]
+    if diffs:
+        text += f" Every interval endpoint and p-value equals the revision's to {max(diffs):.1e} (relative)."
+    return text
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", metavar="SCENARIO")
@@ -164,12 +189,14 @@ def main(argv=None) -> None:
         archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", sha, "src"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
         sides[sha] = tmp / "src"
-    res: dict = {"head": _git("rev-parse", "--short", "HEAD"), "against": a.against and list(sides)[-1], "runs": {}}
+    res: dict = {"head": _git("rev-parse", "--short", "HEAD"), "against": a.against and list(sides)[-1], "runs": {},
+                 "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": [os.getloadavg()[0]]}
     for scenario in ("10k", "100k"):
         for name, src in (sides.items() if scenario == "10k" or a.full else [("current", sides["current"])]):
             got = run_side(src, scenario)
             res["runs"].setdefault(scenario, {})[name] = got
             print(scenario, name, {k: round(v, 2) for k, v in got.items() if k.endswith("_s")}, flush=True)
+    res["load"].append(os.getloadavg()[0])
     if tmp is not None:
         import shutil
 
@@ -178,7 +205,8 @@ def main(argv=None) -> None:
     (OUT / "stats.json").write_text(json.dumps(res, indent=1))
     lines = ["## Statistics at the scale of the data (`benchmarks/bench_stats.py`, issue 34)", "",
              "`receval runs`' default statistics (paired t-test, Holm, 95% BCa intervals, 10,000 resamples, seed 0); "
-             "one fresh process per side and scenario; the machine shared (2 cores).", "",
+             f"one fresh process per side and scenario; measured {res['when']} on the shared 2-core machine, load "
+             f"average {res['load'][0]:.1f} at the start and {res['load'][1]:.1f} at the end.", "",
              "| scenario | side | evaluation | statistics | statistics / evaluation | numbers vs current |",
              "|---|---|---|---|---|---|"]
     for scenario, by in res["runs"].items():
@@ -193,6 +221,7 @@ def main(argv=None) -> None:
                      "100k": "3 runs × 100k users × 5 metrics (per-user values)"}[scenario]
             lines.append(f"| {label} | {name if name != 'current' else 'current (' + res['head'] + ')'} | "
                          f"{f'{ev:.2f} s' if ev else '–'} | {r['stats_s']:.2f} s | {ratio} | {same} |")
+    lines += ["", closing_note(res)]
     body = "\n".join(lines)
     print(body)
     if not a.no_write:

@@ -53,6 +53,7 @@ SLOW_TESTS = {
     "test_every_estimator_is_the_same_in_any_catalogue_order", "test_one_block_is_bit_identical_to_the_dense_formula",
     "test_corrected_estimator_memory_does_not_follow_the_catalogue", "test_file_too_large_on_the_command_line_is_one_line_exit_2",
     "test_files_read_lazily_in_user_batches", "test_page_is_self_contained_and_complete",
+    "test_every_figure_says_its_smallest_text",
     "test_one_signature_one_value_whatever_side_inputs_are_given", "test_arbitrary_frames_never_raise_anything_but_a_user_error",
     "test_axiom_satisfied", "test_fuzz_segments_and_groups_files", "test_fuzz_parquet_part_folders",
     "test_values_at_a_huge_cut_off", "test_ope_page_holds_the_offline_ab_table", "test_every_example_runs_and_prints",

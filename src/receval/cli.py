@@ -25,7 +25,6 @@ from typing import Any
 from ._version import __version__
 from .arguments import add_column_args, add_context_args, column_kwargs, context_kwargs
 from .errors import ECHO_LIMIT, MESSAGE_LIMIT, PATH_LIMIT, RecevalError, RecevalNote, RecevalWarning, SpecError, closest, one_line  # noqa: F401 (re-exported)
-from .plaintext import to_text
 from .report import LATEX_FITS, command_formats, render, terminal_width, wrap_text
 
 if TYPE_CHECKING:
@@ -239,59 +238,16 @@ def _explain(p: argparse.ArgumentParser):
 
 
 def explain(spec: str, dialect: str | None = None) -> str:
-    """The formula of ``spec`` in plain text with every resolved option and the signature."""
-    from .engine import dialect_of as _dialect  # lazy: cost: numpy, polars (receval --version loads neither)
-    from .resolve import resolve  # lazy: cost: numpy, polars (receval --version loads neither)
-    from .signature import make_signature  # lazy: cost: numpy, polars (receval --version loads neither)
-
+    """The formula of ``spec`` in plain text with every resolved option and the signature
+    (:func:`receval.explaining.explain_text`), or a context option's values (:func:`explain_axis`)."""
     from .metrics import registered  # lazy: cost: numpy, polars (receval --version loads neither)
     from .options import CONTEXT_AXES  # lazy: cost: dataclasses, inspect (options), +18 modules, ~6 ms on receval --version
 
     if isinstance(spec, str) and spec.strip().lower() in CONTEXT_AXES and spec.strip().lower() not in registered():
         return explain_axis(spec.strip().lower())
-    d = _dialect(dialect)
-    r = resolve(spec, dialect=d)
-    m = r.metric
-    lines = [f"{r.spec}  —  {m.summary}", ""]
-    from .spec import alias_note  # lazy: cost: numpy, polars (spec reads the registry)
+    from .explaining import explain_text  # lazy: cost: numpy, polars (receval --version loads neither)
 
-    said = alias_note(spec) if isinstance(spec, str) else None
-    if said:  # an ir_measures / trec_eval name (P@10), or a receval name written in another tool's case
-        lines[2:2] = [*textwrap.wrap(said, 96), ""]
-    if d is not None:  # what a reader of --dialect came for first: how the library differs, with its source
-        diffs = d.differences(m.name, r.k)
-        lines.append(f"How {d.library} {d.version} differs from the standard definition:")
-        if not diffs:
-            lines.append("  no option differs: the standard definition")
-        for name, std, val, meaning in diffs:
-            axis = m.axis(name)
-            lines.append(f"  {name}: {axis.render(std)} -> {axis.render(val)}  ({meaning})")
-        entry = d.metrics.get(d.entry_name(m.name, r.k))
-        if entry is not None:
-            if entry.note:
-                lines.append(f"  note: {entry.note}")
-            if entry.source:
-                lines.append(f"  source: {entry.source}")
-        lines.append("")
-    lines += ["Formula (exact LaTeX in docs/metrics.md):", _indent(to_text(m.formula())), ""]
-    lines.append("Resolved options:")
-    for name, axis in m.all_axes().items():
-        value = r.options.get(name)
-        if name == "t" and value is None:
-            continue
-        meaning = (axis.values.get(str(value), "") if axis.values else "") or axis.doc
-        src = "spec" if name in r.spec.opts else ("dialect" if d is not None and name in d.options_for(m.name, r.k) else "default")
-        lines.append(f"  {name} = {axis.render(value)}  [{src}]  {meaning}")
-    if m.name == "map" and r.options.get("denominator") == "min_k_r":
-        lines += ["", MAP_DENOMINATOR_WARNING]
-    from .options import CONTRACT, ties_note  # lazy: cost: dataclasses, inspect (options)
-
-    note = ties_note(r.options, r.settle)
-    lines += ["", "Contract:", _indent(textwrap.fill(CONTRACT, 96))]
-    if note:
-        lines.append(_indent(textwrap.fill(note, 96)))
-    lines += ["", "Signature:", "  " + make_signature(r, __version__)]
-    return "\n".join(lines) + "\n"
+    return explain_text(spec, dialect)
 
 
 def explain_axis(name: str) -> str:
@@ -307,16 +263,6 @@ def explain_axis(name: str) -> str:
     for value, meaning in ax.values.items():
         lines.append(textwrap.fill(meaning, 96, initial_indent=f"  {value}: ", subsequent_indent="      "))
     return "\n".join(lines) + "\n"
-
-
-MAP_DENOMINATOR_WARNING = (
-    "Warning: this MAP divides by min(k,|R|) (receval's default); trec_eval, ranx and RecTools\n"
-    "divide by |R|: write map(denominator=r)@k or use --dialect trec_eval / ranx / rectools to match them."
-)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
 
 
 def _metrics(p: argparse.ArgumentParser):

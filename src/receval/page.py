@@ -28,19 +28,19 @@ from .report import fmt_num
 PAGE_NAME = "index.html"
 
 _CSS = """:root{color-scheme:light}
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;padding:1.5em 2em;max-width:72em;color:#111;background:#fff;line-height:1.4}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;padding:1.5em 2em;max-width:84em;color:#111;background:#fff;line-height:1.4}
 h1{font-size:1.5em;margin:.2em 0 .6em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 h3{font-size:1.05em;margin-top:1.4em}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:.6em 0}
 caption{font-weight:600;text-align:left;padding-bottom:.4em}
-th,td{padding:.25em .7em;text-align:right;vertical-align:top;white-space:nowrap}th:first-child,td:first-child{text-align:left}
+th,td{padding:.25em .5em;text-align:right;vertical-align:top;white-space:nowrap}th:first-child,td:first-child{text-align:left}
 thead th{border-top:2px solid #111;border-bottom:1px solid #111}
 tbody tr:last-child td{border-bottom:2px solid #111}
 .best{font-weight:700}.ci{color:#555;font-size:.85em}
 .legend,.note{font-size:.85em;max-width:60em;color:#333}
 .sig,code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.8em;word-break:break-all}
-figure{margin:1em 0;display:inline-block;vertical-align:top;max-width:100%;overflow-x:auto}figure img{max-width:100%;height:auto;border:1px solid #eee}
-@media (max-width:600px){body{padding:1em}figure{display:block}figure img{max-width:none;width:560px}}
+figure{margin:1em 0;display:inline-block;vertical-align:top;max-width:100%;overflow-x:auto}figure img{max-width:100%;height:auto;border:1px solid #eee;box-sizing:border-box}
+@media (max-width:600px){body{padding:1em}figure{display:block}}
 details.sigs{font-size:.85em;margin:.4em 0}details.sigs summary{cursor:pointer;color:#333}
 table.protocol td{white-space:normal;text-align:left}table.protocol td:first-child{font-weight:600}
 figcaption{font-size:.85em;color:#333}
@@ -75,7 +75,11 @@ def _body(doc: str) -> str:
     return hit.group(1) if hit else f"<pre>{html.escape(doc)}</pre>"
 
 
-def figure_png(fig: Any, dpi: int = 150) -> str:
+#: the resolution of the page's figures (pixels per inch of the figure's own size)
+DPI = 150
+
+
+def figure_png(fig: Any, dpi: int = DPI) -> str:
     """A matplotlib figure as a ``data:image/png;base64,...`` URL."""
     from .figures import STYLE, _mpl
 
@@ -85,10 +89,20 @@ def figure_png(fig: Any, dpi: int = 150) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def smallest_text_px(fig: Any, dpi: int = DPI) -> float:
+    """The height in image pixels of the smallest text a drawn figure shows (its font size in
+    points x ``dpi`` / 72): how small the figure's text reads once the page scales the image."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes, default=0.0) * dpi / 72
+
+
 def _figure(fig: Any, caption: str, name: str) -> str:
     e = html.escape
-    return (f'<figure class="figure" data-figure="{e(name)}"><img alt="{e(caption)}" src="{figure_png(fig)}">'
-            f"<figcaption>{e(caption)}</figcaption></figure>")
+    src = figure_png(fig)  # drawn: every tick label exists now
+    return (f'<figure class="figure" data-text-px="{smallest_text_px(fig):.2f}" data-figure="{e(name)}">'
+            f'<img alt="{e(caption)}" src="{src}"><figcaption>{e(caption)}</figcaption></figure>')
 
 
 def _fields_table(items: dict[str, Any]) -> str:
@@ -170,7 +184,7 @@ def _comparison_figures(c: Any, sc: Any) -> list[str]:
 
 
 def _tables(c: Any, title: str, alpha: float | None, ci: bool, digits: int) -> list[str]:
-    from .tables import render_pairs, render_table
+    from .tables import html_pairs, render_table
 
     table = _SIG_P.sub("", _body(render_table(c, "html", alpha=alpha, ci=ci, digits=digits, title=title)))
     sigs = [c.signatures[m] for m in c.metrics if m in c.signatures]
@@ -178,7 +192,7 @@ def _tables(c: Any, title: str, alpha: float | None, ci: bool, digits: int) -> l
              folded_signatures(sigs, f"Signatures of this table ({len(sigs)})")]
     if c.pairs:
         parts.append('<details class="pairs"><summary>Paired tests</summary><div class="scroll">'
-                     f'{_body(render_pairs(c, "html", alpha=alpha, digits=digits))}</div></details>')
+                     f'{html_pairs(c, alpha=alpha, digits=digits)}</div></details>')
     return parts
 
 

@@ -157,3 +157,94 @@ class Documented:
     @property
     def summary(self) -> str:
         return self.doc.splitlines()[0] if self.doc else self.name
+
+
+_ITEM = re.compile(r"(?:[-*•]|\d+[.)])\s+")
+
+
+def text_blocks(doc: str) -> list[tuple[str, list[str]]]:
+    r"""A docstring's blocks as ``(kind, lines)``, in plain text (:func:`to_text`): ``"text"``
+    a paragraph as one line (the source's hard line breaks inside it joined), ``"item"`` a list
+    item as one line (its marker first), ``"formula"`` a ``.. math::`` block, one line per
+    source line, ``"code"`` an indented or ``::`` literal block or doctest lines, as written.
+
+    >>> text_blocks("A para\nwrapped here.\n\n- one\n  more\n- two\n\n.. math:: x = \\frac{1}{2}\n")
+    [('text', ['A para wrapped here.']), ('item', ['- one more']), ('item', ['- two']), ('formula', ['x = 1/2'])]
+    """
+    out: list[tuple[str, list[str]]] = []
+    lines = doc.splitlines()
+    i, literal = 0, False
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        if line.lstrip().startswith(".. math::"):  # display math: the rest of the line, then its indented lines
+            first = line.lstrip()[len(".. math::"):].strip()
+            body, i = ([first] if first else []), i + 1
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+                if lines[i].strip():
+                    body.append(lines[i].strip())
+                elif body:  # a blank line after the formula's lines ends it
+                    break
+                i += 1
+            out.append(("formula", [" ".join(_latex(x).split()) for x in body]))
+            continue
+        if literal or line.lstrip().startswith(">>>") or (indent > 0 and not out) or \
+                (indent > 0 and out and out[-1][0] not in ("item",)):  # code: as written, up to a blank line
+            body = []
+            while i < len(lines) and lines[i].strip():
+                body.append(lines[i].rstrip())
+                i += 1
+            out.append(("code", body))
+            literal = False
+            continue
+        kind = "item" if _ITEM.match(line.lstrip()) else "text"
+        words = [line.strip()]
+        i += 1
+        while i < len(lines) and lines[i].strip() and not lines[i].lstrip().startswith(".. math::") \
+                and not (kind == "item" and _ITEM.match(lines[i].lstrip()) and
+                         len(lines[i]) - len(lines[i].lstrip()) <= indent) \
+                and not (kind == "text" and _ITEM.match(lines[i].lstrip())):
+            words.append(lines[i].strip())
+            i += 1
+        joined = " ".join(words)
+        literal = joined.endswith("::")
+        if literal:
+            joined = joined[:-1]
+        out.append((kind, [" ".join(to_text(joined).split())]))
+    return out
+
+
+def reflow(doc: str, width: int | None, indent: str = "  ") -> str:
+    """``doc`` (:func:`text_blocks`) in lines of at most ``width`` columns (None: a paragraph a
+    line): paragraphs and list items re-flowed (a list item's later lines under its text),
+    formulas and code as written (a formula longer than the width is not broken), blocks
+    separated by a blank line, every line starting with ``indent``."""
+    out: list[str] = []
+    for kind, lines in text_blocks(doc):
+        if out:
+            out.append("")
+        if kind in ("formula", "code"):
+            out += [indent + ("  " if kind == "formula" else "") + x for x in lines]
+            continue
+        hang = indent + " " * (len(_ITEM.match(lines[0]).group(0)) if kind == "item" else 0)  # type: ignore[union-attr]
+        out += fill(lines[0], width, indent, hang)
+    return "\n".join(out)
+
+
+def fill(text: str, width: int | None, indent: str = "", hang: str | None = None) -> list[str]:
+    """``text`` as lines of at most ``width`` columns, greedily filled (a line ends only where
+    the next word does not fit), the first starting with ``indent``, the others with ``hang``
+    (default: ``indent``); None: one line. A word longer than a line is broken.
+
+    >>> fill("one two three four", 10, "  ", "    ")
+    ['  one two', '    three', '    four']
+    """
+    import textwrap
+
+    hang = indent if hang is None else hang
+    if width is None:
+        return [indent + text]
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hang, break_on_hyphens=False) or [indent]

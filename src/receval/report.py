@@ -101,11 +101,17 @@ LATEX_FITS = ("shrink", "linewidth", "none")
 LATEX_SIGNATURES = ("short", "full")
 
 
-def fmt_value(v: Any, digits: int = 6) -> str:
+def fmt_value(v: Any, digits: int = 4) -> str:
+    """A table cell as printed: a float with ``digits`` significant digits (:func:`fmt_num`,
+    the rule of every table), None or NaN an en dash, anything else as its text.
+
+    >>> fmt_value(0.000123456), fmt_value(0.98765), fmt_value(12), fmt_value(None)
+    ('0.0001235', '0.9877', '12', '–')
+    """
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
+    if isinstance(v, float) or getattr(getattr(v, "dtype", None), "kind", "") == "f":  # numpy's float32 too
+        return fmt_num(float(v), digits)
     return str(v)
 
 
@@ -167,9 +173,10 @@ def resolve_width(width: Width) -> int | None:
     return max(width, MIN_WIDTH)
 
 
-def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, title: str = "", digits: int = 6,
+def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, *, title: str = "", digits: int = 4,
            width: Width = "terminal", keys: int = 1) -> str:
-    """Render a table; numbers with ``digits`` decimals, None as an en dash.
+    """Render a table; numbers with ``digits`` significant digits (:func:`fmt_value`), the same
+    in every format but CSV and JSON (full precision), None as an en dash.
 
     ``width`` (the terminal format only): the columns the table fits (:func:`terminal_width`
     by default; ``None``: no limit); ``keys`` the leading columns that name a row, repeated

@@ -185,7 +185,7 @@ class Results:
             }
         )
 
-    def render(self, fmt: str = "table", *, width: Width = "terminal", digits: int = 6, title: str = "",
+    def render(self, fmt: str = "table", *, width: Width = "terminal", digits: int = 4, title: str = "",
                label: str | None = None, fit: str = "shrink", signatures: str = "short") -> str:
         r"""The results as ``receval evaluate --format FMT`` prints them: ``"table"`` (the
         terminal; ``width`` as in :func:`receval.report.render`, the signatures in their short
@@ -220,7 +220,7 @@ class Results:
         limit = resolve_width(width)
         out = render(["metric", "value", "users"], [[e.metric, e.value, _users(e)] for e in self.entries], "table",
                      digits=digits, width=limit)
-        lines = [f"{e.metric} = {e.value:.{digits}f}  {e.signature}" for e in self.entries]
+        lines = [f"{e.metric} = {_num(e.value, digits)}  {e.signature}" for e in self.entries]
         if limit is not None and any(len(x) > limit for x in lines):
             lines = signature_lines([e.signature for e in self.entries], limit)
         footer = fingerprint_footer(self.fingerprints, fmt).rstrip("\n")
@@ -249,7 +249,7 @@ class Results:
         from .report import text_table
 
         n = len(self.entries)
-        rows = [[e.metric, _num(e.value, 6), _users(e)] for e in self.entries]
+        rows = [[e.metric, _num(e.value, 4), _users(e)] for e in self.entries]
         return "\n".join([f"Results: {n} metric{'s' if n != 1 else ''} (receval {self.version})",
                           *text_table(["metric", "value", "users"], rows)])
 
@@ -265,7 +265,7 @@ class Results:
         skipped = any(e.skipped for e in self.entries)
         head = "<tr><th>metric</th><th>value</th><th>users</th>" + ("<th>skipped</th>" if skipped else "") + \
             '<th class="l">signature</th></tr>'
-        rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 6)}</td><td>{_users(e)}</td>"
+        rows = [f"<tr><td>{esc(e.metric)}</td><td>{_num(e.value, 4)}</td><td>{_users(e)}</td>"
                 + (f"<td>{e.skipped}</td>" if skipped else "") + f'<td class="l">{html_signature(e.signature, shared)}</td></tr>'
                 for e in self.entries]
         n = len(self.entries)
@@ -277,7 +277,10 @@ class Results:
 
 
 def _num(v: float | None, digits: int) -> str:
-    return "–" if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.{digits}f}"
+    """``digits`` significant digits (:func:`receval.report.fmt_num`), the rule of every table."""
+    from .report import fmt_num
+
+    return fmt_num(v, digits)
 
 
 def _json_float(v: float) -> float | None:

@@ -85,7 +85,7 @@ class Runs:
 
         head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {self._users_text()}"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
-        rows = [[name, *(_fmt(res.values.get(k), 6) for k in keys)] for name, res in self.results.items()]
+        rows = [[name, *(_fmt(res.values.get(k), 4) for k in keys)] for name, res in self.results.items()]
         from .tables import partial_runs
 
         partial = partial_runs(self.with_recs())
@@ -111,7 +111,7 @@ class Runs:
                 f"<caption>{len(self.names)} runs on {esc(self._users_text())}</caption>",
                 "<thead><tr><th>run</th>" + heads + ('<th class="l">recs</th>' if has_fp else "") + "</tr></thead>", "<tbody>"]
         for name, res in self.results.items():
-            cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 6)}</td>" for e in entries)
+            cells = "".join(f"<td>{_fmt(res.values.get(e.metric), 4)}</td>" for e in entries)
             fp = f'<td class="l">{html_fingerprint(fps[name]["recs"])}</td>' if has_fp else ""
             body.append(f"<tr><td>{esc(name)}</td>{cells}{fp}</tr>")
         body += ["</tbody>", "</table>"]
@@ -175,7 +175,10 @@ class Runs:
 
 
 def _fmt(v: float | None, digits: int) -> str:
-    return "–" if v is None or v != v else f"{v:.{digits}f}"
+    """``digits`` significant digits (:func:`receval.report.fmt_num`), the rule of every table."""
+    from .report import fmt_num
+
+    return fmt_num(v, digits)
 
 
 def _higher_is_better(key: str) -> bool:

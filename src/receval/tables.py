@@ -441,6 +441,19 @@ def _compact_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, width: W
     return text + "\n".join(wrap_text("Paired tests; " + "; ".join(notes) + ".", w)) + "\n"
 
 
+def html_pairs(cmp: Comparison, *, alpha: float | None = None, digits: int = 4) -> str:
+    """The report page's pair table: the compact columns (:func:`_compact_columns`: only those
+    that vary, the interval beside the difference) as an HTML ``<table>``, the constants in the
+    note under it; ``--format html`` keeps every column (:func:`render_pairs`)."""
+    e = html.escape
+    effect = sorted({t.effect_name for t in cmp.pairs})
+    cols, notes = _compact_columns(cmp, pair_rows(cmp, alpha=alpha), digits, effect, significance_level(cmp, alpha))
+    head = "".join(f"<th>{e(c)}</th>" for c, _ in cols)
+    body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>\n" for row in zip(*(v for _, v in cols)))
+    return (f"<table class=\"pairs\">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+            f'<p class="note">{e("Paired tests; " + "; ".join(notes) + ".")}</p>')
+
+
 def _latex_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, effect: list[str], alpha: float, *,
                  label: str, fit: str) -> str:
     r"""The pair table as a LaTeX ``table`` float that fits the column (``fit``, as
@@ -705,5 +718,5 @@ def _cmp_fmt(v: float | None, digits: int = 4) -> str:
 
 register_html_display(comparison_html)  # Comparison._repr_html_ draws through it
 
-__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "partial_runs", "latex_escape",
+__all__ = ["FORMATS", "LATEX_FITS", "LATEX_SIGNATURES", "latex_label", "render_table", "write_table", "render_pairs", "html_pairs", "pair_rows", "PAIR_HEADERS", "build", "legend", "partial_runs", "latex_escape",
            "letters_for", "signature_fields", "significance_level", "is_significant", "winner"]

@@ -15,6 +15,7 @@ import receval
 from receval.cli import main
 from receval.examples import example_path
 from receval.metrics import all_metrics
+from receval.report import fmt_num
 
 RECS = str(example_path("recs.csv"))
 TRUTH = str(example_path("truth.csv"))
@@ -60,7 +61,7 @@ def test_table_format(capsys):
     want = expected()
     for spec in SPECS:
         assert spec in out
-        assert f"{spec} = {want[spec]:.6f}  {want.signature(spec)}" in out
+        assert f"{spec} = {fmt_num(want[spec])}  {want.signature(spec)}" in out
 
 
 def test_csv_format(capsys):
@@ -83,7 +84,7 @@ def test_markdown_format(capsys):
     assert len(lines) == 2 + len(SPECS) + 2  # the table, a blank line, the data fingerprints
     assert lines[-1].startswith("_Data: recs `rf1:") and lines[-2] == ""
     for spec, line in zip(SPECS, lines[2:2 + len(SPECS)]):
-        assert line.startswith(f"| {spec} | {want[spec]:.6f} |")
+        assert line.startswith(f"| {spec} | {fmt_num(want[spec])} |")
         assert want.signature(spec).replace("|", "\\|") in line
 
 
@@ -98,7 +99,7 @@ def test_latex_format(capsys):
     assert out.rstrip().splitlines()[-1].startswith("% data: recs rf1:") or out.rstrip().splitlines()[-1].startswith("% data:")
     want = expected()
     for spec in SPECS:
-        assert f"{want[spec]:.6f}" in out
+        assert f"{fmt_num(want[spec])}" in out
 
 
 def test_every_format_is_offered():

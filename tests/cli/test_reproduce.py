@@ -151,7 +151,7 @@ def test_the_headline_text():
     lines = headline(_rep(TABLE))
     text = "\n".join(lines)
     assert lines[0].startswith("Headline:")
-    assert "map@20 varies 30x across 3 dialects (0.001000 a@1 .. 0.030000 b@2)" in text
+    assert "map@20 varies 30x across 3 dialects (0.001000 a@1 .. 0.03000 b@2)" in text  # 4 significant digits
     assert "ndcg@20 varies 2x across 4 dialects" in text
     assert "precision@20: every dialect that offers it agrees" in text
     assert " ".join(DIALECT_LINE.split()) in " ".join(text.split())

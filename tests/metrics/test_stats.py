@@ -463,3 +463,59 @@ def test_compare_draws_once_and_keeps_the_numbers():
     for t in c.pairs:
         lo, hi = _scipy(pu[t.a][t.metric] - pu[t.b][t.metric], "bca", 300, 2)
         assert t.ci.low == pytest.approx(lo, rel=1e-12) and t.ci.high == pytest.approx(hi, rel=1e-12)
+
+
+@pytest.mark.parametrize("gather", [0, 1 << 30])
+def test_both_ways_of_summing_the_resamples_give_scipys_intervals(monkeypatch, gather):
+    """Counting (bincount x columns) and summing the drawn rows (sparse product), in parts and
+    on threads, are the same numbers: scipy's, to 1e-12."""
+    import receval.stats as st
+
+    monkeypatch.setattr(st, "_GATHER_CELLS", gather)
+    monkeypatch.setattr(st, "_GATHER_PART", 3 * 250 + 7)   # parts that do not divide the block
+    monkeypatch.setattr(st, "_COUNT_BINS", 5 * 250 + 3)
+    rng = np.random.default_rng(11)
+    cols = [rng.random(250) * (rng.random(250) < 0.3), rng.integers(0, 11, 250) / 10]
+    for x, iv in zip(cols, bootstrap_intervals(cols, "bca", resamples=500, seed=3)):
+        lo, hi = _scipy(x, "bca", 500, 3)
+        assert iv.low == pytest.approx(lo, rel=1e-12, abs=1e-15) and iv.high == pytest.approx(hi, rel=1e-12, abs=1e-15)
+
+
+def test_int32_draws_are_numpys_int64_draws():
+    """The resamples are drawn as int32: numpy's bounded integers below 2^32 are the same values
+    (and leave the generator in the same state) whatever the integer type."""
+    from receval.stats import _draw_blocks
+
+    for n, B in ((7, 300), (1000, 17_000)):  # 1000 users: blocks of 16,777 resamples, so two blocks
+        rng = np.random.default_rng(5)
+        blocks = list(_draw_blocks(n, B, 5))
+        assert blocks[0].dtype == np.int32
+        for idx in blocks:
+            assert np.array_equal(idx, rng.integers(0, n, idx.shape))
+        assert sum(len(b) for b in blocks) == B
+
+
+@pytest.mark.parametrize("gather", [0, 1 << 30])
+def test_differences_from_the_columns_sums_give_scipys_intervals(monkeypatch, gather):
+    """A difference's resampled means are its two columns' subtracted: scipy's intervals of the
+    differences themselves, to 1e-12, also when the runs differ by little more than rounding
+    (the resamples at the mean recomputed from the differences) or one column has no spread."""
+    import receval.stats as st
+
+    monkeypatch.setattr(st, "_GATHER_CELLS", gather)
+    rng = np.random.default_rng(4)
+    n = 300
+    a = rng.random(n) * (rng.random(n) < 0.4)
+    b = rng.integers(0, 11, n) / 10
+    c = a + rng.integers(-1, 2, n) * 1e-13            # a, up to a few last bits
+    flat = np.full(n, 0.5)                            # no spread of its own; its differences have some
+    cols = [a, b, c, flat]
+    pairs = [(0, 1), (1, 0), (0, 2), (3, 1), (2, 3)]
+    for method in ("bca", "percentile"):
+        got = bootstrap_intervals(cols, method, resamples=400, seed=9, differences=pairs)
+        assert len(got) == len(cols) + len(pairs)
+        for (i, j), iv in zip(pairs, got[len(cols):]):
+            lo, hi = _scipy(cols[i] - cols[j], method, 400, 9)
+            assert iv.low == pytest.approx(lo, rel=1e-12, abs=1e-15) and iv.high == pytest.approx(hi, rel=1e-12, abs=1e-15)
+    with pytest.raises(Exception, match="positions"):
+        bootstrap_intervals(cols, differences=[(0, 9)])

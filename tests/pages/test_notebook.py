@@ -17,6 +17,7 @@ from receval.errors import SpecError
 from receval.runs import Runs, evaluate_runs
 from receval.comparison import read_json
 from receval.tables import render_table
+from receval.report import fmt_num
 
 HOSTILE = "<script>alert('x')</script> & \"q\""
 TRUTH = {"user_id": ["u1", "u1", "u2", "u3"], "item_id": [10, 11, 20, 30]}
@@ -68,7 +69,7 @@ def test_results_display_values_users_signatures_and_fingerprints():
     c = _parse(page)
     text = "".join(c.text)
     for e in res.entries:
-        assert e.metric in text and f"{e.value:.6f}" in text and f">{e.users}<" in page
+        assert e.metric in text and fmt_num(e.value) in text and f">{e.users}<" in page
         assert e.signature in c.titles  # the whole signature as the tooltip
         assert e.signature in text  # and in the <details> element
     assert "script" not in c.tags and "details" in c.tags
@@ -78,7 +79,7 @@ def test_results_display_values_users_signatures_and_fingerprints():
     assert "ndcg@2|gain:binary|ideal:cut|base:2|disc:log|…" in text
     lines = repr(res).splitlines()
     assert lines[0] == f"Results: 2 metrics (receval {receval.__version__})" and lines[1].split() == ["metric", "value", "users"]
-    assert lines[2].split() == ["ndcg@2", f"{res['ndcg@2']:.6f}", str(res._entry("ndcg@2").users)]
+    assert lines[2].split() == ["ndcg@2", fmt_num(res["ndcg@2"]), str(res._entry("ndcg@2").users)]
 
 
 def test_runs_display_escapes_the_names(runs):
@@ -90,7 +91,7 @@ def test_runs_display_escapes_the_names(runs):
     assert "script" not in c.tags
     for name, res in runs.results.items():
         for m, v in res.values.items():
-            assert f"{v:.6f}" in text
+            assert fmt_num(v) in text
         assert res.fingerprints["recs"] in c.titles
     assert "3 users" in text and "user set: truth" in text
     assert all(s in c.titles for s in runs.results["a"].signatures.values())

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("engine", ["budget", "inputs", "engine"]),
     ("backends and facade", ["types", "backends", "backends.*", "api", "stats", "runs"]),
     ("applications", ["ope", "ope.*", "compare", "figures", "data", "data.*", "models", "models.*", "reproduce", "study",
-                      "docs", "examples", "sampled", "cli", "__main__", "arguments", "receval", "verification",
+                      "docs", "explaining", "examples", "sampled", "cli", "__main__", "arguments", "receval", "verification",
                       "conformance", "conformance.*", "audit", "segments", "page", "adapters", "adapters.*"]),
     # (conformance.* holds conformance.build, the suite's builder; adapters.* holds adapters.peers,
     # `receval peers build`)
