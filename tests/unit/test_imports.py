@@ -28,10 +28,14 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "receval"
 #: modules whose in-function imports are converted in a later pass (other work was changing
 #: them when the rest were converted); a module leaves this set once its imports are converted
 PENDING = {
-    "audit", "conformance", "conformance.*", "metrics", "metrics.*", "stats", "resampling", "runs", "results",
+    "audit", "conformance", "conformance.*", "stats", "resampling", "runs", "results",
     "tables", "plaintext", "page", "report", "figures", "comparison", "outputs", "docs", "kernels", "_jit",
-    "encode", "inputs", "ope", "ope.*",
+    "encode", "inputs",
 }
+
+#: modules converted although a pattern of ``PENDING`` covers them (the slow references, in
+#: ``conformance.*``, were converted before the rest of the conformance suite)
+CONVERTED = {"conformance.reference", "conformance.reference.*"}
 
 #: what a ``# lazy:`` comment may give as its reason
 REASONS = ("cycle", "chain", "cost:", "optional:")
@@ -47,8 +51,12 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts) or "receval"
 
 
+def _matches(name: str, patterns: set[str]) -> bool:
+    return any(name == p or (p.endswith(".*") and name.startswith(p[:-1])) for p in patterns)
+
+
 def _pending(name: str) -> bool:
-    return any(name == p or (p.endswith(".*") and name.startswith(p[:-1])) for p in PENDING)
+    return _matches(name, PENDING) and not _matches(name, CONVERTED)
 
 
 def _internal(node: ast.Import | ast.ImportFrom) -> bool:
@@ -112,8 +120,10 @@ def test_imports_of_receval_modules_are_at_module_level_or_say_why_not():
 def test_every_pending_module_exists():
     # a renamed or removed module leaves the list (so that it only shrinks)
     names = set(_sources())
-    for p in PENDING:
+    for p in PENDING | CONVERTED:
         assert p in names or (p.endswith(".*") and any(n.startswith(p[:-1]) for n in names)), p
+    # a converted module is taken out of a pending pattern, so the check reads it
+    assert not _pending("conformance.reference") and not _pending("conformance.reference.ranking")
 
 
 def test_the_check_flags_an_unmarked_import_in_a_function(tmp_path):

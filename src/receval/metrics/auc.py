@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import DataError, SpecError
 from ..hits import Hits
 from ..options import Axis
+from ..policy import policy_error, user_policy
 from ..reduction import KeyedReduction, Run
 from ..registry import register
 from ..side import catalogue_reads
@@ -343,7 +344,6 @@ def _auc_partial(h: Hits, ks: list[int], o: dict) -> dict:
         npos = nprime[user[label]]
         sp = np.where(npos != 0, 1.0 - safe_div(a[label], npos), 1.0)
         return {"sum": exact_sum(sp), "n": len(sp)}
-    from ..policy import user_policy
 
     errors = {}
     no_rel = h.n_rel == 0
@@ -379,8 +379,6 @@ def _auc_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
             raise DataError("auc(form=positives) found no relevant item in any list")
         value = total(p["sum"] for p in parts) / n
     else:
-        from ..policy import policy_error
-
         for axis in ("empty", "norecs"):
             errs = [p["errors"][axis] for p in parts if axis in p["errors"]]
             if errs:

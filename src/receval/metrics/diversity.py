@@ -27,6 +27,9 @@ import math
 
 import numpy as np
 
+from ._common import row_sum
+from .aspects import _aspects_csr, _expand
+
 __all__ = [
     "recommendation_counts",
     "shannon_entropy",
@@ -394,8 +397,6 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
     if k is None:
         s = s.sum(axis=1)
     else:
-        from ._common import row_sum
-
         s = row_sum(s, k)
     if denominator == "k":
         out = s / float(k)  # type: ignore[arg-type]
@@ -411,8 +412,6 @@ def novelty(items, popularity, n_train_users: int, *, unknown: str = "max", norm
 # intra-list diversity
 # ---------------------------------------------------------------------------
 def _aspect_csr(aspects):
-    from receval.metrics.aspects import _aspects_csr
-
     return _aspects_csr(aspects)
 
 
@@ -473,7 +472,6 @@ def intra_list_diversity(items, aspects, *, distance: str = "jaccard", chunk_siz
     if distance == "cosine":
         uu, jj = np.nonzero(valid)
         it = a[uu, jj]
-        from receval.metrics.aspects import _expand
 
         rep, asp, deg = _expand(it, indptr, indices)
         w = 1.0 / np.sqrt(deg_all[it][rep])

@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DataError, SpecError
 from ..hits import Hits
+from ..lists import encoder
 from ..options import Axis
 from ..registry import register
 from ._common import safe_div
@@ -192,8 +194,6 @@ def _weighted(o: dict) -> bool:
 
 def _weight_hook(o: dict, *_: object) -> dict:
     """``gamma`` and ``floor`` belong to ``weight=pop``: refused without it, ``gamma`` required with it."""
-    from ..errors import SpecError
-
     if not _weighted(o):
         for name in ("gamma", "floor"):
             if o.get(name) is not None:
@@ -211,8 +211,6 @@ def _weight_hook(o: dict, *_: object) -> dict:
 def _weight_refuse(metric: str, option: str, values: tuple[str, ...]) -> Any:
     """A check hook: ``weight=pop`` refused with ``option`` in ``values`` (no weighted meaning)."""
     def check(o: dict, *_: object) -> None:
-        from ..errors import SpecError
-
         if _weighted(o) and o.get(option) in values:
             raise SpecError(
                 f"write {metric}(weight=pop) without {option}={o[option]} (use one of the others): "
@@ -230,9 +228,6 @@ def _weights(h: Hits, o: dict, metric: str) -> tuple[np.ndarray, np.ndarray]:
     r"""``(hit weights [H], relevant-row weights [R])``: :math:`\tilde w_i = w_i |R| / \sum_{j \in R} w_j`
     with :math:`w_i = 1/p_i`, :math:`p_i = (\max(n_i, f) / \max_j n_j)^\gamma`, ``n_i`` the train
     rows of item i (the scale of p cancels in :math:`\tilde w`)."""
-    from ..errors import DataError
-    from ..lists import encoder
-
     key = ("ipw", o["gamma"], o.get("floor"))
     if key in h._dense:
         return h._dense[key]
@@ -937,7 +932,6 @@ def _gain(values: np.ndarray, o: dict) -> np.ndarray:
     if negative.any():
         if o.get("neg") == "zero":
             return np.where(negative, 0.0, out)
-        from ..errors import DataError
 
         worst = float(values[negative].min())
         raise DataError(
@@ -1095,8 +1089,6 @@ def _ideal(h: Hits, ks: list[int], o: dict, base: Any) -> np.ndarray:
 
 
 def _check_ndcg(o: dict) -> None:
-    from ..errors import SpecError
-
     if o["ideal"] != "none" and o.get("base", 2.0) != 2.0:
         raise SpecError(
             "`base` cancels in NDCG (the same base divides DCG and ideal DCG); drop it, or use dcg@k / ndcg(ideal=none) for an unnormalised value"

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DataError
 from .core import CI_METHODS, OpeDifference, OpeEntry, OpeResults, evaluate
 from .estimators import ESTIMATORS, EstimatorSpec, parse_estimator, render
 
@@ -61,8 +62,6 @@ def from_obp(bandit_feedback: dict[str, Any], action_dist: np.ndarray,
     """
     dist = np.asarray(action_dist, dtype=np.float64)
     if dist.ndim != 3:
-        from ..errors import DataError
-
         raise DataError(f"give action_dist of shape (n_rounds, n_actions, len_list), got shape {dist.shape}")
     n, n_actions, len_list = dist.shape
     action = np.asarray(bandit_feedback["action"]).astype(np.int64)

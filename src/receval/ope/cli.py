@@ -16,6 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataError, SpecError
+from ..figures import parse_figure, write_figure
+from ..outputs import check_outputs, write_output
+from ..page import check_page, page_path, render_page
+from ..report import LATEX_FITS, command_formats, fmt_num
+from ..tables import EXTENSIONS, render_pairs, render_table, write_table
+from .core import evaluate
+
 
 def build_command(p: argparse.ArgumentParser):
     p.add_argument("log", help="the log: CSV or Parquet with context_id, item_id, reward, propensity, optional position")
@@ -24,7 +32,6 @@ def build_command(p: argparse.ArgumentParser):
                         "the same rounds, each named NAME (ts=ts.parquet) or by its file name")
     p.add_argument("-e", "--estimator", action="append", required=True, help="an estimator, e.g. ips or 'ips(cap=10)' (repeatable)")
     p.add_argument("--rewards", metavar="FILE", help="a reward model (context_id, item_id, [position], estimate) for dm, dr, switch_dr, sndr")
-    from ..report import LATEX_FITS, command_formats
 
     p.add_argument("--format", choices=command_formats("ope"), default="table")
     p.add_argument("--ci", choices=("normal", "bootstrap", "none"), default="normal",
@@ -57,15 +64,11 @@ def build_command(p: argparse.ArgumentParser):
         c.add_argument(f"--{name}-col", default=default)
 
     def run(a: argparse.Namespace) -> int:
-        from . import evaluate
-
         named = _targets(a.target)
         several = len(named) > 1
         compare_outputs = [x for x in ("--out", "--figure", "--report", "--baseline", "--pairs")
                            if getattr(a, x[2:].replace("-", "_"))]
         if compare_outputs and not several:
-            from ..errors import SpecError
-
             raise SpecError(f"{compare_outputs[0]} compares targets: give two or more (NAME=FILE ...)")
         inputs = [a.log, *named.values(), *([a.rewards] if a.rewards else [])]
         figures, report = _check_outputs(a, inputs)
@@ -77,7 +80,6 @@ def build_command(p: argparse.ArgumentParser):
         if not several:
             print(res.render(a.format), end="")
             return 0
-        from ..tables import render_pairs, render_table, write_table
 
         cmp = res.compare(per_round=any(kind == "users" for kind, _, _ in figures))
         ci = a.ci != "none"
@@ -96,13 +98,10 @@ def build_command(p: argparse.ArgumentParser):
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
             write_table(cmp, a.out, alpha=a.alpha, ci=ci, **latex)
-        from ..figures import write_figure
 
         for kind, metric, path in figures:
             write_figure(cmp, kind, path, metric=metric)
         if report is not None:
-            from ..outputs import write_output
-
             protocol = {"log": a.log, "targets": named, "estimators": a.estimator, "ci": a.ci, "level": a.level,
                         "correction": a.correction, **({"rewards": a.rewards} if a.rewards else {}),
                         **({"resamples": a.resamples, "seed": a.seed} if a.ci == "bootstrap" else {})}
@@ -116,8 +115,6 @@ def build_command(p: argparse.ArgumentParser):
 
 def _targets(items: list[str]) -> dict[str, str]:
     """``NAME=FILE`` (or a file, named by its stem) -> ``{name: file}``; a name given twice is refused."""
-    from ..errors import DataError
-
     named: dict[str, str] = {}
     for item in items:
         name, eq, path = item.partition("=")
@@ -134,12 +131,6 @@ def _targets(items: list[str]) -> dict[str, str]:
 
 def _check_outputs(a: argparse.Namespace, inputs: list[Any]) -> tuple[list[tuple[str, str | None, str]], Path | None]:
     """Before any work: the figures' names, the table file's format, the outputs new (or ``--force``) and not inputs."""
-    from ..errors import SpecError
-    from ..figures import parse_figure
-    from ..outputs import check_outputs
-    from ..page import check_page, page_path
-    from ..tables import EXTENSIONS
-
     figures = [parse_figure(item) for item in a.figure]
     if a.out and not a.out.lower().endswith(tuple(EXTENSIONS)):
         raise SpecError(f"--out names its format by its extension: one of {', '.join(EXTENSIONS)}; got {a.out!r}")
@@ -156,9 +147,6 @@ def page(res: Any, cmp: Any, *, protocol: dict[str, Any], alpha: float | None = 
     differences' (the per-round terms of a weighted estimator, mostly 0, are drawn only on request:
     ``--figure users:ESTIMATOR=FILE``)."""
     from dataclasses import replace
-
-    from ..page import render_page
-    from ..report import fmt_num
 
     e = html.escape
     title = f"receval ope: {', '.join(cmp.runs)} on {len(cmp.metrics)} estimator{'s' * (len(cmp.metrics) != 1)}"

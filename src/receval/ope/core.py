@@ -48,19 +48,20 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from .._version import __version__
+from ..comparison import Comparison, Interval, PairTest
 from ..errors import DataError, RecevalWarning, SpecError, bad_param, caller_level
+from ..report import render as render_rows
+from ..spec import signature_fields
+from ..stats import adjust, check_options
 from .data import (CONTEXT_CHECKS, Aligned, OpeColumns, _same_ids, align, batch, read_log, read_rewards, read_target, refusal,
                    rewards_batch, target_batch)
 from .estimators import EstimatorSpec, Parts, parse_estimator, render
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..comparison import Comparison
 
 CI_METHODS = ("normal", "bootstrap", "none")
 #: the corrections of the paired differences' p-values (:func:`receval.stats.adjust`)
@@ -185,9 +186,6 @@ class OpeResults:
         >>> c.runs, c.metrics, round(c.pair("ips", "full", "half").diff, 6)   # IPS halves: 0.566667 - 0.283333
         (['full', 'half'], ['ips'], 0.283333)
         """
-        from ..comparison import Comparison, Interval, PairTest
-        from ..spec import signature_fields
-
         targets, metrics = self.targets, self.estimators
         values = {(e.target, e.estimator): e.value for e in self.entries}
         intervals = {}
@@ -249,7 +247,6 @@ class OpeResults:
         interval and diagnostics, then (``differences``) every paired difference with its p-values."""
         if fmt == "json":
             return self.to_json() + "\n"
-        from ..report import render
 
         several = len(self.targets) > 1
         head = (["target"] if several else []) + ["estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
@@ -257,11 +254,11 @@ class OpeResults:
         rows: list[list[Any]] = [([e.target] if several else []) + [e.estimator, e.value, e.low, e.high, e.diagnostics.get("ess"),
                                                     e.diagnostics.get("max_weight"), e.diagnostics.get("mean_weight"), e.signature]
                 for e in self.entries]
-        out = render(head, rows, fmt, digits=digits, width=None)
+        out = render_rows(head, rows, fmt, digits=digits, width=None)
         if self.differences and differences:
             rows = [[d.estimator, d.a, d.b, d.value, d.low, d.high, d.p, d.p_adjusted] for d in self.differences]
-            out += "\n" + render(["estimator", "a", "b", "a - b", "ci_low", "ci_high", "p", f"p ({self.differences[0].correction})"],
-                                 rows, fmt, digits=digits, width=None)
+            out += "\n" + render_rows(["estimator", "a", "b", "a - b", "ci_low", "ci_high", "p", f"p ({self.differences[0].correction})"],
+                                      rows, fmt, digits=digits, width=None)
         return out
 
     def __str__(self) -> str:
@@ -430,7 +427,6 @@ def _adjust(p: list[float], correction: str) -> list[float]:
     """The p-values of every paired difference corrected together (:func:`receval.stats.adjust`)."""
     if not p:
         return []
-    from ..stats import adjust
 
     return [float(x) for x in adjust(p, correction)]
 
@@ -624,7 +620,6 @@ def evaluate(
         raise SpecError(f"give each estimator once: '{twice}' is given twice")
     if ci not in CI_METHODS:
         raise SpecError(f"choose ci= one of {', '.join(CI_METHODS)}; got {ci!r}")
-    from ..stats import check_options
 
     check_options(level=level, resamples=resamples if ci == "bootstrap" else None, seed=seed)
     if slate_size is not None and not (isinstance(slate_size, (int, np.integer)) and not isinstance(slate_size, bool)

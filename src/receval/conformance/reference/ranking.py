@@ -44,6 +44,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from receval.metrics import get_metric
+
 CONTEXT_DEFAULTS = {
     "rel": None,
     "order": "auto",
@@ -114,8 +116,6 @@ def prepare(recs: dict, truth: dict, ctx: dict, metric: str | None = None) -> di
     only for the metrics that read it) keeps its default."""
     ctx = {**CONTEXT_DEFAULTS, **ctx}
     if metric is not None:
-        from receval.metrics import get_metric
-
         read = get_metric(metric).context
         ctx = {a: (CONTEXT_DEFAULTS[a] if a in CONTEXT_DEFAULTS and a not in read else v) for a, v in ctx.items()}
     truth_rows = _rows(truth, ["user_id", "item_id", "rating"])
