@@ -242,7 +242,7 @@ class OpeResults:
         return pl.DataFrame([{"target": e.target, "estimator": e.estimator, "value": e.value, "ci_low": e.low,
                               "ci_high": e.high, **e.diagnostics, "signature": e.signature} for e in self.entries])
 
-    def render(self, fmt: str = "table", digits: int = 6, differences: bool = True) -> str:
+    def render(self, fmt: str = "table", digits: int = 4, differences: bool = True) -> str:
         """``table``, ``markdown``, ``latex``, ``csv`` or ``json``: every estimate with its
         interval and diagnostics, then (``differences``) every paired difference with its p-values."""
         if fmt == "json":
