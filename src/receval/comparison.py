@@ -15,6 +15,9 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import Any
 
+from .jsonread import load_json
+from .report import text_table
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -124,8 +127,6 @@ class Comparison:
         return [r for r, v in vals.items() if v == top]
 
     def __repr__(self) -> str:
-        from .report import text_table
-
         tests = sorted({t.test for t in self.pairs})
         corrections = sorted({t.correction for t in self.pairs})
         stats = (f"; {', '.join(tests)} test, {', '.join(corrections)} correction, {len(self.pairs)} paired tests"
@@ -164,8 +165,6 @@ __all__ = ["Interval", "PairTest", "Comparison"]
 
 def read_json(text: str) -> Comparison:
     """The :class:`Comparison` a ``"json"`` table holds (per-user values are not kept)."""
-    from .jsonread import load_json
-
     doc = load_json(text, "the table's JSON")
 
     def interval(d: dict[str, Any] | None) -> Interval | None:

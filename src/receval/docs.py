@@ -9,8 +9,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .options import CONTEXT_AXES
+from . import sampled
+from .cli import build_parser
+from .dialects import all_dialects
 from .metrics import all_metrics
+from .options import CONTEXT_AXES
+from .registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, NOT_OFFERED, TREC_EVAL_CUTS, WHOLE_LIST
+from .spec import ALL, parse_spec
 
 
 def _cell(text: str) -> str:
@@ -97,8 +102,6 @@ def metrics_markdown() -> str:
     out += ["| option | default | values |", "|---|---|---|"]
     for name, ax in CONTEXT_AXES.items():
         out.append(f"| `{name}` | `{ax.render(ax.default)}` | {_cell(_values(ax))} |")
-    from .registry import WHOLE_LIST
-
     out.append("")
     out += ties_markdown()
     out += aliases_markdown()
@@ -115,8 +118,6 @@ def metrics_markdown() -> str:
                     f"`{m.name}@all`{implied}.", ""]
         ctx = ", ".join(f"`{c}`" for c in m.context) or "none"
         out += [f"Context options read: {ctx}.", ""]
-    from . import sampled
-
     out += ["## Sampled-negative evaluation (`receval.sampled.sampled_evaluate`)", "", sampled.__doc__.strip(), ""]
     return "\n".join(out).rstrip() + "\n"
 
@@ -124,9 +125,6 @@ def metrics_markdown() -> str:
 def aliases_markdown() -> list[str]:
     """The section 'Names of other tools': the ir_measures / trec_eval measure names receval
     reads, and the receval spec each resolves to (:data:`receval.registry.ALIASES`)."""
-    from .registry import ALIAS_CASES, ALIASES, CASE_COLLISIONS, NOT_OFFERED, TREC_EVAL_CUTS
-    from .spec import ALL, parse_spec
-
     out = ["## Names of other tools (ir_measures, trec_eval)", ""]
     out += ["ir_measures' names mean trec_eval's definitions, so each name below resolves to the receval metric "
             "with every option of the `trec_eval` dialect written into the spec (relevance `rel=1`, trec_eval's tie "
@@ -179,8 +177,6 @@ def _bound(b: float) -> str:
 
 
 def dialects_markdown() -> str:
-    from .dialects import all_dialects
-
     out = ["# Dialects", "", "Generated from `src/receval/dialects/*.toml` by `python -m receval.docs docs/`.", "",
            "A dialect is how one library, at one version, computes each metric, written as receval options: the "
            "same recommendations evaluated under it give that library's number, with a signature that says so.", "",
@@ -210,8 +206,6 @@ def cli_markdown() -> str:
     """The command line reference: ``receval -h`` and each command's help, at 100 columns."""
     import argparse
     import os
-
-    from .cli import build_parser
 
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"

@@ -22,7 +22,9 @@ from typing import Any
 
 from .comparison import Comparison, PairTest
 from .errors import SpecError
+from .outputs import write_output
 from .report import fmt_num
+from .tables import ci_name, is_significant, significance_level
 
 
 def tick_label(v: float) -> str:
@@ -105,8 +107,6 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     if path.suffix.lower() not in FIGURE_FORMATS:
         raise SpecError(f"cannot write a figure as {path.suffix or 'no extension'!r}: name the file "
                         f"{', '.join('*' + e for e in FIGURE_FORMATS)}")
-    from .outputs import write_output
-
     with _mpl().rc_context(STYLE):  # whole or not at all: drawn into a temporary file, renamed into place
         write_output(path, lambda f: fig.savefig(f, format=path.suffix.lower()[1:], dpi=STYLE["savefig.dpi"]), "figure")
     return path
@@ -269,8 +269,6 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         _legend_below(fig, axes[0, 0])
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if ci and kinds:
-            from .tables import ci_name
-
             what = "bars" if not multi else "bands" if not single else "bands and bars"
             fig.suptitle(_text(f"{what}: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
     return _finish(fig, path)
@@ -371,8 +369,6 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
     line; filled markers for the pairs significant at ``alpha`` (default: the signatures'
     level, else 0.05), hollow otherwise. Against a baseline every difference is run − baseline
     (right of zero: the run has the higher value), as the table reads."""
-    from .tables import ci_name, is_significant, significance_level
-
     if not cmp.pairs:
         raise SpecError("this comparison has no paired tests: compare two or more runs")
     level = significance_level(cmp, alpha)
@@ -457,8 +453,6 @@ def plot_segments(sc: Any, path: str | Path | None = None, *, metrics: list[str]
         kinds = sorted({(iv.method, iv.level) for _, c in tables for iv in c.intervals.values()})
         title = f"by segment: {sc.definition}"
         if ci and kinds:
-            from .tables import ci_name
-
             title += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)
         fig.suptitle(_text(title), fontsize=7)
     return _finish(fig, path)

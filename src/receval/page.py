@@ -21,8 +21,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ._version import __version__
 from .errors import DataError, RecevalError
-from .report import fmt_num
+from .figures import STYLE, _mpl, metric_groups, plot_differences, plot_metric_at_k, plot_per_user, plot_segments, plot_spread
+from .outputs import check_outputs, not_an_input, write_output
+from .report import fmt_num, shared_fields, short_signature
+from .spec import signature_fields
+from .stats import parse_stats_signature
+from .tables import html_pairs, render_table
 
 #: the file a report folder gets
 PAGE_NAME = "index.html"
@@ -59,8 +65,6 @@ def page_path(folder: Any) -> Path:
 
 def check_page(path: Path, inputs: list[Any], overwrite: bool) -> None:
     """Before any work: the page is new (or ``overwrite``) and not an input."""
-    from .outputs import check_outputs, not_an_input
-
     not_an_input(path, inputs, "report page")
     if path.parent.is_dir():
         check_outputs([path], inputs, overwrite, "report page", "--force")
@@ -81,8 +85,6 @@ DPI = 150
 
 def figure_png(fig: Any, dpi: int = DPI) -> str:
     """A matplotlib figure as a ``data:image/png;base64,...`` URL."""
-    from .figures import STYLE, _mpl
-
     buf = io.BytesIO()
     with _mpl().rc_context(STYLE):
         fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
@@ -128,8 +130,6 @@ def _fields_table(items: dict[str, Any]) -> str:
 def folded_signatures(sigs: list[str], summary: str) -> str:
     """Signatures folded in a ``<details>`` element: the fields they all end with written once,
     then each one's own fields (as sacreBLEU prints them); each whole as its tooltip."""
-    from .report import shared_fields, short_signature
-
     e = html.escape
     own, shared = shared_fields(sigs)
     items = "".join(f'<li><code class="sig" title="{e(s)}">{e(short_signature(o, shared))}</code></li>'
@@ -161,8 +161,6 @@ def _document(title: str, body: list[str]) -> str:
 
 
 def _comparison_figures(c: Any, sc: Any) -> list[str]:
-    from .figures import metric_groups, plot_differences, plot_metric_at_k, plot_per_user, plot_segments
-
     out = []
     makers: list[tuple[str, str, Any]] = []
     if metric_groups(c.metrics):
@@ -184,8 +182,6 @@ def _comparison_figures(c: Any, sc: Any) -> list[str]:
 
 
 def _tables(c: Any, title: str, alpha: float | None, ci: bool, digits: int) -> list[str]:
-    from .tables import html_pairs, render_table
-
     table = _SIG_P.sub("", _body(render_table(c, "html", alpha=alpha, ci=ci, digits=digits, title=title)))
     sigs = [c.signatures[m] for m in c.metrics if m in c.signatures]
     parts = [f'<div class="scroll table-block">{table}</div>',
@@ -197,9 +193,6 @@ def _tables(c: Any, title: str, alpha: float | None, ci: bool, digits: int) -> l
 
 
 def _protocol(c: Any, protocol: dict[str, Any] | None) -> dict[str, Any]:
-    from .spec import signature_fields
-    from .stats import parse_stats_signature
-
     stats: dict[str, Any] = {}
     if c.metrics:
         stats = parse_stats_signature(c.signatures.get(c.metrics[0], ""))
@@ -215,8 +208,6 @@ def render_page(obj: Any, *, title: str | None = None, protocol: dict[str, Any] 
     """The report page of a :class:`~receval.comparison.Comparison` or a
     :class:`~receval.segments.SegmentedComparison` (module docs); ``protocol``: what to state
     about the inputs and options (shown as given)."""
-    from ._version import __version__
-
     e = html.escape
     sc = obj if hasattr(obj, "segments") and hasattr(obj, "overall") else None
     c = sc.overall if sc is not None else obj
@@ -244,8 +235,6 @@ def render_page(obj: Any, *, title: str | None = None, protocol: dict[str, Any] 
 
 def write_page(obj: Any, path: Any, *, overwrite: bool = False, inputs: list[Any] | None = None, **options: Any) -> Path:
     """Write :func:`render_page` to ``path`` (``DIR/index.html``: :func:`page_path`), creating its folder."""
-    from .outputs import write_output
-
     path = Path(str(path))
     check_page(path, list(inputs or []), overwrite)
     text = render_page(obj, **options)
@@ -262,9 +251,6 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
     refused, its reason on hover and listed) with its ``legend``, the spread figure, the study's
     own numbers (``published``: rows of dialect and values of ``rep.columns``), the protocol and
     every signature."""
-    from ._version import __version__
-    from .figures import plot_spread
-
     e = html.escape
     title = "receval reproduce: each metric under each library's dialect"
 
@@ -308,8 +294,6 @@ def render_reproduction_page(rep: Any, *, legend: str = "", published: list[list
 def write_reproduction_page(rep: Any, out: Any, **options: Any) -> Path:
     """``out/index.html`` of a reproduction (:func:`render_reproduction_page`; the report folder's
     checks are :func:`receval.reproduce.check_report_dir`'s)."""
-    from .outputs import write_output
-
     return write_output(Path(str(out)) / PAGE_NAME, render_reproduction_page(rep, **options), "report file")
 
 

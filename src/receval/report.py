@@ -31,6 +31,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from .errors import SpecError
+
 if TYPE_CHECKING:  # pragma: no cover
     from rich.text import Text
 
@@ -167,8 +169,6 @@ def resolve_width(width: Width) -> int | None:
     if width is None:
         return None
     if isinstance(width, bool) or not isinstance(width, int) or width < 1:
-        from .errors import SpecError
-
         raise SpecError(f"`width` must be a number of columns (e.g. 80), None (no limit) or 'terminal', got {width!r}")
     return max(width, MIN_WIDTH)
 
@@ -479,7 +479,7 @@ def shared_fields(signatures: Sequence[str]) -> tuple[list[str], str]:
     >>> shared_fields(["ndcg@10|gain:binary|rel:4|v:0.1.0", "recall@10|den:r|rel:4|v:0.1.0"])
     (['ndcg@10|gain:binary', 'recall@10|den:r'], 'rel:4|v:0.1.0')
     """
-    from .spec import SIG_SEP
+    from .spec import SIG_SEP  # lazy: cost: numpy and the metric registry (spec), +430 modules on receval --version
 
     parts = [s.split(SIG_SEP) for s in signatures]
     if len(parts) < 2:
@@ -495,7 +495,7 @@ def shared_fields(signatures: Sequence[str]) -> tuple[list[str], str]:
 
 def short_signature(own: str, shared: str) -> str:
     """A signature as a table shows it: its own fields, ``|…`` for the shared ones."""
-    from .spec import SIG_SEP
+    from .spec import SIG_SEP  # lazy: cost: numpy and the metric registry (spec), +430 modules on receval --version
 
     return own + SIG_SEP + ELLIPSIS if shared else own
 
@@ -508,7 +508,7 @@ def break_signature(sig: str, width: int | None, indent: str = "  ", first: str 
     >>> break_signature("ndcg@10|gain:binary|rel:4|v:0.1.0", 24)
     ['ndcg@10|gain:binary|', '  rel:4|v:0.1.0']
     """
-    from .spec import SIG_SEP
+    from .spec import SIG_SEP  # lazy: cost: numpy and the metric registry (spec), +430 modules on receval --version
 
     if width is None or len(first) + len(sig) <= width:
         return [first + sig]
@@ -569,7 +569,7 @@ def html_signature(sig: str, shared: str = "") -> str:
     """
     import html
 
-    from .spec import SIG_SEP
+    from .spec import SIG_SEP  # lazy: cost: numpy and the metric registry (spec), +430 modules on receval --version
 
     if shared and sig.endswith(SIG_SEP + shared):
         short = short_signature(sig[: -len(shared) - 1], shared)
@@ -635,15 +635,13 @@ def latex_label(label: str | None, title: str = "", default: str = "tab:receval"
         words = re.findall(r"[a-z0-9]+", title.lower())
         return "tab:" + "-".join(words)[:60].strip("-") if words else default
     if not label or not re.fullmatch(r"[A-Za-z0-9:._/+-]+", label):
-        from .errors import SpecError
-
         raise SpecError(f"a LaTeX label holds letters, digits and :-_./+ only (e.g. tab:main), got {label!r}")
     return label if ":" in label else "tab:" + label
 
 
 def _latex_sig(sig: str) -> str:
     """A signature in typewriter type, breakable after every field."""
-    from .spec import SIG_SEP
+    from .spec import SIG_SEP  # lazy: cost: numpy and the metric registry (spec), +430 modules on receval --version
 
     return r"\texttt{" + r"\textbar{}\allowbreak{}".join(latex_cell(p) for p in sig.split(SIG_SEP)) + "}"
 

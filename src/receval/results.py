@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from .errors import RecevalError, SpecError
-from .report import Width
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .spec import Spec
+from .outputs import atomic_write, check_new_file, not_an_input, per_user_format, spark_mode
+from .report import (LATEX_FITS, LATEX_SIGNATURES, Width, fingerprint_footer, fmt_num, html_display, html_fingerprints,
+                     html_signature, html_signatures, latex_cell, latex_float, latex_label, latex_signature_notes, render,
+                     resolve_width, shared_fields, signature_lines, text_table, wrap_text)
+from .spec import Spec, parse_spec
 
 
 class LazyFingerprints(Mapping):
@@ -89,8 +90,6 @@ class Results:
     fingerprints: Mapping[str, str] = field(default_factory=dict)
 
     def _entry(self, spec: str | Spec) -> Entry:
-        from .spec import parse_spec
-
         key = spec if isinstance(spec, str) and spec in self.keys() else str(parse_spec(spec))
         for e in self.entries:
             if e.metric == key:
@@ -143,8 +142,6 @@ class Results:
         An existing file is replaced only with ``overwrite=True``. On Spark, Spark writes them
         (a directory of part files; nothing is collected), and an existing directory is
         replaced only with ``overwrite=True`` and only when it is an earlier Spark output."""
-        from .outputs import atomic_write, check_new_file, not_an_input, per_user_format, spark_mode
-
         fmt = per_user_format(path)
         not_an_input(path, self.inputs, "per-user file")  # as files: a hard link or a symlink to an input too
         if self.spark_per_user is not None:
@@ -205,8 +202,6 @@ class Results:
         metric,value,users,signature
         precision@2,0.5,1,precision@2|den:k|...
         """
-        from .report import fingerprint_footer, render, resolve_width, signature_lines, wrap_text
-
         if fmt == "json":
             return self.to_json() + "\n"
         if fmt == "trec":  # trec_eval's summary lines: measure, "all", value
@@ -229,9 +224,6 @@ class Results:
         return out + "".join(x + "\n" for x in lines)
 
     def _latex(self, digits: int, title: str, label: str | None, fit: str, signatures: str) -> str:
-        from .report import latex_cell
-        from .report import LATEX_FITS, LATEX_SIGNATURES, latex_float, latex_label, latex_signature_notes
-
         if fit not in LATEX_FITS:
             raise SpecError(f"unknown LaTeX fit {fit!r}: choose one of {', '.join(LATEX_FITS)}")
         if signatures not in LATEX_SIGNATURES:
@@ -246,8 +238,6 @@ class Results:
     def __repr__(self) -> str:
         """``Results: N metrics (receval V)``, then metric, value and users, one line each
         (``res.signatures`` and ``res.fingerprints`` hold the rest)."""
-        from .report import text_table
-
         n = len(self.entries)
         rows = [[e.metric, _num(e.value, 4), _users(e)] for e in self.entries]
         return "\n".join([f"Results: {n} metric{'s' if n != 1 else ''} (receval {self.version})",
@@ -257,8 +247,6 @@ class Results:
         """The notebook display: metric, value, users and the signature's short form (the whole
         one as the tooltip and in a ``<details>`` element), then the data's fingerprints."""
         import html
-
-        from .report import html_display, html_fingerprints, html_signature, html_signatures, shared_fields
 
         esc = html.escape
         _, shared = shared_fields([e.signature for e in self.entries])
@@ -278,8 +266,6 @@ class Results:
 
 def _num(v: float | None, digits: int) -> str:
     """``digits`` significant digits (:func:`receval.report.fmt_num`), the rule of every table."""
-    from .report import fmt_num
-
     return fmt_num(v, digits)
 
 

@@ -23,10 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from .api import evaluate
 from .comparison import Comparison
 from .errors import DataError, SpecError
+from .inputs import read_truth
+from .io import Columns, id_columns, parse_sep
+from .metrics import registered
+from .report import (fmt_num, html_display, html_fingerprint, html_fingerprints, html_signature, html_signatures,
+                     shared_fields, text_table)
 from .resampling import StatsOptions
 from .results import Results
+from .stats import check_run_names, compare, paired_users
+from .tables import partial_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import Frame, Metrics
@@ -81,13 +89,9 @@ class Runs:
         }
 
     def __repr__(self) -> str:
-        from .report import text_table
-
         head = f"Runs: {len(self.names)} runs x {len(self.metrics)} metrics on {self._users_text()}"
         keys = [e.metric for e in next(iter(self.results.values())).entries] if self.results else []
         rows = [[name, *(_fmt(res.values.get(k), 4) for k in keys)] for name, res in self.results.items()]
-        from .tables import partial_runs
-
         partial = partial_runs(self.with_recs())
         return "\n".join([head, *text_table(["run", *keys], rows), *([partial] if partial else [])])
 
@@ -95,9 +99,6 @@ class Runs:
         """The notebook display: each run's value on each metric, the signatures as the headers'
         tooltips (and whole in a ``<details>`` element), each run's data fingerprint."""
         import html
-
-        from .report import (html_display, html_fingerprint, html_fingerprints, html_signature, html_signatures,
-                             shared_fields)
 
         esc = html.escape
         first = next(iter(self.results.values()))
@@ -124,8 +125,6 @@ class Runs:
 
     def paired(self) -> int:
         """The users the comparison's values use: those with a value in every run on every metric."""
-        from .stats import paired_users
-
         return int(paired_users(self.arrays()).sum()) if self.metrics else len(self.user_ids)
 
     def _users_text(self) -> str:
@@ -142,8 +141,6 @@ class Runs:
         users: those on which every run has a value on every metric. The statistics' options:
         :class:`receval.resampling.StatsOptions` as ``options`` and/or keywords (``test``,
         ``correction``, ``ci``, ``level``, ``resamples``, ``seed``, ``baseline``)."""
-        from .stats import compare, paired_users
-
         first = next(iter(self.results.values()))
         sigs = {e.metric: e.signature for e in first.entries}
         hib = {m: _higher_is_better(m) for m in self.metrics}
@@ -176,15 +173,11 @@ class Runs:
 
 def _fmt(v: float | None, digits: int) -> str:
     """``digits`` significant digits (:func:`receval.report.fmt_num`), the rule of every table."""
-    from .report import fmt_num
-
     return fmt_num(v, digits)
 
 
 def _higher_is_better(key: str) -> bool:
     """The declared direction of the metric of a result key (``ndcg(ideal=hits)@10``)."""
-    from .metrics import registered
-
     metric = registered().get(key.split("@")[0].split("(")[0])
     return True if metric is None else metric.higher_is_better
 
@@ -201,12 +194,6 @@ def evaluate_runs(runs: Mapping[str, Frame], truth: Frame, metrics: Metrics, **o
     >>> r.table(), b_values["hitrate@1"].to_list()
     ({'a': {'hitrate@1': 0.5}, 'b': {'hitrate@1': 0.0}}, [0.0, 0.0])
     """
-    from .api import evaluate
-    from .inputs import read_truth
-    from .io import Columns, id_columns, parse_sep
-
-    from .stats import check_run_names
-
     if not isinstance(runs, Mapping) or not runs:
         raise SpecError("runs must be a non-empty mapping of names to recommendations, e.g. {'ease': recs_a, 'pop': recs_b}")
     check_run_names(list(runs))

@@ -46,6 +46,9 @@ from .report import (
     fmt_num,
     format_extensions,
     formats,
+    html_display,
+    html_signature,
+    html_signatures,
     latex_cell,
     latex_escape,
     latex_float,
@@ -56,12 +59,14 @@ from .report import (
     markdown_text,
     render,
     resolve_width,
+    shared_fields,
     signature_lines,
     wrap_text,
 )
 from .spec import signature_fields
 
 from .comparison import Comparison, register_html_display
+from .outputs import write_output
 
 if TYPE_CHECKING:
     from .comparison import Interval, PairTest
@@ -334,8 +339,6 @@ def write_table(cmp: Comparison, path: str | Path, *, fmt: str | None = None, **
         if fmt is None:
             raise SpecError(f"cannot tell the table format from {path.name!r}: use one of "
                             f"{', '.join(EXTENSIONS)} or pass fmt=")
-    from .outputs import write_output
-
     options.setdefault("width", None)  # a file is never laid out for the terminal it was written from
     write_output(path, render_table(cmp, fmt, **options), "table")  # whole or not at all
     return path
@@ -458,8 +461,6 @@ def _latex_pairs(cmp: Comparison, rows: list[list[Any]], digits: int, effect: li
                  label: str, fit: str) -> str:
     r"""The pair table as a LaTeX ``table`` float that fits the column (``fit``, as
     :func:`render_table`): the compact columns, the constants in the note under it."""
-    from .report import latex_float
-
     cols, notes = _compact_columns(cmp, rows, digits, effect, alpha)
     cols = [("a-b" if c == "a−b" else c, v) for c, v in cols]  # pdflatex: no Unicode minus
     body = render([c for c, _ in cols], [list(x) for x in zip(*(v for _, v in cols))], "latex").splitlines()
@@ -689,8 +690,6 @@ def comparison_html(cmp: Comparison) -> str:
     in bold, significance letters, intervals), its legend, each metric's signature as its
     header's tooltip (and whole in a ``<details>`` element) and the paired tests."""
     import html
-
-    from .report import html_display, html_signature, html_signatures, shared_fields
 
     esc = html.escape
     model = build(cmp, ci=bool(cmp.intervals))
