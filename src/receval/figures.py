@@ -167,6 +167,15 @@ def wrap_label(text: str, width: int = 18) -> str:
     return "\n".join(lines) or text
 
 
+def _suptitle(fig: Any, text: str) -> None:
+    """The figure's title line(s), wrapped to the figure's width (a title that mixes several
+    interval kinds, e.g. delta-method and normal, is longer than a narrow figure)."""
+    import textwrap
+
+    chars = max(20, int(fig.get_figwidth() * 72 / (7 * 0.56)))  # 7 pt text: about 0.56 em a character
+    fig.suptitle("\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)), fontsize=7)
+
+
 def _text(text: object) -> str:
     r"""User text (a run or metric name) as matplotlib shows it literally: every ``$`` escaped
     (``\$``), so a name like ``a$b$`` or ``$_$`` is not read as mathtext (which would typeset
@@ -270,7 +279,7 @@ def plot_metric_at_k(cmp: Comparison, path: str | Path | None = None, *, metrics
         kinds = sorted({(iv.method, iv.level) for iv in cmp.intervals.values()})
         if ci and kinds:
             what = "bars" if not multi else "bands" if not single else "bands and bars"
-            fig.suptitle(_text(f"{what}: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)), fontsize=7)
+            _suptitle(fig, _text(f"{what}: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)))
     return _finish(fig, path)
 
 
@@ -406,7 +415,7 @@ def plot_differences(cmp: Comparison, path: str | Path | None = None, *, metrics
         note = "filled: adjusted p < " + f"{level:g}"
         if cis:
             note += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in cis)
-        fig.suptitle(_text(note), fontsize=7)
+        _suptitle(fig, _text(note))
     return _finish(fig, path)
 
 
@@ -454,7 +463,7 @@ def plot_segments(sc: Any, path: str | Path | None = None, *, metrics: list[str]
         title = f"by segment: {sc.definition}"
         if ci and kinds:
             title += "; bars: " + "; ".join(f"{lv * 100:g}% {ci_name(meth)} CI" for meth, lv in kinds)
-        fig.suptitle(_text(title), fontsize=7)
+        _suptitle(fig, _text(title))
     return _finish(fig, path)
 
 

@@ -155,3 +155,21 @@ def test_spread_error_and_not_offered_cells_differ_and_have_a_legend():
     # without errors the legend names only what is drawn
     texts = [t.get_text() for t in _draw(plot_spread(_rep())).legends[0].get_texts()]
     assert not any("error" in t for t in texts) and any("not offered" in t for t in texts)
+
+
+def test_a_long_figure_title_is_wrapped_within_the_figure():
+    """A title that names several interval kinds (an OPE comparison mixes delta-method and
+    normal intervals) wraps inside the figure instead of running off both edges."""
+    import dataclasses
+
+    from receval.figures import plot_differences
+
+    cmp = _cmp(("ndcg@10", "mrr@10", "recall@10"))
+    kinds = ["delta-method", "normal", "bca"]
+    pairs = [dataclasses.replace(t, ci=dataclasses.replace(t.ci, method=kinds[i % 3])) for i, t in enumerate(cmp.pairs)]
+    cmp = dataclasses.replace(cmp, pairs=pairs)
+    fig = _draw(plot_differences(cmp))
+    title = fig._suptitle
+    box, canvas = title.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert "\n" in title.get_text() or box.width <= canvas.width
+    assert box.x0 >= canvas.x0 - 1 and box.x1 <= canvas.x1 + 1, (box, canvas)
