@@ -387,22 +387,26 @@ def _version_marks(d: Dialect) -> str:
 
 # the commands of other modules: imported when the parser is built (compare.py imports polars),
 # never for `receval --version`
-def _compare(p: argparse.ArgumentParser):
-    from .compare import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
-
-
-def _reproduce(p: argparse.ArgumentParser):
-    from .reproduce import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
-
-
-def _verify(p: argparse.ArgumentParser):
-    from .verification import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
+def _delegated(name: str) -> Builder:
+    """The builder of a command another module defines (its ``build_command``), imported only
+    when the parser is built: each of those modules loads numpy and polars, ``--version`` neither."""
+    def build(p: argparse.ArgumentParser):
+        if name == "compare":
+            from .compare import build_command  # lazy: cost: numpy, polars
+        elif name == "reproduce":
+            from .reproduce import build_command  # lazy: cost: numpy, polars
+        elif name == "verify":
+            from .verification import build_command  # lazy: cost: numpy, polars
+        elif name == "ope":
+            from .ope.cli import build_command  # lazy: cost: numpy, polars
+        elif name == "audit":
+            from .audit import build_command  # lazy: cost: numpy, polars
+        elif name == "peers":
+            from .adapters.peers import build_command  # lazy: cost: numpy, polars
+        else:
+            raise AssertionError(f"no command {name!r}")
+        return build_command(p)
+    return build
 
 
 def _conformance(p: argparse.ArgumentParser):
@@ -419,24 +423,6 @@ def _conformance(p: argparse.ArgumentParser):
     return run
 
 
-def _ope(p: argparse.ArgumentParser):
-    from .ope.cli import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
-
-
-def _audit(p: argparse.ArgumentParser):
-    from .audit import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
-
-
-def _peers(p: argparse.ArgumentParser):
-    from .adapters.peers import build_command  # lazy: cost: numpy, polars (receval --version loads neither)
-
-    return build_command(p)
-
-
 #: every command, in the order the help (and docs/reference/cli.md) lists them: name -> (help, builder)
 COMMANDS: dict[str, tuple[str, Builder]] = {
     "evaluate": ("evaluate recommendations against a ground truth", _evaluate),
@@ -444,13 +430,13 @@ COMMANDS: dict[str, tuple[str, Builder]] = {
     "explain": ("print a metric's exact formula, resolved options and signature", _explain),
     "metrics": ("list every metric with its options and defaults", _metrics),
     "dialects": ("list the dialects with versions and sources", _dialects),
-    "compare": ("evaluate as every library does: a row per dialect, a column per metric", _compare),
-    "reproduce": ("run the RecSys'21 study's protocol and print the consistency table", _reproduce),
-    "verify": ("recompute a published JSON result from its signatures and check its data fingerprints", _verify),
+    "compare": ("evaluate as every library does: a row per dialect, a column per metric", _delegated("compare")),
+    "reproduce": ("run the RecSys'21 study's protocol and print the consistency table", _delegated("reproduce")),
+    "verify": ("recompute a published JSON result from its signatures and check its data fingerprints", _delegated("verify")),
     "conformance": ("export the conformance suite: cases with their expected values, for any implementation", _conformance),
-    "ope": ("offline A/B test: estimate target policies' online value from a logged policy's log (IPS, SNIPS, DR, ...)", _ope),
-    "audit": ("find which definition of a metric an implementation computes, on the conformance suite", _audit),
-    "peers": ("build or list the peer envs: the pinned virtual environments the adapters run libraries in", _peers),
+    "ope": ("offline A/B test: estimate target policies' online value from a logged policy's log (IPS, SNIPS, DR, ...)", _delegated("ope")),
+    "audit": ("find which definition of a metric an implementation computes, on the conformance suite", _delegated("audit")),
+    "peers": ("build or list the peer envs: the pinned virtual environments the adapters run libraries in", _delegated("peers")),
 }
 
 
