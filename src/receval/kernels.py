@@ -100,7 +100,7 @@ def _jit() -> Any:
     lv, ls = _typed([v])
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
-        jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, lv, ls, lv, ls, True)
+        jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     _loaded = jit
@@ -299,16 +299,16 @@ class Deferred(Encoded):
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
         (rst, rg), (tst, tg) = p["groups"]
         trows = tg[:, 0].astype(np.int64)
-        status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
-            rst, rg, tst, tg, relevant,
-            ties == "input", -1 if reach is None else int(reach), *p["views"], p["exact"])
+        mode = {"input": jit.INPUT, "average": jit.AVERAGE, "optimistic": jit.OPTIMISTIC}[ties]
+        status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos = jit.match(
+            rst, rg, tst, tg, relevant, mode, *p["views"], p["exact"])
         if status != jit.OK:
             return None
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
             same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
                     == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
             if not same.all():
-                hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
+                hit_user, hit_t, hit_pos, hit_lo, hit_hi = (a[same] for a in (hit_user, hit_t, hit_pos, hit_lo, hit_hi))
         if not len(hit_user):
             return None  # the numpy path judges a run without any hit (the item check)
         info = self._info(p)
@@ -322,14 +322,19 @@ class Deferred(Encoded):
         h_info = {"rec_rows": int(len(rg)), "order": "score", "users": n_users,
                   "users_without_relevant": int((n_rel == 0).sum()),
                   "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
+        tied_any = bool((first_tie != jit.NO_TIE).any())
         h = Hits(
             user_ids=p["user_ids"], n_rel=n_rel, n_truth=n_truth, length=length.astype(np.int64),
             hit_user=hit_user, hit_pos=hit_pos, hit_rating=rating[hit_t].astype(np.float64),
             rel_user=t_user[trows][counted].astype(np.int64), rel_rating=rating[trows][counted].astype(np.float64),
-            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(length.max()) if n_users else 0,
+            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(max_pos.max()) if n_users else 0,
             side=side,
         )
-        h.tied_codes = None if reach is None else np.flatnonzero(tied).astype(np.int64)
+        if ties == "average" and tied_any:  # the tie groups' bounds (no tied score: the plain formulas)
+            h.hit_lo, h.hit_hi, h.first_tie = hit_lo, hit_hi, first_tie
+        if reach is not None:  # a tie group starting within the reach (0: anywhere)
+            tied = first_tie != jit.NO_TIE if reach == 0 else first_tie <= reach
+            h.tied_codes = np.flatnonzero(tied).astype(np.int64)
         self.formed += 1
         return h
 

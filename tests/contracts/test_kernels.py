@@ -91,8 +91,8 @@ def test_kernel_values_equal_numpy_path(monkeypatch, counted, seed, ties, tied):
     recs, truth = data(seed, ties=tied)
     want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
     same(want, got)
-    # the kernels decide untied lists under these rules, tied ones under ties=input only
-    assert counted["formed"] == (ties == "input" or (not tied and ties != "item"))
+    # the kernels decide every list under the rules that need no item order, tied or not
+    assert counted["formed"] == (ties != "item")
 
 
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
