@@ -98,12 +98,12 @@ def code_users(t_hash, t_view):  # pragma: no cover - compiled
     return t_code, first[:n_users].copy(), table
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)
 def lookup_users(table, r_hash, r_view, out):  # pragma: no cover - compiled
     """``out[i]``: the code of the user of row ``i`` (hash ``r_hash``, view ``r_view``) in the
     table of :func:`code_users`, -1 when it is no truth user."""
     mask = np.uint64(len(table) - 1)
-    for i in prange(len(r_hash)):
+    for i in range(len(r_hash)):
         s = _place(table, r_hash[i], r_view[i, 0], r_view[i, 1], mask)
         out[i] = np.int32(table[s, 3]) - 1
 

@@ -31,6 +31,9 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +154,51 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
 
 
+def formable(opts: dict[str, Any], needs: set[str] | frozenset[str]) -> bool:
+    """Whether the kernels can form a build group of options ``opts`` whose metrics read the
+    layers ``needs``: the hits only, lists ordered by score under a tie rule that needs no item
+    order, every relevant item a hit."""
+    return (not needs and opts.get("order", "auto") in ("auto", "score")
+            and opts.get("ties", "input") in ("input", "average", "optimistic") and opts.get("hitscore") != "positive")
+
+
+class Rebatch(Exception):
+    """The kernels declined inputs taken whole (:func:`whole`): evaluate them in user batches."""
+
+
+_WHOLE: ContextVar[bool] = ContextVar("receval_kernels_whole", default=False)
+
+
+def whole(rf: pl.DataFrame, tf: pl.DataFrame, columns: Any, resolved: Sequence[Any]) -> bool:
+    """Whether frames held in memory go to the kernels in one batch, though larger than the
+    memory budget of the numpy path: the kernels take every build group of ``resolved``
+    (:func:`formable`) on ids that are strings on both sides, ordered by score. Their working
+    memory is a fraction of the numpy path's (about 40 bytes a row: the user codes, the grouped
+    (row, item hash, score) records), so one batch saves the batches' filters. Evaluate inside
+    :func:`taken_whole`; a data-dependent refusal (a repeated item, no hit) raises
+    :class:`Rebatch`, and the caller evaluates in batches as before."""
+    if rf.height < MIN_ROWS or not enabled() or not resolved:
+        return False
+    names = {"user": columns.user, "item": columns.item}
+    tc = columns.truth()
+    if columns.score not in rf.columns or columns.rank in rf.columns:
+        return False
+    for f, cols in ((rf, names), (tf, {"user": tc.user, "item": tc.item})):
+        if not all(c in f.columns and f.schema[c] in (pl.String, pl.Categorical) for c in cols.values()):
+            return False
+    return all(formable(dict(r.build_key()), r.metric.needs_for(r.options)) for r in resolved)
+
+
+@contextmanager
+def taken_whole() -> Iterator[None]:
+    """Inside, the encodings the kernels make are of inputs taken whole (:func:`whole`)."""
+    token = _WHOLE.set(True)
+    try:
+        yield
+    finally:
+        _WHOLE.reset(token)
+
+
 def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
              text: tuple[bool, bool], exact: bool, columns: Any) -> Encoded | None:
     """A :class:`Deferred` encoding of large inputs with string ids ordered by score, else None."""
@@ -177,9 +225,20 @@ class Deferred(Encoded):
         self._prep: dict[str, Any] | None = None
         #: the build groups the kernels formed (for tests: the path was taken)
         self.formed = 0
+        #: the inputs were taken in one batch for the kernels (:func:`whole`)
+        self.whole = _WHOLE.get()
+
+    def _declined(self) -> None:
+        """The kernels do not decide a build group: the numpy path takes it, except for inputs
+        taken whole for the kernels (:func:`whole`), which are evaluated again in user batches."""
+        if self.whole:
+            raise Rebatch
+        return None
 
     # ---- the numpy encoding, on demand -------------------------------------------------------
     def encoded(self) -> Encoded:
+        if self.whole:  # never the numpy encoding of inputs taken whole (their memory): in batches
+            raise Rebatch
         if self._full is None:
             assert self._raw is not None
             rf, tf, roles, text, exact = self._raw
@@ -270,21 +329,17 @@ class Deferred(Encoded):
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
         """The form of one build group (what :func:`receval.engine.form` returns), or None when
         the kernels do not decide it (the numpy path then takes it)."""
-        if self._full is not None or needs:
-            return None
-        rule, ties = opts.get("order", "auto"), opts.get("ties", "input")
-        if rule not in ("auto", "score") or ties not in ("input", "average", "optimistic"):
-            return None
-        if opts.get("hitscore") == "positive":
-            return None
+        if self._full is not None or not formable(opts, needs):
+            return self._declined()
+        ties = opts.get("ties", "input")
         p = self._prepare()
         if p is None:
-            return None
+            return self._declined()
         threshold = opts.get("rel")
         rating = p["rating"]
         if rating is None:
             if threshold is not None and threshold > 1:
-                return None  # refused by the build
+                return self._declined()  # refused by the build
             rating = np.ones(len(p["ti"]), dtype=np.float64)
         relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
         jit = _jit()
@@ -303,17 +358,17 @@ class Deferred(Encoded):
         status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos = jit.match(
             rst, rg, tst, tg, relevant, mode, *p["views"], p["exact"])
         if status != jit.OK:
-            return None
+            return self._declined()
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
             same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
                     == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
             if not same.all():
                 hit_user, hit_t, hit_pos, hit_lo, hit_hi = (a[same] for a in (hit_user, hit_t, hit_pos, hit_lo, hit_hi))
         if not len(hit_user):
-            return None  # the numpy path judges a run without any hit (the item check)
+            return self._declined()  # the numpy path judges a run without any hit (the item check)
         info = self._info(p)
         if info is None:
-            return None
+            return self._declined()
         t_user = p["t_user"]
         length = np.diff(rst)
         counted = relevant[trows]
@@ -360,4 +415,4 @@ class Deferred(Encoded):
         return info
 
 
-__all__ = ["MIN_ROWS", "Deferred", "deferred", "enabled", "cache_dir"]
+__all__ = ["MIN_ROWS", "Deferred", "Rebatch", "deferred", "enabled", "cache_dir", "formable", "whole", "taken_whole"]

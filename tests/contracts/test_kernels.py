@@ -261,3 +261,26 @@ def test_views_only_for_inline_zero_padded_ids():
     x = v.copy()
     x[1, 1] |= np.uint64(1) << np.uint64(40)  # a byte past "abcdef"
     assert not jit.inline(K._ro(w)) and not jit.inline(K._ro(x))
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("dups", [False, True])
+@pytest.mark.parametrize("ties", ["average", "input"])
+def test_frames_over_the_budget_taken_whole(monkeypatch, counted, dups, ties):
+    """Frames larger than the memory budget go to the kernels in one batch; a refusal that
+    depends on the data (a repeated item) evaluates them in batches, as the numpy path does."""
+    from receval import api
+
+    recs, truth = data(11, ties=True, dups=dups)
+    ran: list[int] = []
+    orig = api.run_polars
+    monkeypatch.setattr(api, "run_polars", lambda *a, **kw: ran.append(kw.get("n_batches", 0)) or orig(*a, **kw))
+    kw = {"ties": ties, "dup": "first"} if dups else {"ties": ties}
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(recs, truth, SPECS, **kw)  # the numpy path in one batch
+    monkeypatch.setenv("RECEVAL_MEMORY_BUDGET", "64KB")  # the numpy path would take 3 batches
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS, **kw)
+    same(want, got)
+    assert ran == ([3] if dups else [])  # kernels: one batch (in batches after a refusal)
+    assert counted["formed"] == 1 or dups and counted["formed"] < 3  # (the batch of the repeat: numpy)
