@@ -34,6 +34,25 @@ def _same(va, sa, i, vb, sb, j):  # pragma: no cover - compiled
     return a0 == b0 and a1 == b1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mix(v0, v1):  # pragma: no cover - compiled
+    """A 64-bit hash of an inline Arrow string view (the id itself): only an index, every
+    match is confirmed on the views."""
+    h = v0 * np.uint64(0x9E3779B97F4A7C15) ^ v1
+    h ^= h >> np.uint64(32)
+    h *= np.uint64(0xD6E8FEB86659FD93)
+    h ^= h >> np.uint64(32)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def hash_views(views, out, hmask):  # pragma: no cover - compiled
+    """``out[i]``: the hash (:func:`_mix`) of the inline view ``views[i]``, and ``hmask`` (all
+    ones; fewer bits in tests, where ids then share hashes)."""
+    for i in range(len(views)):
+        out[i] = _mix(views[i, 0], views[i, 1]) & hmask
+
+
 @njit(cache=True, nogil=True)
 def inline(views):  # pragma: no cover - compiled
     """Whether every Arrow string view holds its id inline (at most 12 bytes), zero padded: then
@@ -65,20 +84,21 @@ def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def code_users(t_hash, t_view):  # pragma: no cover - compiled
-    """The truth users coded by their 64-bit hashes, every hash match confirmed on the ids
-    (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
+def code_users(t_view, hmask):  # pragma: no cover - compiled
+    """The truth users coded by their 64-bit hashes (:func:`_mix`), every hash match confirmed on
+    the ids (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
     ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
     row of each user) and the table :func:`lookup_users` reads: (hash, view, code + 1) records,
     at most half full."""
-    n_t = len(t_hash)
+    n_t = len(t_view)
     size = 1024
     table = np.zeros((size, 4), np.uint64)
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
     n_users = 0
     for i in range(n_t):
-        h, v0, v1 = t_hash[i], t_view[i, 0], t_view[i, 1]
+        v0, v1 = t_view[i, 0], t_view[i, 1]
+        h = _mix(v0, v1) & hmask
         s = _place(table, h, v0, v1, np.uint64(size - 1))
         if table[s, 3] == 0:
             if 2 * (n_users + 1) > size:  # grow: every id placed again
@@ -99,13 +119,30 @@ def code_users(t_hash, t_view):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def lookup_users(table, r_hash, r_view, out):  # pragma: no cover - compiled
-    """``out[i]``: the code of the user of row ``i`` (hash ``r_hash``, view ``r_view``) in the
-    table of :func:`code_users`, -1 when it is no truth user."""
+def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
+    """``out[i]``: the code of the user of row ``i`` (view ``r_view``) in the table of
+    :func:`code_users`, -1 when it is no truth user."""
     mask = np.uint64(len(table) - 1)
-    for i in range(len(r_hash)):
-        s = _place(table, r_hash[i], r_view[i, 0], r_view[i, 1], mask)
+    for i in range(len(r_view)):
+        v0, v1 = r_view[i, 0], r_view[i, 1]
+        s = _place(table, _mix(v0, v1) & hmask, v0, v1, mask)
         out[i] = np.int32(table[s, 3]) - 1
+
+
+@njit(cache=True, nogil=True)
+def seen_users(codes, n_users):  # pragma: no cover - compiled
+    """The number of users (codes 0 .. ``n_users`` - 1) that occur in ``codes`` and the number
+    of rows without a user (code < 0)."""
+    seen = np.zeros(n_users, np.bool_)
+    n_seen, n_out = 0, 0
+    for i in range(len(codes)):
+        c = codes[i]
+        if c < 0:
+            n_out += 1
+        elif not seen[c]:
+            seen[c] = True
+            n_seen += 1
+    return n_seen, n_out
 
 
 @njit(cache=True, nogil=True)

@@ -51,6 +51,10 @@ MIN_ROWS = int(os.environ.get("RECEVAL_JIT_MIN_ROWS", 1_000_000))
 
 _loaded: Any = None
 
+#: the bits of the kernels' own hash of inline ids (all; tests keep two, so that ids share
+#: hashes and every match must be confirmed on the ids)
+HASH_MASK = np.uint64(2**64 - 1)
+
 
 def enabled() -> bool:
     """Whether the kernels may run: ``RECEVAL_NO_JIT`` unset (or 0) and numba installed."""
@@ -96,9 +100,11 @@ def _jit() -> Any:
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
     jit.inline(v)
-    code, _, table = jit.code_users(u, v)
-    jit.lookup_users(table, u, v, code)
+    code, _, table = jit.code_users(v, HASH_MASK)
+    jit.lookup_users(table, v, code, HASH_MASK)
+    jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
     jit.recode(code, z)
+    jit.seen_users(code, 1)
     st, g = jit.group_by(z, 1, u, u, True)
     lv, ls = _typed([v])
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
@@ -134,6 +140,17 @@ def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
             return None
         parts.append(v)
     return parts
+
+
+def _view_hash(parts: list[np.ndarray]) -> np.ndarray:
+    """The hashes of the inline views of a column's chunks (:func:`_chunk_views`), as one array."""
+    jit = _jit()
+    out = np.empty(sum(len(v) for v in parts), dtype=np.uint64)
+    at = 0
+    for v in parts:
+        jit.hash_views(v, out[at:at + len(v)], HASH_MASK)
+        at += len(v)
+    return _ro(out)
 
 
 def _views(s: pl.Series) -> np.ndarray | None:
@@ -301,10 +318,10 @@ class Deferred(Encoded):
         r_user = np.empty(len(ru), dtype=np.int32)
         r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
         if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
-            t_code, first, table = jit.code_users(_hash(tu), tv)
+            t_code, first, table = jit.code_users(tv, HASH_MASK)
             at = 0
             for c, v in r_parts:  # chunk by chunk: the views read in place
-                jit.lookup_users(table, _hash(c), v, r_user[at:at + len(c)])
+                jit.lookup_users(table, v, r_user[at:at + len(c)], HASH_MASK)
                 at += len(c)
             del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
@@ -345,13 +362,18 @@ class Deferred(Encoded):
         jit = _jit()
         n_users = len(p["user_ids"])
         if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
-            t_hash = _hash(p["ti"])
-            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits"), True),
-                           jit.group_by(p["t_user"], n_users, t_hash, t_hash, False))
-            del t_hash  # the item views after the grouping (its peak): read only at the hits
             views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
+            if p["exact"]:  # hashed from the views (the ids themselves; matches confirmed on them)
+                r_hash, t_hash = (_view_hash(v) for v in views)  # type: ignore[arg-type]
+            else:
+                r_hash, t_hash = _hash(p["ri"]), _hash(p["ti"])
+            t_group = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
+            del t_hash
+            p["groups"] = (jit.group_by(p["r_user"], n_users, r_hash, p.pop("sbits"), True), t_group)
+            del r_hash
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
+            del views
         (rst, rg), (tst, tg) = p["groups"]
         trows = tg[:, 0].astype(np.int64)
         mode = {"input": jit.INPUT, "average": jit.AVERAGE, "optimistic": jit.OPTIMISTIC}[ties]
@@ -398,18 +420,15 @@ class Deferred(Encoded):
         if "info" in p:
             return p["info"]
         r_user, ru = p["r_user"], p["ru"]
-        keep = r_user >= 0
-        seen = np.zeros(len(p["user_ids"]), dtype=bool)
-        seen[r_user[keep]] = True
-        in_both = int(np.count_nonzero(seen))
-        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
-        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": in_both, "users_only_in_recs": only_recs,
+        in_both, n_out = _jit().seen_users(r_user, len(p["user_ids"]))
+        only_recs = 0 if n_out == 0 else int(ru.filter(pl.Series(r_user < 0)).n_unique())
+        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": int(in_both), "users_only_in_recs": only_recs,
                                 "users_only_in_truth": len(p["user_ids"]) - in_both}
         if not E._PER_BATCH.get():
             E.check_overlap(info, lambda: {"user": (ru.unique().sort(), p["uni"]),
                                            "item": (p["ri"].unique().sort(), p["ti"].unique().sort())})
         if only_recs:
-            info["ignored_rec_rows"] = int((~keep).sum())
+            info["ignored_rec_rows"] = int(n_out)
             info["ignored_rec_users"] = only_recs
         p["info"] = info
         return info

@@ -142,6 +142,7 @@ def test_look_alike_ids_sharing_a_hash_never_match(monkeypatch, counted):
         return real(s.replace("y", "q"))
 
     monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(0))  # short ids: every id shares the kernels' own hash
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     got = receval.evaluate(recs, truth, SPECS)
     assert counted["formed"] == 2  # (the first in both())
@@ -159,6 +160,7 @@ def test_kernel_weak_hash_same_values(monkeypatch, weak):
         return s.hash(seed=1).to_numpy() & np.uint64(3) if weak == "two_bits" else np.zeros(len(s), np.uint64)
 
     monkeypatch.setattr(E, "hash64", fake)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(3 if weak == "two_bits" else 0))  # the kernels' own hash of short ids
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     same(want, receval.evaluate(recs, truth, SPECS))
 
@@ -216,6 +218,7 @@ def test_items_sharing_a_hash_within_a_user_stay_on_the_kernels(monkeypatch, cou
         return real(s.replace({"y": "q", "c": "b"}))
 
     monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(0))  # short ids: every id shares the kernels' own hash
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     got = receval.evaluate(recs, truth, SPECS)
     assert counted["formed"] == 2  # the kernels decided it (not a repeated item for the numpy path)
