@@ -439,3 +439,64 @@ def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, 
             n_hits += 1
     return (OK, hit_user[:n_hits], hit_row[:n_hits], hit_t[:n_hits], hit_pos[:n_hits], hit_lo[:n_hits],
             hit_hi[:n_hits], first_tie, max_pos)
+
+
+@njit(cache=True, nogil=True)
+def count_codes(codes, n_groups):  # pragma: no cover - compiled
+    """The rows of each code 0 .. ``n_groups`` - 1 (rows with code < 0 left out)."""
+    cnt = np.zeros(n_groups, np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            cnt[c] += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits):  # pragma: no cover
+    """The first radix pass of :func:`group_part` for one segment of rows (``row0``: its first
+    row): each row of a code in ``g0`` .. ``g1`` - 1 written at ``fill`` of its bucket (the high
+    bits of code - ``g0``) as a (low bits << 32 | row, item hash, score bits) record; the item
+    hash from the inline view (:func:`_mix`, ``from_views``) or ``hashes``; -0.0 as 0.0."""
+    neg_zero = np.uint64(1) << np.uint64(63)
+    lo_mask = (1 << lo_bits) - 1
+    for j in range(len(codes)):
+        c = codes[j]
+        if c >= g0 and c < g1:
+            c -= g0
+            h = c >> lo_bits
+            q = fill[h]
+            fill[h] = q + 1
+            out[q, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(row0 + j)
+            out[q, 1] = (_mix(views[j, 0], views[j, 1]) & hmask) if from_views else hashes[j]
+            v = sbits[j]
+            out[q, 2] = np.uint64(0) if v == neg_zero else v
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def settle(out, starts, lo_bits):  # pragma: no cover - compiled
+    """The second radix pass of :func:`group_part`: each bucket (a run of 2^``lo_bits`` groups,
+    records written by :func:`scatter`) by the low bits, stably, buckets in parallel; the low
+    bits cleared (the records keep the row)."""
+    n_groups = len(starts) - 1
+    n_lo = 1 << lo_bits
+    n_hi = (n_groups + n_lo - 1) >> lo_bits
+    low = np.uint64(0xFFFFFFFF)
+    for h in prange(n_hi):
+        g0 = h << lo_bits
+        g1 = min(n_groups, g0 + n_lo)
+        b0, b1 = starts[g0], starts[g1]
+        if b1 - b0 < 2:
+            if b1 > b0:
+                out[b0, 0] &= low
+            continue
+        pos = starts[g0:g1].copy()
+        scratch = out[b0:b1].copy()
+        for j in range(b1 - b0):
+            k = scratch[j, 0]
+            q = np.int64(k >> np.uint64(32))
+            r = pos[q]
+            pos[q] = r + 1
+            out[r, 0] = k & low
+            out[r, 1] = scratch[j, 1]
+            out[r, 2] = scratch[j, 2]

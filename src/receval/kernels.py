@@ -44,6 +44,10 @@ from . import encode as E
 from .encode import Encoded
 from .hits import Hits
 
+#: recommendation rows grouped at once (about 24 bytes each): more rows are grouped and
+#: matched in parts of users (``RECEVAL_JIT_PART_ROWS``)
+PART_ROWS = int(os.environ.get("RECEVAL_JIT_PART_ROWS", 16_000_000))
+
 #: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
 #: batched runs): below it the numpy path runs and numba is never imported
 #: (``RECEVAL_JIT_MIN_ROWS=0`` forces the kernels on for every input, e.g. to run a test suite)
@@ -106,6 +110,9 @@ def _jit() -> Any:
     jit.recode(code, z)
     jit.seen_users(code, 1)
     st, g = jit.group_by(z, 1, u, u, True)
+    cnt = jit.count_codes(z, 1)
+    jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
+    jit.settle(g, st, 1)
     lv, ls = _typed([v])
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
@@ -151,6 +158,34 @@ def _view_hash(parts: list[np.ndarray]) -> np.ndarray:
         jit.hash_views(v, out[at:at + len(v)], HASH_MASK)
         at += len(v)
     return _ro(out)
+
+
+def _starts(chunks: list[np.ndarray]) -> list[int]:
+    """The first row of each chunk."""
+    return np.cumsum([0, *(len(c) for c in chunks)]).tolist()
+
+
+def _segment(chunks: list[np.ndarray], a: int, b: int) -> np.ndarray:
+    """Rows ``a`` .. ``b`` - 1 of a column held in chunks, within one chunk (read in place)."""
+    at = 0
+    for c in chunks:
+        if a < at + len(c):
+            return c[a - at:b - at]
+        at += len(c)
+    return chunks[-1][len(chunks[-1]):]
+
+
+def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Users 0 .. len(``count``) - 1 in consecutive parts of about ``rows`` rows (``count``: each
+    user's rows); one part when they fit."""
+    total = int(count.sum())
+    n = len(count)
+    if total <= rows or n < 2:
+        return [(0, n)]
+    ends = np.cumsum(count)
+    cuts = np.searchsorted(ends, np.arange(rows, total, rows), side="left") + 1
+    bounds = sorted({0, n, *(int(c) for c in cuts if 0 < c < n)})
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def _views(s: pl.Series) -> np.ndarray | None:
@@ -338,9 +373,14 @@ class Deferred(Encoded):
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        sbits = _ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))  # (-0.0 as 0.0 in group_by)
+        sc = rf.get_column(rroles["score"])
+        if sc.dtype == pl.Float64:  # the scores' bits read chunk by chunk in place (-0.0 as 0.0 in scatter)
+            del score
+            scores = [_ro(c.to_numpy().view(np.uint64)) for c in sc.get_chunks()]
+        else:
+            scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, sbits=sbits)
+                          t_user=t_user, r_user=r_user, scores=scores)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -361,26 +401,39 @@ class Deferred(Encoded):
         relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
         jit = _jit()
         n_users = len(p["user_ids"])
-        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
+        if "t_group" not in p:  # the truth grouped by user, the item views, the rows of each user
             views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
             if p["exact"]:  # hashed from the views (the ids themselves; matches confirmed on them)
-                r_hash, t_hash = (_view_hash(v) for v in views)  # type: ignore[arg-type]
+                t_hash = _view_hash(views[1])  # type: ignore[arg-type]
             else:
-                r_hash, t_hash = _hash(p["ri"]), _hash(p["ti"])
-            t_group = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
+                t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
+            p["t_group"] = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
             del t_hash
-            p["groups"] = (jit.group_by(p["r_user"], n_users, r_hash, p.pop("sbits"), True), t_group)
-            del r_hash
+            p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
+            p["count"] = jit.count_codes(p["r_user"], n_users)
             del views
-        (rst, rg), (tst, tg) = p["groups"]
-        trows = tg[:, 0].astype(np.int64)
+        tst, tg = p["t_group"]
+        cnt = p["count"]
         mode = {"input": jit.INPUT, "average": jit.AVERAGE, "optimistic": jit.OPTIMISTIC}[ties]
-        status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos = jit.match(
-            rst, rg, tst, tg, relevant, mode, *p["views"], p["exact"])
-        if status != jit.OK:
-            return self._declined()
+        got: list[tuple[np.ndarray, ...]] = []
+        first_tie = np.empty(n_users, dtype=np.int64)
+        max_pos = np.empty(n_users, dtype=np.int64)
+        for g0, g1 in _parts(cnt, PART_ROWS):  # users in parts: the records of one part at a time
+            rst, rg = self._group_part(p, g0, g1)
+            t0, t1 = int(tst[g0]), int(tst[g1])
+            status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
+                                              *p["views"], p["exact"])
+            del rst, rg
+            if status != jit.OK:
+                return self._declined()
+            hits[0] += g0
+            got.append(tuple(hits))
+            first_tie[g0:g1], max_pos[g0:g1] = ft, mp
+        hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi = (
+            np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6))
+        del got
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
             same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
                     == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
@@ -392,11 +445,12 @@ class Deferred(Encoded):
         if info is None:
             return self._declined()
         t_user = p["t_user"]
-        length = np.diff(rst)
+        length = cnt
+        trows = tg[:, 0].astype(np.int64)
         counted = relevant[trows]
         n_rel = np.bincount(t_user[relevant], minlength=n_users).astype(np.int64)
         n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
-        h_info = {"rec_rows": int(len(rg)), "order": "score", "users": n_users,
+        h_info = {"rec_rows": int(cnt.sum()), "order": "score", "users": n_users,
                   "users_without_relevant": int((n_rel == 0).sum()),
                   "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
         tied_any = bool((first_tie != jit.NO_TIE).any())
@@ -414,6 +468,37 @@ class Deferred(Encoded):
             h.tied_codes = np.flatnonzero(tied).astype(np.int64)
         self.formed += 1
         return h
+
+    def _group_part(self, p: dict[str, Any], g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The recommended rows of the users ``g0`` .. ``g1`` - 1 grouped by user (input order
+        kept): each user's first place (``starts``) and the (row, item hash, score bits) records,
+        by two radix passes on the user code (:func:`receval._jit.scatter` segment by segment of
+        the columns' chunks, read in place; :func:`receval._jit.settle`). Kept when the users
+        are one part (every build group reads them)."""
+        if p.get("part", (None,))[0] == (g0, g1):
+            return p["part"][1]
+        jit = _jit()
+        n = g1 - g0
+        bits = max(1, (n - 1).bit_length())
+        lo_bits = (bits + 1) // 2
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(p["count"][g0:g1], out=starts[1:])
+        fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
+        out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
+        views, hashes, scores = p["r_views"], p.get("r_hash"), p["scores"]
+        exact = views is not None
+        bounds = sorted({0, len(p["r_user"]), *_starts(views if exact else [hashes]), *_starts(scores)})
+        none_v, none_h = _ro(np.zeros((0, 2), dtype=np.uint64)), _ro(np.zeros(0, dtype=np.uint64))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b == a:
+                continue
+            v = _segment(views, a, b) if exact else none_v
+            h = none_h if exact else hashes[a:b]
+            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, a, b))
+        jit.settle(out, starts, lo_bits)
+        if len(_parts(p["count"], PART_ROWS)) == 1:
+            p["part"] = ((g0, g1), (starts, out))
+        return starts, out
 
     def _info(self, p: dict[str, Any]) -> dict[str, Any] | None:
         """The counts and the overlap judgement :func:`receval.encode.encode` gives (once)."""

@@ -287,3 +287,21 @@ def test_frames_over_the_budget_taken_whole(monkeypatch, counted, dups, ties):
     same(want, got)
     assert ran == ([3] if dups else [])  # kernels: one batch (in batches after a refusal)
     assert counted["formed"] == 1 or dups and counted["formed"] < 3  # (the batch of the repeat: numpy)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("ties", ["average", "optimistic", "input"])
+@pytest.mark.parametrize("long_ids", [False, True])
+def test_users_in_parts_same_values(monkeypatch, counted, ties, long_ids):
+    """Rows grouped and matched in parts of users (a few rows each) give the values of the
+    numpy path; scores held in several chunks are read chunk by chunk."""
+    recs, truth = data(12, ties=True)
+    if long_ids:
+        recs = recs.with_columns(("a-long-item-id-prefix-" + pl.col("item_id")).alias("item_id"))
+        truth = truth.with_columns(("a-long-item-id-prefix-" + pl.col("item_id")).alias("item_id"))
+    recs = pl.concat([recs.slice(0, 100), recs.slice(100, 333), recs.slice(433)], rechunk=False)
+    assert recs.n_chunks() > 1
+    monkeypatch.setattr(K, "PART_ROWS", 97)
+    want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
+    same(want, got)
+    assert counted["formed"] == 1
