@@ -6,7 +6,12 @@ fixed number of parts that do not depend on the threads, and each part writes it
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
+
+def numba_threads() -> int:
+    """The threads numba's parallel kernels run on."""
+    return int(get_num_threads())
+
 
 #: statuses of :func:`match`: the rows it cannot decide alone (the numpy path then takes the call)
 OK, TRUTH_REPEAT, REC_REPEAT, TIE = 0, 1, 2, 3
@@ -437,8 +442,8 @@ def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, 
             hit_lo[n_hits] = hit_lo[q]
             hit_hi[n_hits] = hit_hi[q]
             n_hits += 1
-    return (OK, hit_user[:n_hits], hit_row[:n_hits], hit_t[:n_hits], hit_pos[:n_hits], hit_lo[:n_hits],
-            hit_hi[:n_hits], first_tie, max_pos)
+    return (OK, hit_user[:n_hits].copy(), hit_row[:n_hits].copy(), hit_t[:n_hits].copy(), hit_pos[:n_hits].copy(),
+            hit_lo[:n_hits].copy(), hit_hi[:n_hits].copy(), first_tie, max_pos)
 
 
 @njit(cache=True, nogil=True)

@@ -31,6 +31,8 @@ import os
 import sys
 import time
 import warnings
+from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -44,9 +46,9 @@ from . import encode as E
 from .encode import Encoded
 from .hits import Hits
 
-#: recommendation rows grouped at once (about 24 bytes each): more rows are grouped and
+#: recommendation rows grouped at once (24 bytes each; every part reads the columns once): more rows are grouped and
 #: matched in parts of users (``RECEVAL_JIT_PART_ROWS``)
-PART_ROWS = int(os.environ.get("RECEVAL_JIT_PART_ROWS", 16_000_000))
+PART_ROWS = int(os.environ.get("RECEVAL_JIT_PART_ROWS", 25_000_000))
 
 #: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
 #: batched runs): below it the numpy path runs and numba is never imported
@@ -165,14 +167,16 @@ def _starts(chunks: list[np.ndarray]) -> list[int]:
     return np.cumsum([0, *(len(c) for c in chunks)]).tolist()
 
 
-def _segment(chunks: list[np.ndarray], a: int, b: int) -> np.ndarray:
-    """Rows ``a`` .. ``b`` - 1 of a column held in chunks, within one chunk (read in place)."""
-    at = 0
-    for c in chunks:
-        if a < at + len(c):
-            return c[a - at:b - at]
-        at += len(c)
-    return chunks[-1][len(chunks[-1]):]
+def _segment(chunks: list[np.ndarray], starts: list[int], a: int, b: int) -> np.ndarray:
+    """Rows ``a`` .. ``b`` - 1 of a column held in chunks (``starts``: :func:`_starts`), within
+    one chunk (read in place)."""
+    k = bisect_right(starts, a) - 1
+    return chunks[k][a - starts[k]:b - starts[k]]
+
+
+def _threads() -> int:
+    """The threads the kernels run on (numba's, at most the cores)."""
+    return max(1, min(int(_jit().numba_threads()), os.cpu_count() or 1))
 
 
 def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
@@ -341,11 +345,17 @@ class Deferred(Encoded):
         if rf.height >= 2**31 or tf.height >= 2**31:
             self._prep = {}
             return None  # (int32 rows in the kernels)
-        score = E.number_series(rf.get_column(rroles["score"]), "recommendations", rroles["score"], "score")
+        sc = rf.get_column(rroles["score"])
+        if sc.dtype == pl.Float64 and not sc.null_count():  # checked in place (no copy of the column)
+            score = None
+            finite = bool(sc.is_finite().all())
+        else:
+            score = E.number_series(sc, "recommendations", rroles["score"], "score")
+            finite = bool(np.all(np.isfinite(score)))
         rating = None
         if "rating" in troles:
             rating = E.number_series(tf.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
-        if not (np.all(np.isfinite(score)) and (rating is None or np.all(np.isfinite(rating)))):
+        if not (finite and (rating is None or np.all(np.isfinite(rating)))):
             self._prep = {}
             return None  # refused by encode, with the column named
         jit = _jit()
@@ -354,10 +364,10 @@ class Deferred(Encoded):
         r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
         if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
             t_code, first, table = jit.code_users(tv, HASH_MASK)
-            at = 0
-            for c, v in r_parts:  # chunk by chunk: the views read in place
-                jit.lookup_users(table, v, r_user[at:at + len(c)], HASH_MASK)
-                at += len(c)
+            at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
+            with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
+                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
+                              range(len(r_parts))))
             del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
@@ -373,9 +383,7 @@ class Deferred(Encoded):
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        sc = rf.get_column(rroles["score"])
-        if sc.dtype == pl.Float64:  # the scores' bits read chunk by chunk in place (-0.0 as 0.0 in scatter)
-            del score
+        if score is None:  # the scores' bits read chunk by chunk in place (-0.0 as 0.0 in scatter)
             scores = [_ro(c.to_numpy().view(np.uint64)) for c in sc.get_chunks()]
         else:
             scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
@@ -487,14 +495,15 @@ class Deferred(Encoded):
         out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
         views, hashes, scores = p["r_views"], p.get("r_hash"), p["scores"]
         exact = views is not None
-        bounds = sorted({0, len(p["r_user"]), *_starts(views if exact else [hashes]), *_starts(scores)})
+        v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
+        bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
         none_v, none_h = _ro(np.zeros((0, 2), dtype=np.uint64)), _ro(np.zeros(0, dtype=np.uint64))
         for a, b in zip(bounds[:-1], bounds[1:]):
             if b == a:
                 continue
-            v = _segment(views, a, b) if exact else none_v
+            v = _segment(views, v_at, a, b) if exact else none_v
             h = none_h if exact else hashes[a:b]
-            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, a, b))
+            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, s_at, a, b))
         jit.settle(out, starts, lo_bits)
         if len(_parts(p["count"], PART_ROWS)) == 1:
             p["part"] = ((g0, g1), (starts, out))
