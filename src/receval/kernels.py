@@ -96,7 +96,7 @@ def _jit() -> Any:
         where = Path(os.environ["NUMBA_CACHE_DIR"])
     cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
     if cold:
-        print(f"receval: compiling the large-input kernels (once per install, about 10 s; cached in {where})",
+        print(f"receval: compiling the large-input kernels (once per install, about 30 s; cached in {where})",
               file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     from . import _jit as jit
