@@ -468,6 +468,7 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     import shutil
     import tempfile
 
+    load_before = os.getloadavg()
     sha = _git("rev-parse", "--short", rev)
     head = _git("rev-parse", "--short", "HEAD")
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
@@ -509,8 +510,8 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     finally:
         subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(tmp / "tree")], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": os.getloadavg(),
-            "machine": machine(), "metrics": METRICS, "runs": runs}
+    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": load_before,
+            "load_after": os.getloadavg(), "machine": machine(), "metrics": METRICS, "runs": runs}
 
 
 def against_table(res: dict) -> str:
@@ -575,7 +576,14 @@ def main(argv=None) -> None:
             name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}.json"
             name.write_text(json.dumps(res, indent=1, default=str))
             (name.with_suffix(".md")).write_text(against_table(res) + "\n")
-            print(f"wrote {name}")
+            lb, la = (", ".join(f"{x:.1f}" for x in res[k]) for k in ("load_before", "load_after"))
+            write_section(f"core-against-{'-'.join(sizes)}", (
+                f"### The work tree beside {res['against']} (`bench_core.py --sizes {','.join(sizes)} --against "
+                f"{res['against']} --repeat {a.repeat}`)\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                f"current {res['current']}; load average (1, 5, 15 min) {lb} before, {la} after (a shared machine: "
+                f"the ratio is the measure, each repetition a fresh process, the two sides alternating).\n\n"
+                f"{against_table(res)}\n"))
+            print(f"wrote {name} and its section of RESULTS.md")
         return
     if a.profile:
         profile(a.profile, a.seed)

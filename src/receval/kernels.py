@@ -284,7 +284,7 @@ class Deferred(Encoded):
         #: the inputs were taken in one batch for the kernels (:func:`whole`)
         self.whole = _WHOLE.get()
 
-    def _declined(self) -> None:
+    def _declined(self) -> Hits | None:
         """The kernels do not decide a build group: the numpy path takes it, except for inputs
         taken whole for the kernels (:func:`whole`), which are evaluated again in user batches."""
         if self.whole:
@@ -493,7 +493,9 @@ class Deferred(Encoded):
         np.cumsum(p["count"][g0:g1], out=starts[1:])
         fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
         out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
-        views, hashes, scores = p["r_views"], p.get("r_hash"), p["scores"]
+        views: Any = p["r_views"]
+        hashes: Any = p.get("r_hash")
+        scores = p["scores"]
         exact = views is not None
         v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
