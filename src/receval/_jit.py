@@ -77,61 +77,66 @@ def inline(views):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True, nogil=True)
-def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
-    """The slot of the id (hash ``h``, view ``v0``, ``v1``) in ``table``: its own, or the empty
-    slot where it goes (linear probing; an id is its whole view, the hash only places it)."""
+#: an empty slot of the user table (no inline view has this length word)
+EMPTY = np.uint64(2**64 - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _probe(table, v0, v1, mask, hmask):  # pragma: no cover - compiled
+    """The slot of the id (inline view ``v0``, ``v1``) in ``table``: its own, or the empty slot
+    where it goes (linear probing from its hash; an id is its whole view, the hash only places it)."""
     one = np.uint64(1)
-    s = _slot(h, mask)
-    while table[s, 3] != 0 and not (table[s, 0] == h and table[s, 1] == v0 and table[s, 2] == v1):
+    s = _slot(_mix(v0, v1) & hmask, mask)
+    while table[s, 0] != EMPTY and not (table[s, 0] == v0 and table[s, 1] == v1):
         s = (s + one) & mask
     return s
 
 
 @njit(cache=True, nogil=True)
 def code_users(t_view, hmask):  # pragma: no cover - compiled
-    """The truth users coded by their 64-bit hashes (:func:`_mix`), every hash match confirmed on
-    the ids (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
-    ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
-    row of each user) and the table :func:`lookup_users` reads: (hash, view, code + 1) records,
-    at most half full."""
+    """The truth users placed by their 64-bit hashes (:func:`_mix`) in a table of their inline
+    Arrow string views (16 bytes a slot, at most half full), every match confirmed on the views
+    (compared whole: two ids sharing a hash stay apart). Returns ``t_code`` (each truth row's
+    user, in order of first appearance), ``first`` (the first truth row of each user), the
+    table :func:`lookup_users` reads and each slot's code (-1: empty)."""
     n_t = len(t_view)
     size = 1024
-    table = np.zeros((size, 4), np.uint64)
+    table = np.full((size, 2), EMPTY, np.uint64)
+    slot_code = np.full(size, -1, np.int32)
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
     n_users = 0
     for i in range(n_t):
         v0, v1 = t_view[i, 0], t_view[i, 1]
-        h = _mix(v0, v1) & hmask
-        s = _place(table, h, v0, v1, np.uint64(size - 1))
-        if table[s, 3] == 0:
+        s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+        if table[s, 0] == EMPTY:
             if 2 * (n_users + 1) > size:  # grow: every id placed again
                 size *= 2
-                grown = np.zeros((size, 4), np.uint64)
+                grown = np.full((size, 2), EMPTY, np.uint64)
+                grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
-                    if table[q, 3] != 0:
-                        g = _place(grown, table[q, 0], table[q, 1], table[q, 2], np.uint64(size - 1))
-                        grown[g] = table[q]
-                table = grown
-                s = _place(table, h, v0, v1, np.uint64(size - 1))
-            table[s, 0], table[s, 1], table[s, 2] = h, v0, v1
-            table[s, 3] = n_users + 1
+                    if table[q, 0] != EMPTY:
+                        g = _probe(grown, table[q, 0], table[q, 1], np.uint64(size - 1), hmask)
+                        grown[g, 0], grown[g, 1] = table[q, 0], table[q, 1]
+                        grown_code[g] = slot_code[q]
+                table, slot_code = grown, grown_code
+                s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+            table[s, 0], table[s, 1] = v0, v1
+            slot_code[s] = n_users
             first[n_users] = i
             n_users += 1
-        t_code[i] = np.int32(table[s, 3] - np.uint64(1))
-    return t_code, first[:n_users].copy(), table
+        t_code[i] = slot_code[s]
+    return t_code, first[:n_users].copy(), table, slot_code
 
 
 @njit(cache=True, nogil=True)
 def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
-    """``out[i]``: the code of the user of row ``i`` (view ``r_view``) in the table of
-    :func:`code_users`, -1 when it is no truth user."""
+    """``out[i]``: the slot of the user of row ``i`` (view ``r_view``) in the table of
+    :func:`code_users`, -1 when it is no truth user (:func:`recode` turns slots into codes)."""
     mask = np.uint64(len(table) - 1)
     for i in range(len(r_view)):
-        v0, v1 = r_view[i, 0], r_view[i, 1]
-        s = _place(table, _mix(v0, v1) & hmask, v0, v1, mask)
-        out[i] = np.int32(table[s, 3]) - 1
+        s = _probe(table, r_view[i, 0], r_view[i, 1], mask, hmask)
+        out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
 
 
 @njit(cache=True, nogil=True)

@@ -106,7 +106,7 @@ def _jit() -> Any:
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
     jit.inline(v)
-    code, _, table = jit.code_users(v, HASH_MASK)
+    code, _, table, _ = jit.code_users(v, HASH_MASK)
     jit.lookup_users(table, v, code, HASH_MASK)
     jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
     jit.recode(code, z)
@@ -363,7 +363,7 @@ class Deferred(Encoded):
         r_user = np.empty(len(ru), dtype=np.int32)
         r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
         if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
-            t_code, first, table = jit.code_users(tv, HASH_MASK)
+            t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
             at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
             with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
                 list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
@@ -375,7 +375,9 @@ class Deferred(Encoded):
             rank = np.empty(len(order), dtype=np.int32)
             rank[order] = np.arange(len(order), dtype=np.int32)
             t_user = rank[t_code]
-            jit.recode(r_user, rank)
+            slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
+            jit.recode(r_user, slot_rank)  # slots -> codes
+            del slot_code, slot_rank
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
