@@ -4,25 +4,36 @@ any order, ordered by score, metrics read from the sparse hits only.
 :func:`deferred` (called where the inputs are encoded) returns a :class:`Deferred` encoding for
 inputs of at least :data:`MIN_ROWS` recommendation rows; :meth:`Deferred.form` (called by
 :func:`receval.engine.form`) then builds the form of a build group without the sorts of the
-numpy path:
+numpy path. Frames held in memory that the numpy path would split into user batches go to the
+kernels whole when they take every build group (:func:`whole`; their memory is held in parts
+of users instead): a refusal that depends on the data raises :class:`Rebatch`, and the frames
+are evaluated in batches as before.
 
 * users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
-  users): the kernel places each id by its 64-bit hash (:data:`receval.encode.hash64`) in a table
-  and confirms every match on the 16-byte Arrow string views, which for ids of at most 12 bytes
-  are the ids themselves (longer ids: :func:`receval.encode._hash_codes`); the rows are grouped by
-  user with two radix passes on the code that carry (row, item hash, score bits) records;
-* per user, the truth items' 64-bit hashes go into a small hash set and every recommended row is
-  looked up in it; duplicate items and tied scores are found in the same pass; a hit's position
-  is 1 + the number of the user's rows with a higher score (no sort by score);
-* every hash match is confirmed on the ids themselves (:data:`receval.encode.hash64` is only an
-  index): a recommended id that merely shares its hash with a truth id of the user is no hit
-  (short ids: in the kernel, on their views; longer ids: on the strings after the kernel).
+  users): the kernel places each id by a 64-bit hash of its 16-byte Arrow string view in a
+  table of views, which for ids of at most 12 bytes are the ids themselves, so every match is
+  confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
+* the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
+  the user code carry (row, item hash, score bits) records, the first read segment by segment
+  from the columns' chunks in place, the second in parallel;
+* per user (users in parallel), the truth items' hashes go into a small hash set and every
+  recommended row is looked up in it; duplicate items and tied scores are found in the same
+  pass; a hit's tie group is the user's rows scored higher (``lo`` = their number + 1) through
+  the rows scored the same (``hi``), its position ``lo`` + the tied rows before it in the
+  input (``optimistic``: ``lo``); no sort by score. ``ties=average`` takes the bounds (the
+  existing closed forms), every tie rule that needs no item order takes this path;
+* every hash match is confirmed on the ids themselves (a hash is only an index): a recommended
+  id that merely shares its hash with a truth id of the user is no hit (short ids: in the
+  kernel, on their views; longer ids: on the strings after the kernel).
 
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
-rows or items, ``hitscore=positive``, a repeated item within a user (a duplicate row; for ids
-longer than 12 bytes also two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
-``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy path.
+rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
+item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
+hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
+path. The kernels compile once per install (about 30 s on 2 loaded cores; numba's cache, see
+:func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
+:data:`MIN_ROWS` never import numba.
 """
 
 from __future__ import annotations
