@@ -267,52 +267,64 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
     row on (``tst[u0]``: a truth row is hit at most once). Returns (status, number of hits)."""
     widest = 1
     for u in range(u0, u1):
-        widest = max(widest, rst[u + 1] - rst[u], tst[u + 1] - tst[u])
+        widest = max(widest, rst[u + 1] - rst[u] + tst[u + 1] - tst[u])
     size = 16
     while size < 2 * widest:
         size *= 2
     mask = np.uint64(size - 1)
     one = np.uint64(1)
-    t_key = np.zeros(size, np.uint64)
-    t_val = np.full(size, -1, np.int64)
-    r_key = np.zeros(size, np.uint64)
-    r_used = np.zeros(size, np.bool_)
-    r_row = np.zeros(size, np.int64)
+    # one item set per user: its truth items, then the recommended items not in the truth
+    i_key = np.zeros(size, np.uint64)
+    i_row = np.full(size, -1, np.int64)  # the truth row, or the recommended row (i_truth False); -1: empty
+    i_truth = np.zeros(size, np.bool_)
+    i_rec = np.zeros(size, np.bool_)  # recommended (a second time: a repeated item)
     s_key = np.zeros(size, np.uint64)
     s_cnt = np.zeros(size, np.int64)
-    t_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
-    r_slots = np.empty(widest, np.uint64)
+    i_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
     s_slots = np.empty(widest, np.uint64)
     n_hits = tst[u0]
     for u in range(u0, u1):
         a, b = rst[u], rst[u + 1]
         ta, tb = tst[u], tst[u + 1]
+        n_items = 0
         for j in range(ta, tb):  # the user's truth items
             t = np.int64(tg[j, 0])
             h = tg[j, 1]
             s = _slot(h, mask)
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, t_val[s]))):
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, i_row[s]))):
                 s = (s + one) & mask
-            if t_val[s] >= 0:
+            if i_row[s] >= 0:
                 return TRUTH_REPEAT, 0
-            t_key[s] = h
-            t_val[s] = t
-            t_slots[j - ta] = s
+            i_key[s] = h
+            i_row[s] = t
+            i_truth[s] = True
+            i_slots[n_items] = s
+            n_items += 1
         first_hit = n_hits
         has_tie = False
         n_scores = 0
         for i in range(a, b):
             r = np.int64(rg[i, 0])
             h = rg[i, 1]
-            s = _slot(h, mask)  # repeated item hashes
-            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r_starts, r, r_view, r_starts, r_row[s]))):
+            s = _slot(h, mask)  # the item: a truth item, an item recommended before, or new
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or (
+                    _same(r_view, r_starts, r, t_view, t_starts, i_row[s]) if i_truth[s]
+                    else _same(r_view, r_starts, r, r_view, r_starts, i_row[s])))):
                 s = (s + one) & mask
-            if r_used[s]:
+            if i_rec[s]:
                 return REC_REPEAT, 0
-            r_used[s] = True
-            r_key[s] = h
-            r_row[s] = r
-            r_slots[i - a] = s
+            i_rec[s] = True
+            if i_row[s] < 0:
+                i_key[s] = h
+                i_row[s] = r
+                i_slots[n_items] = s
+                n_items += 1
+            elif relevant[i_row[s]]:
+                hit_user[n_hits] = u
+                hit_row[n_hits] = r
+                hit_t[n_hits] = i_row[s]
+                hit_pos[n_hits] = i  # (the position is counted below)
+                n_hits += 1
             k = rg[i, 2]  # tied scores
             s = _slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
@@ -324,16 +336,6 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
                 s_slots[n_scores] = s
                 n_scores += 1
             s_cnt[s] += 1
-            s = _slot(h, mask)  # the truth row of the item
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r_starts, r, t_view, t_starts, t_val[s]))):
-                s = (s + one) & mask
-            t = t_val[s]
-            if t >= 0 and relevant[t]:
-                hit_user[n_hits] = u
-                hit_row[n_hits] = r
-                hit_t[n_hits] = t
-                hit_pos[n_hits] = i  # (the position is counted below)
-                n_hits += 1
         for q in range(first_hit, n_hits):  # positions: rows scored higher, tied rows before, the tie group
             i = hit_pos[q]
             v = fv[i, 2]
@@ -383,10 +385,11 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
                 if fv[i, 2] > low:
                     p += 1
             max_pos[u] = p
-        for j in range(tb - ta):  # clear the slots this user filled
-            t_val[t_slots[j]] = -1
-        for j in range(b - a):
-            r_used[r_slots[j]] = False
+        for j in range(n_items):  # clear the slots this user filled
+            q = i_slots[j]
+            i_row[q] = -1
+            i_truth[q] = False
+            i_rec[q] = False
         for j in range(n_scores):
             s_cnt[s_slots[j]] = 0
     return OK, n_hits - tst[u0]
