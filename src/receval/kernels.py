@@ -270,10 +270,11 @@ def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], di
              text: tuple[bool, bool], exact: bool, columns: Any) -> Encoded | None:
     """A :class:`Deferred` encoding of large inputs with string ids ordered by score, else None."""
     rroles, troles = roles
-    if rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled():
-        return None
-    if not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
-               ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"]))):
+    if (rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled()
+            or not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
+                       ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"])))):
+        if _WHOLE.get():  # inputs taken whole for the kernels (:func:`whole`) never go to the numpy path whole
+            raise Rebatch
         return None
     return Deferred(rf, tf, roles, text, exact, columns)
 

@@ -305,3 +305,27 @@ def test_users_in_parts_same_values(monkeypatch, counted, ties, long_ids):
     want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
     same(want, got)
     assert counted["formed"] == 1
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_frames_taken_whole_that_the_kernels_refuse_are_batched(monkeypatch, tmp_path, counted):
+    """Frames read from a text file are not the kernels' (the ids' types are decided per file):
+    taken whole, they are evaluated in batches, never by the numpy path in one batch."""
+    from receval import api
+
+    recs, truth = data(13)
+    r, t = tmp_path / "recs.csv", tmp_path / "truth.csv"
+    recs.write_csv(r)
+    truth.write_csv(t)
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(str(r), str(t), SPECS)
+    ran: list[int] = []
+    orig = api.run_polars
+    monkeypatch.setattr(api, "run_polars", lambda *a, **kw: ran.append(kw.get("n_batches", 0)) or orig(*a, **kw))
+    monkeypatch.setattr(api, "_file_batches", lambda *a: 1)  # a file read whole, then too large for one batch
+    monkeypatch.setattr(api.kernels, "whole", lambda *a: True)
+    monkeypatch.setenv("RECEVAL_MEMORY_BUDGET", "64KB")
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(str(r), str(t), SPECS)
+    same(want, got)
+    assert ran and ran[0] > 1  # (the batches, their id types decided once, go to the kernels)
