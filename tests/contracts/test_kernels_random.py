@@ -58,7 +58,7 @@ def run(recs, truth, kw, jit: bool, mask: int, part_rows: int):
 
 
 @pytest.mark.filterwarnings("ignore")
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=inputs(), ties=st.sampled_from(["input", "average", "optimistic"]),
        rel=st.sampled_from([None, 3, "all"]), mask=st.sampled_from([2**64 - 1, 3, 0]), part_rows=st.integers(1, 40))
 def test_kernels_equal_numpy_path_on_random_inputs(data, ties, rel, mask, part_rows):
