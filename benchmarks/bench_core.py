@@ -468,12 +468,15 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     import shutil
     import tempfile
 
+    load_before = os.getloadavg()
     sha = _git("rev-parse", "--short", rev)
     head = _git("rev-parse", "--short", "HEAD")
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     tmp = Path(tempfile.mkdtemp(prefix=f"receval-{sha}-"))
     _git("worktree", "add", "--detach", str(tmp / "tree"), sha)
     sides = {"current": HERE.parent / "src", sha: tmp / "tree" / "src"}
+    for src in sides.values():  # compiled kernels (numba's cache beside the sources) compiled before the timing
+        _warm_kernels(src)
     runs: list[dict] = []
     try:
         for size in sizes:
@@ -509,8 +512,20 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     finally:
         subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(tmp / "tree")], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": os.getloadavg(),
-            "machine": machine(), "metrics": METRICS, "runs": runs}
+    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": load_before,
+            "load_after": os.getloadavg(), "machine": machine(), "metrics": METRICS, "runs": runs}
+
+
+def _warm_kernels(src: Path) -> None:
+    """One tiny evaluation with the compiled kernels forced on (``RECEVAL_JIT_MIN_ROWS=1``), so
+    that a revision's kernels are in numba's cache before it is timed: every side pays the
+    cached load, none the once-per-install compile (a revision checked out afresh has no cache)."""
+    code = ("import warnings, polars as pl, receval; warnings.simplefilter('ignore');"
+            "r = pl.DataFrame({'user_id': ['a', 'a', 'b'], 'item_id': ['x', 'y', 'x'], 'score': [0.3, 0.2, 0.1]});"
+            "t = pl.DataFrame({'user_id': ['a', 'b'], 'item_id': ['x', 'x']});"
+            f"receval.evaluate(r, t, {METRICS!r})")
+    env = dict(os.environ, PYTHONPATH=str(src), RECEVAL_JIT_MIN_ROWS="1")
+    subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600)
 
 
 def against_table(res: dict) -> str:
@@ -575,7 +590,14 @@ def main(argv=None) -> None:
             name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}.json"
             name.write_text(json.dumps(res, indent=1, default=str))
             (name.with_suffix(".md")).write_text(against_table(res) + "\n")
-            print(f"wrote {name}")
+            lb, la = (", ".join(f"{x:.1f}" for x in res[k]) for k in ("load_before", "load_after"))
+            write_section(f"core-against-{'-'.join(sizes)}", (
+                f"### The work tree beside {res['against']} (`bench_core.py --sizes {','.join(sizes)} --against "
+                f"{res['against']} --repeat {a.repeat}`)\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                f"current {res['current']}; load average (1, 5, 15 min) {lb} before, {la} after (a shared machine: "
+                f"the ratio is the measure, each repetition a fresh process, the two sides alternating).\n\n"
+                f"{against_table(res)}\n"))
+            print(f"wrote {name} and its section of RESULTS.md")
         return
     if a.profile:
         profile(a.profile, a.seed)

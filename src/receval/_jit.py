@@ -1,11 +1,17 @@
 """The compiled kernels of :mod:`receval.kernels` (numba; imported only by its loader, which sets
-the cache directory first). Every kernel is serial and deterministic: the same rows give the same
-arrays whatever the machine."""
+the cache directory first). Every kernel is deterministic: the same rows give the same arrays
+whatever the machine and the number of threads (the parallel kernels split their work into a
+fixed number of parts that do not depend on the threads, and each part writes its own places)."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
+
+def numba_threads() -> int:
+    """The threads numba's parallel kernels run on."""
+    return int(get_num_threads())
+
 
 #: statuses of :func:`match`: the rows it cannot decide alone (the numpy path then takes the call)
 OK, TRUTH_REPEAT, REC_REPEAT, TIE = 0, 1, 2, 3
@@ -33,6 +39,25 @@ def _same(va, sa, i, vb, sb, j):  # pragma: no cover - compiled
     return a0 == b0 and a1 == b1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mix(v0, v1):  # pragma: no cover - compiled
+    """A 64-bit hash of an inline Arrow string view (the id itself): only an index, every
+    match is confirmed on the views."""
+    h = v0 * np.uint64(0x9E3779B97F4A7C15) ^ v1
+    h ^= h >> np.uint64(32)
+    h *= np.uint64(0xD6E8FEB86659FD93)
+    h ^= h >> np.uint64(32)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def hash_views(views, out, hmask):  # pragma: no cover - compiled
+    """``out[i]``: the hash (:func:`_mix`) of the inline view ``views[i]``, and ``hmask`` (all
+    ones; fewer bits in tests, where ids then share hashes)."""
+    for i in range(len(views)):
+        out[i] = _mix(views[i, 0], views[i, 1]) & hmask
+
+
 @njit(cache=True, nogil=True)
 def inline(views):  # pragma: no cover - compiled
     """Whether every Arrow string view holds its id inline (at most 12 bytes), zero padded: then
@@ -52,59 +77,82 @@ def inline(views):  # pragma: no cover - compiled
     return True
 
 
-@njit(cache=True, nogil=True)
-def _place(table, h, v0, v1, mask):  # pragma: no cover - compiled
-    """The slot of the id (hash ``h``, view ``v0``, ``v1``) in ``table``: its own, or the empty
-    slot where it goes (linear probing; an id is its whole view, the hash only places it)."""
+#: an empty slot of the user table (no inline view has this length word)
+EMPTY = np.uint64(2**64 - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _probe(table, v0, v1, mask, hmask):  # pragma: no cover - compiled
+    """The slot of the id (inline view ``v0``, ``v1``) in ``table``: its own, or the empty slot
+    where it goes (linear probing from its hash; an id is its whole view, the hash only places it)."""
     one = np.uint64(1)
-    s = _slot(h, mask)
-    while table[s, 3] != 0 and not (table[s, 0] == h and table[s, 1] == v0 and table[s, 2] == v1):
+    s = _slot(_mix(v0, v1) & hmask, mask)
+    while table[s, 0] != EMPTY and not (table[s, 0] == v0 and table[s, 1] == v1):
         s = (s + one) & mask
     return s
 
 
 @njit(cache=True, nogil=True)
-def code_users(t_hash, t_view):  # pragma: no cover - compiled
-    """The truth users coded by their 64-bit hashes, every hash match confirmed on the ids
-    (inline Arrow string views, compared whole: two ids sharing a hash stay apart). Returns
-    ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
-    row of each user) and the table :func:`lookup_users` reads: (hash, view, code + 1) records,
-    at most half full."""
-    n_t = len(t_hash)
+def code_users(t_view, hmask):  # pragma: no cover - compiled
+    """The truth users placed by their 64-bit hashes (:func:`_mix`) in a table of their inline
+    Arrow string views (16 bytes a slot, at most half full), every match confirmed on the views
+    (compared whole: two ids sharing a hash stay apart). Returns ``t_code`` (each truth row's
+    user, in order of first appearance), ``first`` (the first truth row of each user), the
+    table :func:`lookup_users` reads and each slot's code (-1: empty)."""
+    n_t = len(t_view)
     size = 1024
-    table = np.zeros((size, 4), np.uint64)
+    table = np.full((size, 2), EMPTY, np.uint64)
+    slot_code = np.full(size, -1, np.int32)
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
     n_users = 0
     for i in range(n_t):
-        h, v0, v1 = t_hash[i], t_view[i, 0], t_view[i, 1]
-        s = _place(table, h, v0, v1, np.uint64(size - 1))
-        if table[s, 3] == 0:
+        v0, v1 = t_view[i, 0], t_view[i, 1]
+        s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+        if table[s, 0] == EMPTY:
             if 2 * (n_users + 1) > size:  # grow: every id placed again
                 size *= 2
-                grown = np.zeros((size, 4), np.uint64)
+                grown = np.full((size, 2), EMPTY, np.uint64)
+                grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
-                    if table[q, 3] != 0:
-                        g = _place(grown, table[q, 0], table[q, 1], table[q, 2], np.uint64(size - 1))
-                        grown[g] = table[q]
-                table = grown
-                s = _place(table, h, v0, v1, np.uint64(size - 1))
-            table[s, 0], table[s, 1], table[s, 2] = h, v0, v1
-            table[s, 3] = n_users + 1
+                    if table[q, 0] != EMPTY:
+                        g = _probe(grown, table[q, 0], table[q, 1], np.uint64(size - 1), hmask)
+                        grown[g, 0], grown[g, 1] = table[q, 0], table[q, 1]
+                        grown_code[g] = slot_code[q]
+                table, slot_code = grown, grown_code
+                s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+            table[s, 0], table[s, 1] = v0, v1
+            slot_code[s] = n_users
             first[n_users] = i
             n_users += 1
-        t_code[i] = np.int32(table[s, 3] - np.uint64(1))
-    return t_code, first[:n_users].copy(), table
+        t_code[i] = slot_code[s]
+    return t_code, first[:n_users].copy(), table, slot_code
 
 
 @njit(cache=True, nogil=True)
-def lookup_users(table, r_hash, r_view, out):  # pragma: no cover - compiled
-    """``out[i]``: the code of the user of row ``i`` (hash ``r_hash``, view ``r_view``) in the
-    table of :func:`code_users`, -1 when it is no truth user."""
+def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
+    """``out[i]``: the slot of the user of row ``i`` (view ``r_view``) in the table of
+    :func:`code_users`, -1 when it is no truth user (:func:`recode` turns slots into codes)."""
     mask = np.uint64(len(table) - 1)
-    for i in range(len(r_hash)):
-        s = _place(table, r_hash[i], r_view[i, 0], r_view[i, 1], mask)
-        out[i] = np.int32(table[s, 3]) - 1
+    for i in range(len(r_view)):
+        s = _probe(table, r_view[i, 0], r_view[i, 1], mask, hmask)
+        out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
+
+
+@njit(cache=True, nogil=True)
+def seen_users(codes, n_users):  # pragma: no cover - compiled
+    """The number of users (codes 0 .. ``n_users`` - 1) that occur in ``codes`` and the number
+    of rows without a user (code < 0)."""
+    seen = np.zeros(n_users, np.bool_)
+    n_seen, n_out = 0, 0
+    for i in range(len(codes)):
+        c = codes[i]
+        if c < 0:
+            n_out += 1
+        elif not seen[c]:
+            seen[c] = True
+            n_seen += 1
+    return n_seen, n_out
 
 
 @njit(cache=True, nogil=True)
@@ -116,147 +164,167 @@ def recode(codes, rank):  # pragma: no cover - compiled
             codes[i] = rank[c]
 
 
-@njit(cache=True, nogil=True)
+#: the parts the parallel kernels split rows or users into (fixed: the arrays never depend on
+#: the number of threads)
+PARTS = 64
+
+#: :func:`match`'s tie rules: equal scores in the row order (``input``), the expectation over
+#: the orderings (``average``: the tie group's bounds), the best place of the group (``optimistic``)
+INPUT, AVERAGE, OPTIMISTIC = 0, 1, 2
+
+#: :func:`match`'s ``first_tie`` of a user without tied scores
+NO_TIE = np.iinfo(np.int64).max
+
+
+@njit(cache=True, nogil=True, parallel=True)
 def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
     """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
-    two uint64 columns carried along. Two stable counting (radix) passes: by the high half of the
-    code's bits into the output (sequential writes to at most ~2^(bits/2) places, no random
-    reads), then within each of those buckets by the low half through a scratch buffer the size
-    of one bucket (in cache). Returns the first place of each group (``starts``, n_groups + 1
-    entries) and the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array).
-    ``plain_zero``: ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
+    two uint64 columns carried along. Two stable counting (radix) passes, each in parallel: by
+    the high half of the code's bits into the output (:data:`PARTS` parts of the rows, each
+    writing from its own offsets into every bucket, so the order is the input order), then
+    each bucket by the low half through a scratch buffer the size of the bucket (buckets in
+    parallel). Returns the first place of each group (``starts``, n_groups + 1 entries) and
+    the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array). ``plain_zero``:
+    ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
     neg_zero = np.uint64(1) << np.uint64(63)
+    n_rows = len(codes)
     bits = 1
     while (1 << bits) < n_groups:
         bits += 1
     lo_bits = (bits + 1) // 2
     n_lo, n_hi = 1 << lo_bits, 1 << (bits - lo_bits)
     lo_mask = n_lo - 1
-    starts = np.zeros(n_groups + 1, np.int64)
-    for i in range(len(codes)):
-        c = codes[i]
-        if c >= 0:
-            starts[c + 1] += 1
-    for g in range(n_groups):
-        starts[g + 1] += starts[g]
-    n = starts[n_groups]
-    fill = np.empty(n_hi + 1, np.int64)  # the buckets of the high bits: runs of n_lo groups
-    for g in range(n_hi + 1):
-        fill[g] = starts[min(n_groups, g << lo_bits)]
-    widest = 0
-    for g in range(n_hi):
-        widest = max(widest, fill[g + 1] - fill[g])
-    out = np.empty((n, 3), np.uint64)  # pass 1: by the high bits, (low bits << 32 | row, a, b)
-    for i in range(len(codes)):
-        c = codes[i]
-        if c >= 0:
-            h = c >> lo_bits
-            p = fill[h]
-            fill[h] = p + 1
-            out[p, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(i)
-            out[p, 1] = a[i]
-            v = b[i]
-            out[p, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
-    scratch = np.empty((widest, 3), np.uint64)  # pass 2: each bucket by the low bits (stable)
-    pos = np.empty(n_lo, np.int64)
-    low = np.uint64(0xFFFFFFFF)
+    parts = PARTS
+    hist = np.zeros((parts, n_hi), np.int64)
+    for p in prange(parts):  # rows per (part, bucket)
+        for i in range(p * n_rows // parts, (p + 1) * n_rows // parts):
+            c = codes[i]
+            if c >= 0:
+                hist[p, c >> lo_bits] += 1
+    bucket = np.zeros(n_hi + 1, np.int64)
     for h in range(n_hi):
+        t = 0
+        for p in range(parts):
+            t += hist[p, h]
+        bucket[h + 1] = bucket[h] + t
+    n = bucket[n_hi]
+    for h in range(n_hi):  # each part's first place in each bucket
+        at = bucket[h]
+        for p in range(parts):
+            c = hist[p, h]
+            hist[p, h] = at
+            at += c
+    out = np.empty((n, 3), np.uint64)  # pass 1: by the high bits, (low bits << 32 | row, a, b)
+    for p in prange(parts):
+        fill = hist[p]
+        for i in range(p * n_rows // parts, (p + 1) * n_rows // parts):
+            c = codes[i]
+            if c >= 0:
+                h = c >> lo_bits
+                q = fill[h]
+                fill[h] = q + 1
+                out[q, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(i)
+                out[q, 1] = a[i]
+                v = b[i]
+                out[q, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
+    starts = np.empty(n_groups + 1, np.int64)
+    starts[n_groups] = n
+    low = np.uint64(0xFFFFFFFF)
+    for h in prange(n_hi):  # pass 2: each bucket by the low bits (stable), its groups' starts
         g0 = h << lo_bits
         if g0 >= n_groups:
-            break
-        b0, b1 = starts[g0], starts[min(n_groups, g0 + n_lo)]
+            continue
+        g1 = min(n_groups, g0 + n_lo)
+        b0, b1 = bucket[h], bucket[h + 1]
+        pos = np.zeros(g1 - g0 + 1, np.int64)
+        for j in range(b0, b1):
+            pos[np.int64(out[j, 0] >> np.uint64(32)) + 1] += 1
+        pos[0] = b0
+        for q in range(g1 - g0):
+            pos[q + 1] += pos[q]
+        for q in range(g1 - g0):
+            starts[g0 + q] = pos[q]
         if b1 - b0 < 2:
             if b1 > b0:
                 out[b0, 0] &= low
             continue
-        for j in range(b0, b1):
-            scratch[j - b0, 0] = out[j, 0]
-            scratch[j - b0, 1] = out[j, 1]
-            scratch[j - b0, 2] = out[j, 2]
-        for q in range(min(n_groups, g0 + n_lo) - g0):  # where each group of the bucket starts
-            pos[q] = starts[g0 + q]
+        scratch = out[b0:b1].copy()
         for j in range(b1 - b0):
             k = scratch[j, 0]
             q = np.int64(k >> np.uint64(32))
-            p = pos[q]
-            pos[q] = p + 1
-            out[p, 0] = k & low
-            out[p, 1] = scratch[j, 1]
-            out[p, 2] = scratch[j, 2]
+            r = pos[q]
+            pos[q] = r + 1
+            out[r, 0] = k & low
+            out[r, 1] = scratch[j, 1]
+            out[r, 2] = scratch[j, 2]
     return starts, out
 
 
 @njit(cache=True, nogil=True)
-def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
-    """Per user (rows grouped by :func:`group`): the truth item hashes in a small open-addressing
-    set, every recommended row looked up in it; repeated item hashes of one user (a duplicate or
-    two ids sharing a hash) and tied scores found in the same pass. A hit's position is 1 + the
-    number of the user's rows scored higher (+ tied rows earlier in the input, ``input_ties``).
-    ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
-    with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records. ``exact``: every id is inline in its Arrow view
-    (``r_view``, ``t_view``: the views chunk by chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here (two items sharing a hash
-    are two items; a repeat is a repeated item) and the hits need no other confirmation.
-
-    Returns (status, hit_user, hit_row, hit_t, hit_pos, tied): the hits grouped by user in
-    position order (``hit_row`` / ``hit_t``: recommendation and truth row indices, to be confirmed
-    on the ids); ``tied[u]``: a tie group of ``u`` starts at a position <= ``reach`` (0: anywhere;
-    < 0: not asked). ``status`` != OK: the call is not decided here (no arrays are meaningful)."""
-    n_users = len(rst) - 1
-    fv = rg.view(np.float64)  # the scores: column 2
+def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
+                hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos):  # pragma: no cover
+    """:func:`match` for the users ``u0`` .. ``u1`` - 1: their hits written from their first truth
+    row on (``tst[u0]``: a truth row is hit at most once). Returns (status, number of hits)."""
     widest = 1
-    for u in range(n_users):
-        widest = max(widest, rst[u + 1] - rst[u], tst[u + 1] - tst[u])
+    for u in range(u0, u1):
+        widest = max(widest, rst[u + 1] - rst[u] + tst[u + 1] - tst[u])
     size = 16
     while size < 2 * widest:
         size *= 2
     mask = np.uint64(size - 1)
     one = np.uint64(1)
-    t_key = np.zeros(size, np.uint64)
-    t_val = np.full(size, -1, np.int64)
-    r_key = np.zeros(size, np.uint64)
-    r_used = np.zeros(size, np.bool_)
-    r_row = np.zeros(size, np.int64)
+    # one item set per user: its truth items, then the recommended items not in the truth
+    i_key = np.zeros(size, np.uint64)
+    i_row = np.full(size, -1, np.int64)  # the truth row, or the recommended row (i_truth False); -1: empty
+    i_truth = np.zeros(size, np.bool_)
+    i_rec = np.zeros(size, np.bool_)  # recommended (a second time: a repeated item)
     s_key = np.zeros(size, np.uint64)
     s_cnt = np.zeros(size, np.int64)
-    t_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
-    r_slots = np.empty(widest, np.uint64)
+    i_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
     s_slots = np.empty(widest, np.uint64)
-    cap = len(tg)
-    hit_user = np.empty(cap, np.int64)
-    hit_row = np.empty(cap, np.int64)
-    hit_t = np.empty(cap, np.int64)
-    hit_pos = np.empty(cap, np.int64)
-    tied = np.zeros(n_users, np.bool_)
-    n_hits = 0
-    for u in range(n_users):
+    n_hits = tst[u0]
+    for u in range(u0, u1):
         a, b = rst[u], rst[u + 1]
         ta, tb = tst[u], tst[u + 1]
+        n_items = 0
         for j in range(ta, tb):  # the user's truth items
             t = np.int64(tg[j, 0])
             h = tg[j, 1]
             s = _slot(h, mask)
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, t_val[s]))):
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, i_row[s]))):
                 s = (s + one) & mask
-            if t_val[s] >= 0:
-                return TRUTH_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
-            t_key[s] = h
-            t_val[s] = t
-            t_slots[j - ta] = s
+            if i_row[s] >= 0:
+                return TRUTH_REPEAT, 0
+            i_key[s] = h
+            i_row[s] = t
+            i_truth[s] = True
+            i_slots[n_items] = s
+            n_items += 1
         first_hit = n_hits
         has_tie = False
         n_scores = 0
         for i in range(a, b):
             r = np.int64(rg[i, 0])
             h = rg[i, 1]
-            s = _slot(h, mask)  # repeated item hashes
-            while r_used[s] and not (r_key[s] == h and (not exact or _same(r_view, r_starts, r, r_view, r_starts, r_row[s]))):
+            s = _slot(h, mask)  # the item: a truth item, an item recommended before, or new
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or (
+                    _same(r_view, r_starts, r, t_view, t_starts, i_row[s]) if i_truth[s]
+                    else _same(r_view, r_starts, r, r_view, r_starts, i_row[s])))):
                 s = (s + one) & mask
-            if r_used[s]:
-                return REC_REPEAT, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
-            r_used[s] = True
-            r_key[s] = h
-            r_row[s] = r
-            r_slots[i - a] = s
+            if i_rec[s]:
+                return REC_REPEAT, 0
+            i_rec[s] = True
+            if i_row[s] < 0:
+                i_key[s] = h
+                i_row[s] = r
+                i_slots[n_items] = s
+                n_items += 1
+            elif relevant[i_row[s]]:
+                hit_user[n_hits] = u
+                hit_row[n_hits] = r
+                hit_t[n_hits] = i_row[s]
+                hit_pos[n_hits] = i  # (the position is counted below)
+                n_hits += 1
             k = rg[i, 2]  # tied scores
             s = _slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
@@ -268,53 +336,180 @@ def match(rst, rg, tst, tg, relevant, input_ties, reach, r_view, r_starts, t_vie
                 s_slots[n_scores] = s
                 n_scores += 1
             s_cnt[s] += 1
-            s = _slot(h, mask)  # the truth row of the item
-            while t_val[s] >= 0 and not (t_key[s] == h and (not exact or _same(r_view, r_starts, r, t_view, t_starts, t_val[s]))):
-                s = (s + one) & mask
-            t = t_val[s]
-            if t >= 0 and relevant[t]:
-                hit_user[n_hits] = u
-                hit_row[n_hits] = r
-                hit_t[n_hits] = t
-                hit_pos[n_hits] = i  # (the position is counted below)
-                n_hits += 1
-        if has_tie and not input_ties:
-            return TIE, hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], tied
-        for q in range(first_hit, n_hits):  # positions: rows scored higher (+ tied rows before)
+        for q in range(first_hit, n_hits):  # positions: rows scored higher, tied rows before, the tie group
             i = hit_pos[q]
             v = fv[i, 2]
-            p = 1
+            higher, before, equal = 0, 0, 0
             for j in range(a, b):
                 w = fv[j, 2]
-                if w > v or (w == v and j < i):
-                    p += 1
-            hit_pos[q] = p
-        for q in range(first_hit + 1, n_hits):  # position order (insertion sort: a few hits)
+                if w > v:
+                    higher += 1
+                elif w == v:
+                    equal += 1
+                    if j < i:
+                        before += 1
+            hit_lo[q] = higher + 1
+            hit_hi[q] = higher + equal
+            hit_pos[q] = higher + 1 if mode == OPTIMISTIC else higher + before + 1
+        for q in range(first_hit + 1, n_hits):  # position order (stable insertion sort: a few hits)
             q2 = q
             while q2 > first_hit and hit_pos[q2 - 1] > hit_pos[q2]:
                 hit_row[q2 - 1], hit_row[q2] = hit_row[q2], hit_row[q2 - 1]
                 hit_t[q2 - 1], hit_t[q2] = hit_t[q2], hit_t[q2 - 1]
                 hit_pos[q2 - 1], hit_pos[q2] = hit_pos[q2], hit_pos[q2 - 1]
+                hit_lo[q2 - 1], hit_lo[q2] = hit_lo[q2], hit_lo[q2 - 1]
+                hit_hi[q2 - 1], hit_hi[q2] = hit_hi[q2], hit_hi[q2 - 1]
                 q2 -= 1
-        if has_tie and reach >= 0:  # a tie group starting within the reach
-            best = b - a + 1
+        first_tie[u] = NO_TIE
+        if has_tie:  # the first position of a tie group: above it the highest tied score
+            top = -np.inf
             for i in range(a, b):
                 k = rg[i, 2]
                 s = _slot(k, mask)
                 while s_key[s] != k:
                     s = (s + one) & mask
-                if s_cnt[s] > 1:
-                    v = fv[i, 2]
-                    p = 1
-                    for j in range(a, b):
-                        if fv[j, 2] > v:
-                            p += 1
-                    best = min(best, p)
-            tied[u] = reach == 0 or best <= reach
-        for j in range(tb - ta):  # clear the slots this user filled
-            t_val[t_slots[j]] = -1
-        for j in range(b - a):
-            r_used[r_slots[j]] = False
+                if s_cnt[s] > 1 and fv[i, 2] > top:
+                    top = fv[i, 2]
+            p = 1
+            for i in range(a, b):
+                if fv[i, 2] > top:
+                    p += 1
+            first_tie[u] = p
+        max_pos[u] = b - a
+        if mode == OPTIMISTIC and has_tie:  # the last place: the lowest score's group's first
+            low = np.inf
+            for i in range(a, b):
+                low = min(low, fv[i, 2])
+            p = 1
+            for i in range(a, b):
+                if fv[i, 2] > low:
+                    p += 1
+            max_pos[u] = p
+        for j in range(n_items):  # clear the slots this user filled
+            q = i_slots[j]
+            i_row[q] = -1
+            i_truth[q] = False
+            i_rec[q] = False
         for j in range(n_scores):
             s_cnt[s_slots[j]] = 0
-    return OK, hit_user[:n_hits], hit_row[:n_hits], hit_t[:n_hits], hit_pos[:n_hits], tied
+    return OK, n_hits - tst[u0]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
+    """Per user (rows grouped by :func:`group_by`), users in :data:`PARTS` parts in parallel:
+    the truth item hashes in a small open-addressing set, every recommended row looked up in it;
+    repeated item hashes of one user (a duplicate or two ids sharing a hash) and tied scores
+    found in the same pass. Never a sort by score: a hit's tie group is the user's rows scored
+    higher (``lo`` = their number + 1) through the rows scored the same (``hi``); its position
+    is ``lo`` (``mode`` :data:`OPTIMISTIC`) or ``lo`` + the tied rows earlier in the input
+    (:data:`INPUT`, :data:`AVERAGE`: the order of the numpy path's sort).
+    ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
+    with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records.
+    ``exact``: every id is inline in its Arrow view (``r_view``, ``t_view``: the views chunk by
+    chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here
+    (two items sharing a hash are two items; a repeat is a repeated item) and the hits need no
+    other confirmation.
+
+    Returns (status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos): the
+    hits grouped by user in position order (``hit_row`` / ``hit_t``: recommendation and truth
+    row indices, to be confirmed on the ids when not ``exact``); per user, ``first_tie``: the
+    first position of a tie group of two or more rows (:data:`NO_TIE`: none) and ``max_pos``: its
+    last position. ``status`` != OK: the call is not decided here (no arrays are meaningful)."""
+    n_users = len(rst) - 1
+    fv = rg.view(np.float64)  # the scores: column 2
+    cap = len(tg)
+    hit_user = np.empty(cap, np.int64)
+    hit_row = np.empty(cap, np.int64)
+    hit_t = np.empty(cap, np.int64)
+    hit_pos = np.empty(cap, np.int64)
+    hit_lo = np.empty(cap, np.int64)
+    hit_hi = np.empty(cap, np.int64)
+    first_tie = np.empty(n_users, np.int64)
+    max_pos = np.empty(n_users, np.int64)
+    parts = max(1, min(n_users, PARTS))
+    status = np.zeros(parts, np.int64)
+    count = np.zeros(parts, np.int64)
+    for p in prange(parts):
+        u0, u1 = p * n_users // parts, (p + 1) * n_users // parts
+        status[p], count[p] = _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts,
+                                          t_view, t_starts, exact, hit_user, hit_row, hit_t, hit_pos, hit_lo,
+                                          hit_hi, first_tie, max_pos)
+    for p in range(parts):
+        if status[p] != OK:
+            return (status[p], hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], hit_lo[:0], hit_hi[:0],
+                    first_tie, max_pos)
+    n_hits = 0
+    for p in range(parts):  # the parts' hits, one after the other
+        at = tst[p * n_users // parts]
+        for q in range(at, at + count[p]):
+            hit_user[n_hits] = hit_user[q]
+            hit_row[n_hits] = hit_row[q]
+            hit_t[n_hits] = hit_t[q]
+            hit_pos[n_hits] = hit_pos[q]
+            hit_lo[n_hits] = hit_lo[q]
+            hit_hi[n_hits] = hit_hi[q]
+            n_hits += 1
+    return (OK, hit_user[:n_hits].copy(), hit_row[:n_hits].copy(), hit_t[:n_hits].copy(), hit_pos[:n_hits].copy(),
+            hit_lo[:n_hits].copy(), hit_hi[:n_hits].copy(), first_tie, max_pos)
+
+
+@njit(cache=True, nogil=True)
+def count_codes(codes, n_groups):  # pragma: no cover - compiled
+    """The rows of each code 0 .. ``n_groups`` - 1 (rows with code < 0 left out)."""
+    cnt = np.zeros(n_groups, np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        if c >= 0:
+            cnt[c] += 1
+    return cnt
+
+
+@njit(cache=True, nogil=True)
+def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits):  # pragma: no cover
+    """The first radix pass of :func:`group_part` for one segment of rows (``row0``: its first
+    row): each row of a code in ``g0`` .. ``g1`` - 1 written at ``fill`` of its bucket (the high
+    bits of code - ``g0``) as a (low bits << 32 | row, item hash, score bits) record; the item
+    hash from the inline view (:func:`_mix`, ``from_views``) or ``hashes``; -0.0 as 0.0."""
+    neg_zero = np.uint64(1) << np.uint64(63)
+    lo_mask = (1 << lo_bits) - 1
+    for j in range(len(codes)):
+        c = codes[j]
+        if c >= g0 and c < g1:
+            c -= g0
+            h = c >> lo_bits
+            q = fill[h]
+            fill[h] = q + 1
+            out[q, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(row0 + j)
+            out[q, 1] = (_mix(views[j, 0], views[j, 1]) & hmask) if from_views else hashes[j]
+            v = sbits[j]
+            out[q, 2] = np.uint64(0) if v == neg_zero else v
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def settle(out, starts, lo_bits):  # pragma: no cover - compiled
+    """The second radix pass of :func:`group_part`: each bucket (a run of 2^``lo_bits`` groups,
+    records written by :func:`scatter`) by the low bits, stably, buckets in parallel; the low
+    bits cleared (the records keep the row)."""
+    n_groups = len(starts) - 1
+    n_lo = 1 << lo_bits
+    n_hi = (n_groups + n_lo - 1) >> lo_bits
+    low = np.uint64(0xFFFFFFFF)
+    for h in prange(n_hi):
+        g0 = h << lo_bits
+        g1 = min(n_groups, g0 + n_lo)
+        b0, b1 = starts[g0], starts[g1]
+        if b1 - b0 < 2:
+            if b1 > b0:
+                out[b0, 0] &= low
+            continue
+        pos = starts[g0:g1].copy()
+        scratch = out[b0:b1].copy()
+        for j in range(b1 - b0):
+            k = scratch[j, 0]
+            q = np.int64(k >> np.uint64(32))
+            r = pos[q]
+            pos[q] = r + 1
+            out[r, 0] = k & low
+            out[r, 1] = scratch[j, 1]
+            out[r, 2] = scratch[j, 2]

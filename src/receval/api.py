@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import kernels
 from .backends.polars import run_polars
 from .backends.spark import run_spark
 from .budget import FILE_BUDGET, batches_for, memory_budget, one_batch_only
@@ -128,13 +129,25 @@ def _memory(req: Request) -> Results:
         return run_polars(req, n_batches=n_files, fingerprints=True)  # hashed batch by batch
     inputs = read_inputs(req.recs, req.truth, cols)  # read once: encoded here, fingerprinted below
     n = _frame_batches(inputs.recs, inputs.truth.frame, resolved)
+    if n > 1 and kernels.whole(inputs.recs, inputs.truth.frame, cols, resolved):
+        try:  # the kernels' path takes large frames in one batch (receval.kernels.whole)
+            with kernels.taken_whole():
+                return _one_batch(inputs, resolved, side)
+        except kernels.Rebatch:  # a refusal that depends on the data: in batches, as the numpy path
+            pass
     if n > 1:  # large frames: the same engine over user batches, so memory follows the budget
         res = run_polars(replace(req, recs=inputs.recs, truth=inputs.truth), n_batches=n, text=inputs.text)
-    else:
-        resolved, rel_said = settle_rel(resolved, inputs.truth.frame, cols.rating)  # rel:>0 when the truth is rated
-        enc = inputs.encode(exact=exact_items(resolved))
-        res = evaluate_encoded(enc, resolved, side)
-        say(rel_said)
+        res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
+        return res
+    return _one_batch(inputs, resolved, side)
+
+
+def _one_batch(inputs: Any, resolved: list, side: Any) -> Results:
+    """:func:`_memory` in one batch."""
+    resolved, rel_said = settle_rel(resolved, inputs.truth.frame, inputs.cols.rating)  # rel:>0 when the truth is rated
+    enc = inputs.encode(exact=exact_items(resolved))
+    res = evaluate_encoded(enc, resolved, side)
+    say(rel_said)
     res.fingerprints = LazyFingerprints(lambda: inputs.fingerprints(side))  # hashed when first read
     return res
 

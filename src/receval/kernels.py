@@ -4,25 +4,36 @@ any order, ordered by score, metrics read from the sparse hits only.
 :func:`deferred` (called where the inputs are encoded) returns a :class:`Deferred` encoding for
 inputs of at least :data:`MIN_ROWS` recommendation rows; :meth:`Deferred.form` (called by
 :func:`receval.engine.form`) then builds the form of a build group without the sorts of the
-numpy path:
+numpy path. Frames held in memory that the numpy path would split into user batches go to the
+kernels whole when they take every build group (:func:`whole`; their memory is held in parts
+of users instead): a refusal that depends on the data raises :class:`Rebatch`, and the frames
+are evaluated in batches as before.
 
 * users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
-  users): the kernel places each id by its 64-bit hash (:data:`receval.encode.hash64`) in a table
-  and confirms every match on the 16-byte Arrow string views, which for ids of at most 12 bytes
-  are the ids themselves (longer ids: :func:`receval.encode._hash_codes`); the rows are grouped by
-  user with two radix passes on the code that carry (row, item hash, score bits) records;
-* per user, the truth items' 64-bit hashes go into a small hash set and every recommended row is
-  looked up in it; duplicate items and tied scores are found in the same pass; a hit's position
-  is 1 + the number of the user's rows with a higher score (no sort by score);
-* every hash match is confirmed on the ids themselves (:data:`receval.encode.hash64` is only an
-  index): a recommended id that merely shares its hash with a truth id of the user is no hit
-  (short ids: in the kernel, on their views; longer ids: on the strings after the kernel).
+  users): the kernel places each id by a 64-bit hash of its 16-byte Arrow string view in a
+  table of views, which for ids of at most 12 bytes are the ids themselves, so every match is
+  confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
+* the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
+  the user code carry (row, item hash, score bits) records, the first read segment by segment
+  from the columns' chunks in place, the second in parallel;
+* per user (users in parallel), the truth items' hashes go into a small hash set and every
+  recommended row is looked up in it; duplicate items and tied scores are found in the same
+  pass; a hit's tie group is the user's rows scored higher (``lo`` = their number + 1) through
+  the rows scored the same (``hi``), its position ``lo`` + the tied rows before it in the
+  input (``optimistic``: ``lo``); no sort by score. ``ties=average`` takes the bounds (the
+  existing closed forms), every tie rule that needs no item order takes this path;
+* every hash match is confirmed on the ids themselves (a hash is only an index): a recommended
+  id that merely shares its hash with a truth id of the user is no hit (short ids: in the
+  kernel, on their views; longer ids: on the strings after the kernel).
 
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
-rows or items, ``hitscore=positive``, a repeated item within a user (a duplicate row; for ids
-longer than 12 bytes also two ids sharing a hash), tied scores under any rule but ``ties=input``, no hit at all.
-``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy path.
+rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
+item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
+hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
+path. The kernels compile once per install (about 30 s on 2 loaded cores; numba's cache, see
+:func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
+:data:`MIN_ROWS` never import numba.
 """
 
 from __future__ import annotations
@@ -31,6 +42,11 @@ import os
 import sys
 import time
 import warnings
+from bisect import bisect_right
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +57,20 @@ from . import encode as E
 from .encode import Encoded
 from .hits import Hits
 
+#: recommendation rows grouped at once (24 bytes each; every part reads the columns once): more rows are grouped and
+#: matched in parts of users (``RECEVAL_JIT_PART_ROWS``)
+PART_ROWS = int(os.environ.get("RECEVAL_JIT_PART_ROWS", 25_000_000))
+
 #: recommendation rows from which an encoding goes through the kernels (a batch's rows, in
 #: batched runs): below it the numpy path runs and numba is never imported
 #: (``RECEVAL_JIT_MIN_ROWS=0`` forces the kernels on for every input, e.g. to run a test suite)
 MIN_ROWS = int(os.environ.get("RECEVAL_JIT_MIN_ROWS", 1_000_000))
 
 _loaded: Any = None
+
+#: the bits of the kernels' own hash of inline ids (all; tests keep two, so that ids share
+#: hashes and every match must be confirmed on the ids)
+HASH_MASK = np.uint64(2**64 - 1)
 
 
 def enabled() -> bool:
@@ -83,7 +107,7 @@ def _jit() -> Any:
         where = Path(os.environ["NUMBA_CACHE_DIR"])
     cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
     if cold:
-        print(f"receval: compiling the large-input kernels (once per install, about 10 s; cached in {where})",
+        print(f"receval: compiling the large-input kernels (once per install, about 30 s; cached in {where})",
               file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     from . import _jit as jit
@@ -93,14 +117,19 @@ def _jit() -> Any:
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
     jit.inline(v)
-    code, _, table = jit.code_users(u, v)
-    jit.lookup_users(table, u, v, code)
+    code, _, table, _ = jit.code_users(v, HASH_MASK)
+    jit.lookup_users(table, v, code, HASH_MASK)
+    jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
     jit.recode(code, z)
+    jit.seen_users(code, 1)
     st, g = jit.group_by(z, 1, u, u, True)
+    cnt = jit.count_codes(z, 1)
+    jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
+    jit.settle(g, st, 1)
     lv, ls = _typed([v])
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
-        jit.match(st, g, st, g, np.ones(1, np.bool_), True, -1, lv, ls, lv, ls, True)
+        jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     _loaded = jit
@@ -133,6 +162,47 @@ def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
     return parts
 
 
+def _view_hash(parts: list[np.ndarray]) -> np.ndarray:
+    """The hashes of the inline views of a column's chunks (:func:`_chunk_views`), as one array."""
+    jit = _jit()
+    out = np.empty(sum(len(v) for v in parts), dtype=np.uint64)
+    at = 0
+    for v in parts:
+        jit.hash_views(v, out[at:at + len(v)], HASH_MASK)
+        at += len(v)
+    return _ro(out)
+
+
+def _starts(chunks: list[np.ndarray]) -> list[int]:
+    """The first row of each chunk."""
+    return np.cumsum([0, *(len(c) for c in chunks)]).tolist()
+
+
+def _segment(chunks: list[np.ndarray], starts: list[int], a: int, b: int) -> np.ndarray:
+    """Rows ``a`` .. ``b`` - 1 of a column held in chunks (``starts``: :func:`_starts`), within
+    one chunk (read in place)."""
+    k = bisect_right(starts, a) - 1
+    return chunks[k][a - starts[k]:b - starts[k]]
+
+
+def _threads() -> int:
+    """The threads the kernels run on (numba's, at most the cores)."""
+    return max(1, min(int(_jit().numba_threads()), os.cpu_count() or 1))
+
+
+def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Users 0 .. len(``count``) - 1 in consecutive parts of about ``rows`` rows (``count``: each
+    user's rows); one part when they fit."""
+    total = int(count.sum())
+    n = len(count)
+    if total <= rows or n < 2:
+        return [(0, n)]
+    ends = np.cumsum(count)
+    cuts = np.searchsorted(ends, np.arange(rows, total, rows), side="left") + 1
+    bounds = sorted({0, n, *(int(c) for c in cuts if 0 < c < n)})
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 def _views(s: pl.Series) -> np.ndarray | None:
     """:func:`_chunk_views` as one array (a copy when there are several chunks)."""
     parts = _chunk_views(s)
@@ -151,14 +221,60 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
 
 
+def formable(opts: dict[str, Any], needs: set[str] | frozenset[str]) -> bool:
+    """Whether the kernels can form a build group of options ``opts`` whose metrics read the
+    layers ``needs``: the hits only, lists ordered by score under a tie rule that needs no item
+    order, every relevant item a hit."""
+    return (not needs and opts.get("order", "auto") in ("auto", "score")
+            and opts.get("ties", "input") in ("input", "average", "optimistic") and opts.get("hitscore") != "positive")
+
+
+class Rebatch(Exception):
+    """The kernels declined inputs taken whole (:func:`whole`): evaluate them in user batches."""
+
+
+_WHOLE: ContextVar[bool] = ContextVar("receval_kernels_whole", default=False)
+
+
+def whole(rf: pl.DataFrame, tf: pl.DataFrame, columns: Any, resolved: Sequence[Any]) -> bool:
+    """Whether frames held in memory go to the kernels in one batch, though larger than the
+    memory budget of the numpy path: the kernels take every build group of ``resolved``
+    (:func:`formable`) on ids that are strings on both sides, ordered by score. Their working
+    memory is a fraction of the numpy path's (about 40 bytes a row: the user codes, the grouped
+    (row, item hash, score) records), so one batch saves the batches' filters. Evaluate inside
+    :func:`taken_whole`; a data-dependent refusal (a repeated item, no hit) raises
+    :class:`Rebatch`, and the caller evaluates in batches as before."""
+    if rf.height < MIN_ROWS or not enabled() or not resolved:
+        return False
+    names = {"user": columns.user, "item": columns.item}
+    tc = columns.truth()
+    if columns.score not in rf.columns or columns.rank in rf.columns:
+        return False
+    for f, cols in ((rf, names), (tf, {"user": tc.user, "item": tc.item})):
+        if not all(c in f.columns and f.schema[c] in (pl.String, pl.Categorical) for c in cols.values()):
+            return False
+    return all(formable(dict(r.build_key()), r.metric.needs_for(r.options)) for r in resolved)
+
+
+@contextmanager
+def taken_whole() -> Iterator[None]:
+    """Inside, the encodings the kernels make are of inputs taken whole (:func:`whole`)."""
+    token = _WHOLE.set(True)
+    try:
+        yield
+    finally:
+        _WHOLE.reset(token)
+
+
 def deferred(rf: pl.DataFrame, tf: pl.DataFrame, roles: tuple[dict[str, str], dict[str, str]],
              text: tuple[bool, bool], exact: bool, columns: Any) -> Encoded | None:
     """A :class:`Deferred` encoding of large inputs with string ids ordered by score, else None."""
     rroles, troles = roles
-    if rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled():
-        return None
-    if not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
-               ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"]))):
+    if (rf.height < MIN_ROWS or "rank" in rroles or "score" not in rroles or any(text) or not enabled()
+            or not all(f.schema[c] in (pl.String, pl.Categorical) for f, c in
+                       ((rf, rroles["user"]), (rf, rroles["item"]), (tf, troles["user"]), (tf, troles["item"])))):
+        if _WHOLE.get():  # inputs taken whole for the kernels (:func:`whole`) never go to the numpy path whole
+            raise Rebatch
         return None
     return Deferred(rf, tf, roles, text, exact, columns)
 
@@ -177,9 +293,20 @@ class Deferred(Encoded):
         self._prep: dict[str, Any] | None = None
         #: the build groups the kernels formed (for tests: the path was taken)
         self.formed = 0
+        #: the inputs were taken in one batch for the kernels (:func:`whole`)
+        self.whole = _WHOLE.get()
+
+    def _declined(self) -> Hits | None:
+        """The kernels do not decide a build group: the numpy path takes it, except for inputs
+        taken whole for the kernels (:func:`whole`), which are evaluated again in user batches."""
+        if self.whole:
+            raise Rebatch
+        return None
 
     # ---- the numpy encoding, on demand -------------------------------------------------------
     def encoded(self) -> Encoded:
+        if self.whole:  # never the numpy encoding of inputs taken whole (their memory): in batches
+            raise Rebatch
         if self._full is None:
             assert self._raw is not None
             rf, tf, roles, text, exact = self._raw
@@ -230,11 +357,17 @@ class Deferred(Encoded):
         if rf.height >= 2**31 or tf.height >= 2**31:
             self._prep = {}
             return None  # (int32 rows in the kernels)
-        score = E.number_series(rf.get_column(rroles["score"]), "recommendations", rroles["score"], "score")
+        sc = rf.get_column(rroles["score"])
+        if sc.dtype == pl.Float64 and not sc.null_count():  # checked in place (no copy of the column)
+            score = None
+            finite = bool(sc.is_finite().all())
+        else:
+            score = E.number_series(sc, "recommendations", rroles["score"], "score")
+            finite = bool(np.all(np.isfinite(score)))
         rating = None
         if "rating" in troles:
             rating = E.number_series(tf.get_column(troles["rating"]), "ground truth", troles["rating"], "rating")
-        if not (np.all(np.isfinite(score)) and (rating is None or np.all(np.isfinite(rating)))):
+        if not (finite and (rating is None or np.all(np.isfinite(rating)))):
             self._prep = {}
             return None  # refused by encode, with the column named
         jit = _jit()
@@ -242,11 +375,11 @@ class Deferred(Encoded):
         r_user = np.empty(len(ru), dtype=np.int32)
         r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
         if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
-            t_code, first, table = jit.code_users(_hash(tu), tv)
-            at = 0
-            for c, v in r_parts:  # chunk by chunk: the views read in place
-                jit.lookup_users(table, _hash(c), v, r_user[at:at + len(c)])
-                at += len(c)
+            t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
+            at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
+            with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
+                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
+                              range(len(r_parts))))
             del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
@@ -254,7 +387,9 @@ class Deferred(Encoded):
             rank = np.empty(len(order), dtype=np.int32)
             rank[order] = np.arange(len(order), dtype=np.int32)
             t_user = rank[t_code]
-            jit.recode(r_user, rank)
+            slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
+            jit.recode(r_user, slot_rank)  # slots -> codes
+            del slot_code, slot_rank
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
@@ -262,97 +397,151 @@ class Deferred(Encoded):
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
-        sbits = _ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))  # (-0.0 as 0.0 in group_by)
+        if score is None:  # the scores' bits read chunk by chunk in place (-0.0 as 0.0 in scatter)
+            scores = [_ro(c.to_numpy().view(np.uint64)) for c in sc.get_chunks()]
+        else:
+            scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, sbits=sbits)
+                          t_user=t_user, r_user=r_user, scores=scores)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
         """The form of one build group (what :func:`receval.engine.form` returns), or None when
         the kernels do not decide it (the numpy path then takes it)."""
-        if self._full is not None or needs:
-            return None
-        rule, ties = opts.get("order", "auto"), opts.get("ties", "input")
-        if rule not in ("auto", "score") or ties not in ("input", "average", "optimistic"):
-            return None
-        if opts.get("hitscore") == "positive":
-            return None
+        if self._full is not None or not formable(opts, needs):
+            return self._declined()
+        ties = opts.get("ties", "input")
         p = self._prepare()
         if p is None:
-            return None
+            return self._declined()
         threshold = opts.get("rel")
         rating = p["rating"]
         if rating is None:
             if threshold is not None and threshold > 1:
-                return None  # refused by the build
+                return self._declined()  # refused by the build
             rating = np.ones(len(p["ti"]), dtype=np.float64)
         relevant = np.ones(len(rating), dtype=np.bool_) if threshold is None else rating >= threshold
         jit = _jit()
         n_users = len(p["user_ids"])
-        if "groups" not in p:  # the rows grouped by user (counting sorts), their columns carried along
-            t_hash = _hash(p["ti"])
-            p["groups"] = (jit.group_by(p["r_user"], n_users, _hash(p["ri"]), p.pop("sbits"), True),
-                           jit.group_by(p["t_user"], n_users, t_hash, t_hash, False))
-            del t_hash  # the item views after the grouping (its peak): read only at the hits
+        if "t_group" not in p:  # the truth grouped by user, the item views, the rows of each user
             views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
+            if p["exact"]:  # hashed from the views (the ids themselves; matches confirmed on them)
+                t_hash = _view_hash(views[1])  # type: ignore[arg-type]
+            else:
+                t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
+            p["t_group"] = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
+            del t_hash
+            p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
-        (rst, rg), (tst, tg) = p["groups"]
-        trows = tg[:, 0].astype(np.int64)
-        status, hit_user, hit_row, hit_t, hit_pos, tied = jit.match(
-            rst, rg, tst, tg, relevant,
-            ties == "input", -1 if reach is None else int(reach), *p["views"], p["exact"])
-        if status != jit.OK:
-            return None
+            p["count"] = jit.count_codes(p["r_user"], n_users)
+            del views
+        tst, tg = p["t_group"]
+        cnt = p["count"]
+        mode = {"input": jit.INPUT, "average": jit.AVERAGE, "optimistic": jit.OPTIMISTIC}[ties]
+        got: list[tuple[np.ndarray, ...]] = []
+        first_tie = np.empty(n_users, dtype=np.int64)
+        max_pos = np.empty(n_users, dtype=np.int64)
+        for g0, g1 in _parts(cnt, PART_ROWS):  # users in parts: the records of one part at a time
+            rst, rg = self._group_part(p, g0, g1)
+            t0, t1 = int(tst[g0]), int(tst[g1])
+            status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
+                                              *p["views"], p["exact"])
+            del rst, rg
+            if status != jit.OK:
+                return self._declined()
+            hits[0] += g0
+            got.append(tuple(hits))
+            first_tie[g0:g1], max_pos[g0:g1] = ft, mp
+        hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi = (
+            np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6))
+        del got
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
             same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
                     == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
             if not same.all():
-                hit_user, hit_t, hit_pos = hit_user[same], hit_t[same], hit_pos[same]
+                hit_user, hit_t, hit_pos, hit_lo, hit_hi = (a[same] for a in (hit_user, hit_t, hit_pos, hit_lo, hit_hi))
         if not len(hit_user):
-            return None  # the numpy path judges a run without any hit (the item check)
+            return self._declined()  # the numpy path judges a run without any hit (the item check)
         info = self._info(p)
         if info is None:
-            return None
+            return self._declined()
         t_user = p["t_user"]
-        length = np.diff(rst)
+        length = cnt
+        trows = tg[:, 0].astype(np.int64)
         counted = relevant[trows]
         n_rel = np.bincount(t_user[relevant], minlength=n_users).astype(np.int64)
         n_truth = np.bincount(t_user, minlength=n_users).astype(np.int64)
-        h_info = {"rec_rows": int(len(rg)), "order": "score", "users": n_users,
+        h_info = {"rec_rows": int(cnt.sum()), "order": "score", "users": n_users,
                   "users_without_relevant": int((n_rel == 0).sum()),
                   "users_without_recs": int(((length == 0) & (n_rel > 0)).sum())}
+        tied_any = bool((first_tie != jit.NO_TIE).any())
         h = Hits(
             user_ids=p["user_ids"], n_rel=n_rel, n_truth=n_truth, length=length.astype(np.int64),
             hit_user=hit_user, hit_pos=hit_pos, hit_rating=rating[hit_t].astype(np.float64),
             rel_user=t_user[trows][counted].astype(np.int64), rel_rating=rating[trows][counted].astype(np.float64),
-            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(length.max()) if n_users else 0,
+            options=dict(opts, order="score"), info={**h_info, **info}, max_pos=int(max_pos.max()) if n_users else 0,
             side=side,
         )
-        h.tied_codes = None if reach is None else np.flatnonzero(tied).astype(np.int64)
+        if ties == "average" and tied_any:  # the tie groups' bounds (no tied score: the plain formulas)
+            h.hit_lo, h.hit_hi, h.first_tie = hit_lo, hit_hi, first_tie
+        if reach is not None:  # a tie group starting within the reach (0: anywhere)
+            tied = first_tie != jit.NO_TIE if reach == 0 else first_tie <= reach
+            h.tied_codes = np.flatnonzero(tied).astype(np.int64)
         self.formed += 1
         return h
+
+    def _group_part(self, p: dict[str, Any], g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
+        """The recommended rows of the users ``g0`` .. ``g1`` - 1 grouped by user (input order
+        kept): each user's first place (``starts``) and the (row, item hash, score bits) records,
+        by two radix passes on the user code (:func:`receval._jit.scatter` segment by segment of
+        the columns' chunks, read in place; :func:`receval._jit.settle`). Kept when the users
+        are one part (every build group reads them)."""
+        if p.get("part", (None,))[0] == (g0, g1):
+            return p["part"][1]
+        jit = _jit()
+        n = g1 - g0
+        bits = max(1, (n - 1).bit_length())
+        lo_bits = (bits + 1) // 2
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(p["count"][g0:g1], out=starts[1:])
+        fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
+        out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
+        views: Any = p["r_views"]
+        hashes: Any = p.get("r_hash")
+        scores = p["scores"]
+        exact = views is not None
+        v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
+        bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
+        none_v, none_h = _ro(np.zeros((0, 2), dtype=np.uint64)), _ro(np.zeros(0, dtype=np.uint64))
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if b == a:
+                continue
+            v = _segment(views, v_at, a, b) if exact else none_v
+            h = none_h if exact else hashes[a:b]
+            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, s_at, a, b))
+        jit.settle(out, starts, lo_bits)
+        if len(_parts(p["count"], PART_ROWS)) == 1:
+            p["part"] = ((g0, g1), (starts, out))
+        return starts, out
 
     def _info(self, p: dict[str, Any]) -> dict[str, Any] | None:
         """The counts and the overlap judgement :func:`receval.encode.encode` gives (once)."""
         if "info" in p:
             return p["info"]
         r_user, ru = p["r_user"], p["ru"]
-        keep = r_user >= 0
-        seen = np.zeros(len(p["user_ids"]), dtype=bool)
-        seen[r_user[keep]] = True
-        in_both = int(np.count_nonzero(seen))
-        only_recs = 0 if keep.all() else int(ru.filter(pl.Series(~keep)).n_unique())
-        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": in_both, "users_only_in_recs": only_recs,
+        in_both, n_out = _jit().seen_users(r_user, len(p["user_ids"]))
+        only_recs = 0 if n_out == 0 else int(ru.filter(pl.Series(r_user < 0)).n_unique())
+        info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": int(in_both), "users_only_in_recs": only_recs,
                                 "users_only_in_truth": len(p["user_ids"]) - in_both}
         if not E._PER_BATCH.get():
             E.check_overlap(info, lambda: {"user": (ru.unique().sort(), p["uni"]),
                                            "item": (p["ri"].unique().sort(), p["ti"].unique().sort())})
         if only_recs:
-            info["ignored_rec_rows"] = int((~keep).sum())
+            info["ignored_rec_rows"] = int(n_out)
             info["ignored_rec_users"] = only_recs
         p["info"] = info
         return info
 
 
-__all__ = ["MIN_ROWS", "Deferred", "deferred", "enabled", "cache_dir"]
+__all__ = ["MIN_ROWS", "Deferred", "Rebatch", "deferred", "enabled", "cache_dir", "formable", "whole", "taken_whole"]

@@ -91,8 +91,8 @@ def test_kernel_values_equal_numpy_path(monkeypatch, counted, seed, ties, tied):
     recs, truth = data(seed, ties=tied)
     want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
     same(want, got)
-    # the kernels decide untied lists under these rules, tied ones under ties=input only
-    assert counted["formed"] == (ties == "input" or (not tied and ties != "item"))
+    # the kernels decide every list under the rules that need no item order, tied or not
+    assert counted["formed"] == (ties != "item")
 
 
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
@@ -142,6 +142,7 @@ def test_look_alike_ids_sharing_a_hash_never_match(monkeypatch, counted):
         return real(s.replace("y", "q"))
 
     monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(0))  # short ids: every id shares the kernels' own hash
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     got = receval.evaluate(recs, truth, SPECS)
     assert counted["formed"] == 2  # (the first in both())
@@ -159,6 +160,7 @@ def test_kernel_weak_hash_same_values(monkeypatch, weak):
         return s.hash(seed=1).to_numpy() & np.uint64(3) if weak == "two_bits" else np.zeros(len(s), np.uint64)
 
     monkeypatch.setattr(E, "hash64", fake)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(3 if weak == "two_bits" else 0))  # the kernels' own hash of short ids
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     same(want, receval.evaluate(recs, truth, SPECS))
 
@@ -216,6 +218,7 @@ def test_items_sharing_a_hash_within_a_user_stay_on_the_kernels(monkeypatch, cou
         return real(s.replace({"y": "q", "c": "b"}))
 
     monkeypatch.setattr(E, "hash64", look_alike)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(0))  # short ids: every id shares the kernels' own hash
     monkeypatch.setattr(K, "MIN_ROWS", 0)
     got = receval.evaluate(recs, truth, SPECS)
     assert counted["formed"] == 2  # the kernels decided it (not a repeated item for the numpy path)
@@ -261,3 +264,68 @@ def test_views_only_for_inline_zero_padded_ids():
     x = v.copy()
     x[1, 1] |= np.uint64(1) << np.uint64(40)  # a byte past "abcdef"
     assert not jit.inline(K._ro(w)) and not jit.inline(K._ro(x))
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("dups", [False, True])
+@pytest.mark.parametrize("ties", ["average", "input"])
+def test_frames_over_the_budget_taken_whole(monkeypatch, counted, dups, ties):
+    """Frames larger than the memory budget go to the kernels in one batch; a refusal that
+    depends on the data (a repeated item) evaluates them in batches, as the numpy path does."""
+    from receval import api
+
+    recs, truth = data(11, ties=True, dups=dups)
+    ran: list[int] = []
+    orig = api.run_polars
+    monkeypatch.setattr(api, "run_polars", lambda *a, **kw: ran.append(kw.get("n_batches", 0)) or orig(*a, **kw))
+    kw = {"ties": ties, "dup": "first"} if dups else {"ties": ties}
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(recs, truth, SPECS, **kw)  # the numpy path in one batch
+    monkeypatch.setenv("RECEVAL_MEMORY_BUDGET", "64KB")  # the numpy path would take 3 batches
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS, **kw)
+    same(want, got)
+    assert ran == ([3] if dups else [])  # kernels: one batch (in batches after a refusal)
+    assert counted["formed"] == 1 or dups and counted["formed"] < 3  # (the batch of the repeat: numpy)
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("ties", ["average", "optimistic", "input"])
+@pytest.mark.parametrize("long_ids", [False, True])
+def test_users_in_parts_same_values(monkeypatch, counted, ties, long_ids):
+    """Rows grouped and matched in parts of users (a few rows each) give the values of the
+    numpy path; scores held in several chunks are read chunk by chunk."""
+    recs, truth = data(12, ties=True)
+    if long_ids:
+        recs = recs.with_columns(("a-long-item-id-prefix-" + pl.col("item_id")).alias("item_id"))
+        truth = truth.with_columns(("a-long-item-id-prefix-" + pl.col("item_id")).alias("item_id"))
+    recs = pl.concat([recs.slice(0, 100), recs.slice(100, 333), recs.slice(433)], rechunk=False)
+    assert recs.n_chunks() > 1
+    monkeypatch.setattr(K, "PART_ROWS", 97)
+    want, got = both(monkeypatch, recs, truth, SPECS, ties=ties)
+    same(want, got)
+    assert counted["formed"] == 1
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_frames_taken_whole_that_the_kernels_refuse_are_batched(monkeypatch, tmp_path, counted):
+    """Frames read from a text file are not the kernels' (the ids' types are decided per file):
+    taken whole, they are evaluated in batches, never by the numpy path in one batch."""
+    from receval import api
+
+    recs, truth = data(13)
+    r, t = tmp_path / "recs.csv", tmp_path / "truth.csv"
+    recs.write_csv(r)
+    truth.write_csv(t)
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(str(r), str(t), SPECS)
+    ran: list[int] = []
+    orig = api.run_polars
+    monkeypatch.setattr(api, "run_polars", lambda *a, **kw: ran.append(kw.get("n_batches", 0)) or orig(*a, **kw))
+    monkeypatch.setattr(api, "_file_batches", lambda *a: 1)  # a file read whole, then too large for one batch
+    monkeypatch.setattr(api.kernels, "whole", lambda *a: True)
+    monkeypatch.setenv("RECEVAL_MEMORY_BUDGET", "64KB")
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(str(r), str(t), SPECS)
+    same(want, got)
+    assert ran and ran[0] > 1  # (the batches, their id types decided once, go to the kernels)
