@@ -14,6 +14,7 @@ import polars as pl
 from .encode import Encoded, encode
 from .fingerprint import as_lazy, run_fp, side_fingerprints, truth_fp
 from .io import Columns, check_columns, is_text_path, read_frame
+from .kernels import deferred
 from .resolve import Resolved
 from .side import SideInputs
 
@@ -54,8 +55,6 @@ def encode_frames(rf: pl.DataFrame, tf: pl.DataFrame, cols: Columns, text: tuple
     rroles = check_columns(rf, "recommendations", {"user": cols.user, "item": cols.item}, {"score": cols.score, "rank": cols.rank})
     tc = cols.truth()
     troles = check_columns(tf, "ground truth", {"user": tc.user, "item": tc.item}, {"rating": cols.rating})
-    from .kernels import deferred
-
     got = deferred(rf, tf, (rroles, troles), text, exact, cols)  # large inputs: the kernels' path (receval.kernels)
     if got is not None:
         return got

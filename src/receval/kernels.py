@@ -110,7 +110,7 @@ def _jit() -> Any:
         print(f"receval: compiling the large-input kernels (once per install, about 30 s; cached in {where})",
               file=sys.stderr, flush=True)
     t0 = time.perf_counter()
-    from . import _jit as jit
+    from . import _jit as jit  # lazy: cost: numba (loaded only for a large input)
 
     # compile (or load) every signature now, on tiny inputs: one message, one wait
     # (the hashes and views read-only, as the calls pass them: numba types the flag)
