@@ -137,3 +137,16 @@ def _csv_log(d):
     pl.DataFrame({"context_id": np.arange(50), "item_id": rng.integers(0, 3, 50), "reward": rng.integers(0, 2, 50) * 1.0,
                   "propensity": np.full(50, 1 / 3)}).write_csv(d / "l.csv")
     return d / "l.csv"
+
+
+@pytest.mark.parametrize("targets", [["good.csv"], ["good=good.csv", "bad=bad.csv", "same=same.csv"]])
+def test_the_terminal_output_fits_80_columns_with_each_signature_once(files, capsys, monkeypatch, targets):
+    """One target or several, every line of the terminal output fits COLUMNS=80 and each
+    estimator's signature is printed once (factored under the comparison, whole under one target)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(capsys, files / "log.csv", *(files / t if "=" not in t else f"{t.split('=')[0]}={files / t.split('=')[1]}"
+                                                     for t in targets), "-e", "ips", "-e", "snips", "-e", "ips(cap=5)",
+                         *(["--pairs"] if len(targets) > 1 else []))
+    assert code == 0
+    assert max(len(x) for x in out.splitlines()) <= 80, max(out.splitlines(), key=len)
+    assert out.count("floor:none|tgt:prob") == 3  # each estimator's signature (or its own part) once

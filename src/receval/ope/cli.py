@@ -20,7 +20,7 @@ from ..errors import DataError, SpecError
 from ..figures import parse_figure, write_figure
 from ..outputs import check_outputs, write_output
 from ..page import check_page, page_path, render_page
-from ..report import LATEX_FITS, command_formats, fmt_num
+from ..report import LATEX_FITS, command_formats, fmt_num, signature_lines, terminal_width
 from ..tables import EXTENSIONS, render_pairs, render_table, write_table
 from .core import evaluate
 
@@ -78,7 +78,13 @@ def build_command(p: argparse.ArgumentParser):
                        position_col=a.position_col, rank_col=a.rank_col, score_col=a.score_col, estimate_col=a.estimate_col,
                        batches=a.batches, correction=a.correction, baseline=a.baseline)
         if not several:
-            print(res.render(a.format), end="")
+            if a.format == "table":  # the estimates fitted to the terminal, their signatures factored below
+                width = terminal_width()
+                text = res.render("table", signatures=False, width="terminal")
+                text += "\n".join(signature_lines([e.signature for e in res.entries], width)) + "\n"
+                print(text, end="")
+            else:
+                print(res.render(a.format), end="")
             return 0
 
         cmp = res.compare(per_round=any(kind == "users" for kind, _, _ in figures))
@@ -94,7 +100,8 @@ def build_command(p: argparse.ArgumentParser):
             if a.pairs or a.format != "table":
                 text += "\n" + render_pairs(cmp, a.format, alpha=a.alpha, label=f"{a.label}-pairs" if a.label else None,
                                             fit=a.latex_fit)
-            text += "\n" + res.render(a.format, differences=False).rstrip("\n") + "\n"
+            text += "\n" + res.render(a.format, differences=False, signatures=False, values=False,  # the table above gives them
+                                       width="terminal" if a.format == "table" else None).rstrip("\n") + "\n"
         print(text, end="" if text.endswith("\n") else "\n")
         if a.out:
             write_table(cmp, a.out, alpha=a.alpha, ci=ci, **latex)

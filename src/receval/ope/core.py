@@ -242,23 +242,28 @@ class OpeResults:
         return pl.DataFrame([{"target": e.target, "estimator": e.estimator, "value": e.value, "ci_low": e.low,
                               "ci_high": e.high, **e.diagnostics, "signature": e.signature} for e in self.entries])
 
-    def render(self, fmt: str = "table", digits: int = 4, differences: bool = True) -> str:
+    def render(self, fmt: str = "table", digits: int = 4, differences: bool = True, signatures: bool = True,
+               width: Any = None, values: bool = True) -> str:
         """``table``, ``markdown``, ``latex``, ``csv`` or ``json``: every estimate with its
-        interval and diagnostics, then (``differences``) every paired difference with its p-values."""
+        interval and diagnostics, then (``differences``) every paired difference with its p-values.
+        ``signatures=False`` and ``values=False`` leave the signature and the value and interval
+        columns out (a comparison table printed above already gives them, signatures factored); ``width`` the columns a terminal table fits
+        (:func:`receval.report.render`: ``"terminal"``, a number, or None for no limit)."""
         if fmt == "json":
             return self.to_json() + "\n"
 
         several = len(self.targets) > 1
-        head = (["target"] if several else []) + ["estimator", "value", "ci_low", "ci_high", "ess", "max_weight",
-                                                   "mean_weight", "signature"]
-        rows: list[list[Any]] = [([e.target] if several else []) + [e.estimator, e.value, e.low, e.high, e.diagnostics.get("ess"),
-                                                    e.diagnostics.get("max_weight"), e.diagnostics.get("mean_weight"), e.signature]
-                for e in self.entries]
-        out = render_rows(head, rows, fmt, digits=digits, width=None)
+        head = ((["target"] if several else []) + ["estimator"] + (["value", "ci_low", "ci_high"] if values else [])
+                + ["ess", "max_weight", "mean_weight"] + (["signature"] if signatures else []))
+        rows: list[list[Any]] = [([e.target] if several else []) + [e.estimator] + ([e.value, e.low, e.high] if values else [])
+                                 + [e.diagnostics.get("ess"), e.diagnostics.get("max_weight"), e.diagnostics.get("mean_weight")]
+                                 + ([e.signature] if signatures else []) for e in self.entries]
+        keys = 2 if several else 1
+        out = render_rows(head, rows, fmt, digits=digits, width=width, keys=keys)
         if self.differences and differences:
             rows = [[d.estimator, d.a, d.b, d.value, d.low, d.high, d.p, d.p_adjusted] for d in self.differences]
             out += "\n" + render_rows(["estimator", "a", "b", "a - b", "ci_low", "ci_high", "p", f"p ({self.differences[0].correction})"],
-                                      rows, fmt, digits=digits, width=None)
+                                      rows, fmt, digits=digits, width=width, keys=3)
         return out
 
     def __str__(self) -> str:
