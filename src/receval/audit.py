@@ -49,7 +49,7 @@ from .conformance.suite import per_user_of, side_kwargs
 from .engine import dialect_of, evaluate_each
 from .inputs import exact_items, read_inputs
 from .io import Columns
-from .resolve import resolve
+from .resolve import decide_rel, resolve
 from .side import SideInputs
 from .signature import note_side
 from .errors import RecevalError, SpecError
@@ -317,8 +317,8 @@ class ReceValues:
         resolved = []
         for s in specs:
             if (s, dialect) not in self.resolved:
-                try:
-                    self.resolved[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
+                try:  # the truth of a case has ratings: an unwritten rel reads rel:>0, as evaluate decides it
+                    self.resolved[(s, dialect)] = decide_rel([resolve(s, dialect=dialect_of(dialect))], True)[0]
                 except RecevalError as exc:
                     self.resolved[(s, dialect)] = Refused(f"not a definition: {exc}")
             r = self.resolved[(s, dialect)]
@@ -455,7 +455,7 @@ def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list
         axes.append(("ordering", _distinct_orders(orders, probes)))
     wanted: list[tuple[str, list[Any], bool]] = [("dup", ["error", "first", "keep"], any(p.dup for p in probes)),
               ("tdup", ["error", "first", "max", "keep"], any(p.tdup for p in probes)),
-              ("rel", [None, "all", ">0", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
+              ("rel", [None, "all", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
               ("empty", ["skip", "zero"], any(r <= 0 for r in ratings)),
               ("norecs", ["zero", "skip"], no_list)]
     axes += [(n, v) for n, v, needed in wanted if n in ctx and needed]
@@ -628,6 +628,7 @@ class AuditReport:
     not_compared: list[tuple[str, str]] = field(default_factory=list)  # (case id, why): answered, no value of receval's
     out_of_bounds: list[tuple[str, float]] = field(default_factory=list)  # (case id, a value outside ``bounds``)
     bounds: tuple[float, float] | None = None  # the metric's declared (lowest, highest)
+    rounding: tuple[str, str] | None = None  # (definition, "rounded to d decimals" / "in percent"): explains every difference
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -638,6 +639,7 @@ class AuditReport:
             "raised": [list(x) for x in self.raised], "non_numbers": [list(x) for x in self.non_numbers],
             "tolerance": self.tolerance, "compared": self.compared,
             "not_compared": [list(x) for x in self.not_compared], "out_of_bounds": [list(x) for x in self.out_of_bounds],
+            "rounding": list(self.rounding) if self.rounding else None,
         }
 
     def __str__(self) -> str:
@@ -660,6 +662,8 @@ class AuditReport:
                              + (" ..." if len(self.equivalent) > 6 else ""))
         elif self.status == "no match":
             lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
+            if self.rounding:
+                lines.append(f"  values {self.rounding[1]}? every difference from {self.rounding[0]} is explained by it")
         else:
             lines.append("NO EVIDENCE: the implementation gave no number on any case")
         if self.not_compared:
@@ -703,9 +707,8 @@ def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> s
     ``any_k`` (an audit of several cut-offs) the spec's cut-off is written ``@k``."""
     from .engine import dialect_of
     from .plaintext import to_text
-    from .resolve import resolve
 
-    r = resolve(spec, dialect=dialect_of(dialect))
+    r = decide_rel([resolve(spec, dialect=dialect_of(dialect))], True)[0]  # the truth of a case has ratings
     m = r.metric
     head = str(r.spec)
     if any_k and "@" in head:
@@ -720,6 +723,143 @@ def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> s
         meaning = axis.values.get(str(value), "") if axis.values else axis.doc
         lines.append(f"  {name} = {axis.render(value)}  {meaning}")
     return "\n".join(lines) + "\n"
+
+
+# --- helpers for the shapes people have ----------------------------------------------------------
+
+_RELEVANT = ("set", "ratings")
+_EMPTY = ("call", "skip")
+
+
+def _shape_args(relevant: str, empty: str) -> None:
+    if relevant not in _RELEVANT:
+        raise AuditError(f"relevant='{relevant}': write relevant='set' (the items rated > 0) or relevant='ratings' "
+                         "({item: rating} of every truth row)")
+    if empty not in _EMPTY:
+        raise AuditError(f"empty='{empty}': write empty='call' (the function gets an empty collection) or empty='skip'")
+
+
+def _lists(recs: Any, truth: Any, relevant: str, catalog: bool, side: Mapping[str, Any]) -> tuple[dict, dict]:
+    """({user: [items in list order]}, {user: set or {item: rating}}) of one case; every truth
+    user is listed in both (an empty list: no recommendation)."""
+    ranked: dict[str, list[str]] = {}
+    for u, i in recs.sort(["user", "rank"]).select("user", "item").iter_rows():
+        ranked.setdefault(u, []).append(i)
+    rel: dict[str, Any] = {}
+    for u, i, r in truth.select("user", "item", "rating").iter_rows():
+        r = 1.0 if r is None else float(r)
+        if relevant == "set":
+            mine = rel.setdefault(u, set())
+            if r > 0:
+                mine.add(i)
+        else:
+            got = rel.setdefault(u, {})
+            got[i] = max(r, got.get(i, -math.inf))
+    if catalog:
+        every = (side["catalog"]["item"].to_list() if "catalog" in side
+                 else recs["item"].to_list() + truth["item"].to_list())
+        items = sorted(set(every))
+        for u in rel:
+            listed = ranked.setdefault(u, [])
+            seen = set(listed)
+            listed.extend(i for i in items if i not in seen)
+    for u in rel:
+        ranked.setdefault(u, [])
+    return ranked, rel
+
+
+def _has_relevant(rel: Any) -> bool:
+    return any(v > 0 for v in rel.values()) if isinstance(rel, dict) else bool(rel)
+
+
+def per_user(fn: Callable[[list[str], Any, int | None], Any], *, relevant: str = "set", empty: str = "call",
+             catalog: bool = False) -> Callable[..., dict[str, float]]:
+    """The audit's implementation ``impl(recs, truth, k, side)`` of a per-user function
+    ``fn(ranked_items, relevant_items, k) -> value``, called once for each truth user.
+
+    The translation, each choice one that can change the verdict (docs/audit.md, "Functions of
+    one user"):
+
+    - ``ranked_items``: the user's recommended items in list order (the ``rank`` column), the
+      list only (no item beyond it: a function that expects a full ranking, an AUC over every
+      item, sees a short one); ``catalog=True`` appends every catalogue item not in the list,
+      in id order (the ``catalog`` side input, else every item of the case), as a full ranking;
+    - a repeated recommendation is passed as is (the item twice): the function's own rule is
+      what the audit names (``dup``); a user with relevant items and no recommendation gets ``[]``;
+    - ``relevant``: ``"set"`` (default) the items rated > 0 (receval's default ``rel:>0``, so the
+      verdict reads ``rel`` from the function only through which rows it is given), or
+      ``"ratings"``: ``{item: rating}`` of every truth row (ratings <= 0 included: the function
+      decides); a repeated truth row is given once (a set), with its highest rating, so the
+      verdict cannot tell ``tdup=keep`` from ``first``/``max``;
+    - ``empty``: a truth user with no relevant item (no rating > 0) is given an empty set
+      (``"call"``, default; the function decides: a NaN or None answer leaves the user out of the
+      mean) or not called (``"skip"``; the verdict then reads ``empty=skip``). A user who is
+      only in the recommendations is never called (the averaged users are the truth users).
+
+    An exception of ``fn`` on any user makes the whole input unanswered (the report names it).
+
+    >>> import polars as pl
+    >>> def precision_at_k(ranked, relevant, k):
+    ...     return sum(1 for item in ranked[:k] if item in relevant) / k
+    >>> impl = per_user(precision_at_k)
+    >>> recs = pl.DataFrame({"user": ["u1", "u1", "u2"], "item": ["a", "b", "a"], "score": [0.9, 0.8, 0.5],
+    ...                      "rank": [1, 2, 1]})
+    >>> truth = pl.DataFrame({"user": ["u1", "u2", "u3"], "item": ["b", "c", "a"], "rating": [1.0, 2.0, 1.0]})
+    >>> impl(recs, truth, 2, {})
+    {'u1': 0.5, 'u2': 0.0, 'u3': 0.0}
+    """
+    if not callable(fn):
+        raise AuditError(f"per_user(fn): pass a function fn(ranked_items, relevant_items, k), got {type(fn).__name__}")
+    _shape_args(relevant, empty)
+
+    def impl(recs: Any, truth: Any, k: int | None, side: Mapping[str, Any]) -> dict[str, float]:
+        ranked, rel = _lists(recs, truth, relevant, catalog, side)
+        out: dict[str, float] = {}
+        for u in sorted(rel):
+            if empty == "skip" and not _has_relevant(rel[u]):
+                continue
+            v = fn(list(ranked[u]), rel[u], k)
+            if v is not None:
+                out[u] = v
+        return out
+
+    impl.__qualname__ = f"per_user({getattr(fn, '__qualname__', type(fn).__name__)})"
+    return impl
+
+
+def from_dicts(fn: Callable[[dict[str, list[str]], dict[str, Any], int | None], Any], *, relevant: str = "ratings",
+               catalog: bool = False) -> Callable[..., Any]:
+    """The audit's implementation ``impl(recs, truth, k, side)`` of a function of two dicts,
+    ``fn(recommendations, truth, k) -> {user: value} or the mean``: ``recommendations`` is
+    ``{user: [items in list order]}``, ``truth`` is ``{user: {item: rating}}``
+    (``relevant="ratings"``, default: every truth row, its highest rating when repeated) or
+    ``{user: [items rated > 0]}`` (``relevant="set"``, each item once).
+
+    The same translation as :func:`per_user` (the list only unless ``catalog=True``; a
+    repeated recommendation passed as is; every truth user a key of both dicts, with ``[]`` when
+    it has no recommendation; a user with no relevant item keeps an empty entry, the function
+    decides), called once on the whole input.
+
+    >>> import polars as pl
+    >>> def hit_rate(recommendations, truth, k):
+    ...     return {u: float(any(i in truth[u] for i in items[:k])) for u, items in recommendations.items()}
+    >>> impl = from_dicts(hit_rate)
+    >>> recs = pl.DataFrame({"user": ["u1", "u1"], "item": ["a", "b"], "score": [0.9, 0.8], "rank": [1, 2]})
+    >>> truth = pl.DataFrame({"user": ["u1", "u2"], "item": ["b", "a"], "rating": [4.0, 1.0]})
+    >>> impl(recs, truth, 1, {})
+    {'u1': 0.0, 'u2': 0.0}
+    """
+    if not callable(fn):
+        raise AuditError(f"from_dicts(fn): pass a function fn(recommendations, truth, k), got {type(fn).__name__}")
+    _shape_args(relevant, "call")
+
+    def impl(recs: Any, truth: Any, k: int | None, side: Mapping[str, Any]) -> Any:
+        ranked, rel = _lists(recs, truth, relevant, catalog, side)
+        given = {u: ranked[u] for u in sorted(rel)}
+        return fn(given, {u: (sorted(v) if isinstance(v, set) else v) for u, v in sorted(rel.items())}, k)
+
+    impl.__qualname__ = f"from_dicts({getattr(fn, '__qualname__', type(fn).__name__)})"
+    return impl
 
 
 # --- the audit -------------------------------------------------------------------------------------
@@ -840,6 +980,7 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         report.closest.append(_finding(m.name, c, by_key, got, values))
         if len(report.closest) == 3:
             break
+    report.rounding = rounding(m.name, [c for c in closest_order(everything) if c.wrong][:ROUNDING_TRIED], probes, got, values)
     first = everything[0]
     if first.users and not first.differs:
         report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name, values)
@@ -849,6 +990,76 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     report.not_compared = [(by_key[key].id, why) for key, why in first.refused.items()]
     report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
     return report
+
+
+#: how many of the closest definitions the rounding diagnosis tries
+ROUNDING_TRIED = 300
+
+
+def explained_by_rounding(pairs: Sequence[tuple[float, float]]) -> str | None:
+    """The rounding that explains every (implementation, receval) pair, or None: ``"rounded to
+    d decimals"`` when each answer is a multiple of 10^-d within 10^-d of receval's value (any
+    rounding mode: half-even, half-up, truncation), the smallest such d in 1..8; ``"in
+    percent"`` when each answer is 100 times receval's value (to 1e-9), or ``"in percent,
+    rounded to d decimals"``. At least one pair must differ (else it is no finding).
+
+    >>> explained_by_rounding([(0.6309, 0.63092975), (0.5, 0.5)])
+    'rounded to 4 decimals'
+    >>> explained_by_rounding([(63.09, 0.63092975), (50.0, 0.5)])
+    'in percent, rounded to 2 decimals'
+    >>> explained_by_rounding([(0.62, 0.63092975)]) is None
+    True
+    """
+    if not pairs or all(_close(g, w) for g, w in pairs):
+        return None
+    for scale, label in ((1.0, ""), (100.0, "in percent")):
+        scaled = [(g, w * scale) for g, w in pairs]
+        if scale != 1.0 and all(math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) for g, w in scaled):
+            return label
+        for d in range(1, 9):
+            unit = 10.0 ** -d
+            if all(abs(g - w) < unit * (1 + 1e-9) and abs(g / unit - round(g / unit)) < 1e-6 for g, w in scaled):
+                return (label + ", rounded" if label else "rounded") + f" to {d} decimal{'s' if d != 1 else ''}"
+    return None
+
+
+def rounding(metric: str, cands: Sequence[Candidate], probes: Sequence[Probe], got: Mapping[str, Any],
+             values: ReceValues) -> tuple[str, str] | None:
+    """(definition, what) for the first of ``cands`` whose every difference from the implementation
+    is explained by rounding or percent (:func:`explained_by_rounding`), the finest rounding first;
+    None when none is."""
+    found: list[tuple[int, int, int, str, str]] = []
+    for c in cands:
+        pairs: list[tuple[float, float]] = []
+        ok = True
+        for p in probes:
+            g = got[p.key]
+            if isinstance(g, str) or p.key in c.refused:
+                continue
+            spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
+            want = values(p, [spec], c.dialect)[spec]
+            if want is None or isinstance(want, Refused):
+                continue
+            mean, per_user = want
+            if isinstance(g, float) or per_user is None:
+                v = g if isinstance(g, float) else (sum(g.values()) / len(g) if g else math.nan)
+                if mean is None or math.isnan(v):
+                    ok = False
+                    break
+                pairs.append((v, mean))
+            else:
+                if set(g) != set(per_user):
+                    ok = False
+                    break
+                pairs += [(g[u], x) for u, x in per_user.items() if x is not None]
+        what = explained_by_rounding(pairs) if ok else None
+        if what is not None:
+            digits = int(what.split(" to ")[1].split()[0]) if " to " in what else 99
+            found.append((-digits, len(c.refused), len(found), c.label(metric), what))
+    if not found:
+        return None
+    *_, label, what = min(found)
+    return label, what
 
 
 def closest_order(cands: Sequence[Candidate]) -> list[Candidate]:
@@ -952,5 +1163,5 @@ def build_command(p: Any) -> Callable[[Any], int]:
     return run
 
 
-__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
+__all__ = ["audit", "per_user", "from_dicts", "explained_by_rounding", "rounding", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
            "probes_of", "run_implementation", "compare", "build_command"]
