@@ -42,7 +42,8 @@ SWEEP_TESTS = {"test_popularity_metrics_match_reference", "test_ir_metrics_match
                # every altered implementation through the audit, every AUC form over every ordering, every
                # metric and option on the Polars engine and in batches: one tenth stays in the default tier
                "test_the_inference_recovers_the_options", "test_auc_equals_mean_over_all_orderings",
-               "test_polars_equals_memory_every_metric_option", "test_batched_in_memory_equals_one_batch_every_metric"}
+               "test_polars_equals_memory_every_metric_option", "test_batched_in_memory_equals_one_batch_every_metric",
+               "test_the_suite_tells_every_two_option_settings_apart"}
 #: tests that take seconds on their own (measured on 2 cores: `pytest --durations=30 -m slow`)
 SLOW_TESTS = {
     "test_file_too_large_for_every_writer_keeps_the_previous_file", "test_error_and_not_offered_told_apart_in_every_file",

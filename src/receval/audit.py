@@ -453,11 +453,14 @@ def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list
     if "order" in ctx:
         orders: list[Any] = [None] + [("score", t) for t in ORDER_TIES] + [("input", None), ("rank_value", None)]
         axes.append(("ordering", _distinct_orders(orders, probes)))
-    wanted: list[tuple[str, list[Any], bool]] = [("dup", ["error", "first", "keep"], any(p.dup for p in probes)),
-              ("tdup", ["error", "first", "max", "keep"], any(p.tdup for p in probes)),
-              ("rel", [None, "all", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
-              ("empty", ["skip", "zero"], any(r <= 0 for r in ratings)),
-              ("norecs", ["zero", "skip"], no_list)]
+    low_hit = any(s <= 0 for p in probes for s in _hit_scores(p))
+    cv = CONTEXT_VALUES
+    wanted: list[tuple[str, list[Any], bool]] = [("dup", cv["dup"], any(p.dup for p in probes)),
+              ("hitscore", cv["hitscore"], low_hit),
+              ("tdup", cv["tdup"], any(p.tdup for p in probes)),
+              ("rel", cv["rel"], any(r <= 0 or 0 < r < 1 for r in ratings)),
+              ("empty", cv["empty"], any(r <= 0 for r in ratings)),
+              ("norecs", cv["norecs"], no_list)]
     axes += [(n, v) for n, v, needed in wanted if n in ctx and needed]
     out = []
     base = {n: v for n, v in base.items() if n not in ("order", "ties", *(n for n, _ in axes))}
@@ -473,6 +476,55 @@ def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list
                 o[name] = v
         out.append(o)
     return out
+
+
+def _hit_scores(p: Probe) -> list[float]:
+    """The scores of the recommended items that are in the truth of their user (``hitscore`` reads them)."""
+    pairs = set(p.case.truth.select("user", "item").iter_rows())
+    return [s for u, i, s in p.case.recs.select("user", "item", "score").iter_rows() if (u, i) in pairs and s is not None]
+
+
+#: the values of each context option the audit names, its default first (stage 2)
+CONTEXT_VALUES: dict[str, list[Any]] = {"dup": ["error", "first", "keep"], "hitscore": ["any", "positive"],
+                                        "tdup": ["error", "first", "max", "keep"], "rel": [None, "all", "1"],
+                                        "empty": ["skip", "zero"], "norecs": ["zero", "skip"]}
+
+
+def option_settings(metric: Any) -> list[dict[str, str]]:
+    """Every option setting the audit can name for ``metric``, one option at a time from the
+    standard definition (the first, ``{}``): each value of the metric's named options, the
+    numeric options at :data:`NUMERIC`'s samples, the orderings (by score with each tie rule of
+    :data:`ORDER_TIES`, the input order, the rank values) and each value of the context options
+    of :data:`CONTEXT_VALUES` the metric reads; only the settings that resolve alone.
+    ``tests/metrics/test_suite_power.py`` checks that the suite tells every two of them apart."""
+    from .metrics import get_metric
+
+    m = get_metric(metric) if isinstance(metric, str) else metric
+    out: list[dict[str, str]] = [{}]
+    for o in _space(m):
+        if len(o) == 1:
+            out.append(o)
+    out += _around(m, {})
+    ctx = m.context
+    if "order" in ctx:
+        for t in ORDER_TIES:
+            out.append({"order": "score", "ties": t} if "ties" in ctx else {"order": "score"})
+        out += [{"order": "input"}, {"order": "rank_value"}]
+    for name, vals in CONTEXT_VALUES.items():
+        if name in ctx:
+            out += [{name: str(v)} for v in vals[1:]]
+    kept, seen = [], set()
+    for o in out:
+        key = tuple(sorted(o.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            resolve(Candidate(o).spec(m.name, None if not m.needs_k else 3))
+        except RecevalError:
+            continue
+        kept.append(o)
+    return kept
 
 
 def _distinct_orders(orders: list[Any], probes: Sequence[Probe]) -> list[Any]:
@@ -1163,5 +1215,5 @@ def build_command(p: Any) -> Callable[[Any], int]:
     return run
 
 
-__all__ = ["audit", "per_user", "from_dicts", "explained_by_rounding", "rounding", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
+__all__ = ["audit", "option_settings", "CONTEXT_VALUES", "per_user", "from_dicts", "explained_by_rounding", "rounding", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
            "probes_of", "run_implementation", "compare", "build_command"]
