@@ -762,7 +762,9 @@ def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> s
 
     r = decide_rel([resolve(spec, dialect=dialect_of(dialect))], True)[0]  # the truth of a case has ratings
     m = r.metric
-    head = str(r.spec)
+    # the spec as written: its canonical form drops rel=all (rel's default value), which a reader of
+    # the header would then take for the data-decided default rel:>0
+    head = spec if "rel=all" in spec.replace(" ", "") else str(r.spec)
     if any_k and "@" in head:
         head = head[:head.rindex("@")] + "@k"
     lines = [f"{head}  —  {m.summary}", "", "Formula:"]
@@ -792,10 +794,10 @@ def _shape_args(relevant: str, empty: str) -> None:
 
 
 def _lists(recs: Any, truth: Any, relevant: str, catalog: bool, side: Mapping[str, Any]) -> tuple[dict, dict]:
-    """({user: [items in list order]}, {user: set or {item: rating}}) of one case; every truth
+    """({user: [items in row order]}, {user: set or {item: rating}}) of one case; every truth
     user is listed in both (an empty list: no recommendation)."""
     ranked: dict[str, list[str]] = {}
-    for u, i in recs.sort(["user", "rank"]).select("user", "item").iter_rows():
+    for u, i in recs.select("user", "item").iter_rows():  # the rows' order: the helper reads no rank or score
         ranked.setdefault(u, []).append(i)
     rel: dict[str, Any] = {}
     for u, i, r in truth.select("user", "item", "rating").iter_rows():
@@ -832,10 +834,12 @@ def per_user(fn: Callable[[list[str], Any, int | None], Any], *, relevant: str =
     The translation, each choice one that can change the verdict (docs/audit.md, "Functions of
     one user"):
 
-    - ``ranked_items``: the user's recommended items in list order (the ``rank`` column), the
-      list only (no item beyond it: a function that expects a full ranking, an AUC over every
-      item, sees a short one); ``catalog=True`` appends every catalogue item not in the list,
-      in id order (the ``catalog`` side input, else every item of the case), as a full ranking;
+    - ``ranked_items``: the user's recommended items in the order of the rows (the rank column
+      and the scores are not read, so the verdict's ordering is ``order=input``: the helper's,
+      not the function's), the list only (no item beyond it: a function that expects a full
+      ranking, an AUC over every item, sees a short one); ``catalog=True`` appends every
+      catalogue item not in the list, in id order (the ``catalog`` side input, else every item
+      of the case), as a full ranking;
     - a repeated recommendation is passed as is (the item twice): the function's own rule is
       what the audit names (``dup``); a user with relevant items and no recommendation gets ``[]``;
     - ``relevant``: ``"set"`` (default) the items rated > 0 (receval's default ``rel:>0``, so the
@@ -883,7 +887,7 @@ def from_dicts(fn: Callable[[dict[str, list[str]], dict[str, Any], int | None], 
                catalog: bool = False) -> Callable[..., Any]:
     """The audit's implementation ``impl(recs, truth, k, side)`` of a function of two dicts,
     ``fn(recommendations, truth, k) -> {user: value} or the mean``: ``recommendations`` is
-    ``{user: [items in list order]}``, ``truth`` is ``{user: {item: rating}}``
+    ``{user: [items in row order]}``, ``truth`` is ``{user: {item: rating}}``
     (``relevant="ratings"``, default: every truth row, its highest rating when repeated) or
     ``{user: [items rated > 0]}`` (``relevant="set"``, each item once).
 
