@@ -1006,6 +1006,9 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     contexts = [_context_of(m, b) for b in bases()]
     stage([{**o, **c} for c in contexts for o in _space(m)])  # 3. the metric's own options again, in the best contexts
     stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))  # 4. numeric options, dialects
+    best = sorted(cands, key=_rank)[0]
+    if best.wrong or best.refused:  # 5. the context options again, around a numeric option that came first
+        stage([o for b in bases() for o in _context(m, b, answered)])
     everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}

@@ -25,6 +25,7 @@ class Arithmetic:
     side: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict)
     tags: tuple[str, ...] = ("arithmetic",)
     dialect: str | None = None
+    scenario: str | None = None  # a scenario of generate.SCENARIOS whose rows these are (a worked case), else its own
 
 
 _LISTS = [("u1", "i1", 0.9, 1), ("u1", "i2", 0.8, 2), ("u1", "i3", 0.7, 3), ("u2", "i1", 0.9, 1), ("u2", "i4", 0.5, 2)]
@@ -124,4 +125,335 @@ ARITHMETIC: list[Arithmetic] = [
                {"user_groups": [("u1", "a"), ("u2", "b")]}),
 ]
 
-__all__ = ["Arithmetic", "ARITHMETIC"]
+
+
+# --- worked cases: the arithmetic of the simple global metrics on every scenario -------------------
+#
+# For the metrics no slow reference covers, each scenario of ``generate.SCENARIOS`` is worked out
+# here in plain Python from the formula in the metric's documentation (nothing of receval's is
+# imported), and the steps are written into ``why``; the build keeps a case only where receval
+# gives the same value (issue 35: at least 10 distinct inputs for every metric).
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _top(sc: Any, k: int, users: set[str] | None = None) -> dict[str, list[str]]:
+    """user -> the items of ranks 1..k (the scenario's rank column)."""
+    rows = sorted(sc.rec_rows(), key=lambda r: (r[0], r[3]))
+    out: dict[str, list[str]] = {}
+    for u, i, _, rank in rows:
+        if users is not None and u not in users:
+            continue
+        if rank <= k:
+            out.setdefault(u, []).append(i)
+    return out
+
+
+def _worked_coverage(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str]:
+    lists = _top(sc, k)
+    shown = sorted({i for items in lists.values() for i in items})
+    catalog = [r[0] for r in side["catalog"]]
+    how = opts.get("denominator", "catalog")
+    if how == "catalog":
+        den, what = len(catalog), f"a catalogue of {len(catalog)}"
+    elif how == "catalog_plus_one":
+        den, what = len(catalog) + 1, f"a catalogue of {len(catalog)} plus one padding item"
+    elif how == "count":
+        den, what = 1, "counted (denominator 1)"
+    else:
+        train = {i for _, i in side["train"]}
+        shown = [i for i in shown if i in train]
+        den, what = len(train), f"the {len(train)} distinct train items (recommended train items only)"
+    v = len(shown) / den
+    return v, f"top-{k} items {', '.join(shown)}: {len(shown)} distinct of {what} = {_fmt(v)}"
+
+
+def _shares(sc: Any, k: int) -> dict[str, int]:
+    cnt: dict[str, int] = {}
+    for items in _top(sc, k).values():
+        for i in items:
+            cnt[i] = cnt.get(i, 0) + 1
+    return cnt
+
+
+def _worked_entropy(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    cnt = _shares(sc, k)
+    n = sum(cnt.values())
+    base = math.e if opts.get("base", "e") == "e" else float(opts["base"])
+    h = -sum(c / n * math.log(c / n, base) for c in cnt.values())
+    norm = opts.get("normalize", "no")
+    parts = f"top-{k} counts {', '.join(f'{i}:{c}' for i, c in sorted(cnt.items()))} of {n}: H = {_fmt(h)}"
+    if norm in ("catalog", "recommended") and (len(side["catalog"]) if norm == "catalog" else len(cnt)) < 2:
+        return None
+    if norm == "catalog":
+        m = len(side["catalog"])
+        return h / math.log(m, base), parts + f" / log {m} = {_fmt(h / math.log(m, base))}"
+    if norm == "recommended":
+        m = len(cnt)
+        return h / math.log(m, base), parts + f" / log {m} = {_fmt(h / math.log(m, base))}"
+    return h, parts
+
+
+def _worked_gini(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    cnt = _shares(sc, k)
+    n = sum(cnt.values())
+    catalog = [r[0] for r in side["catalog"]]
+    shares = sorted([cnt.get(i, 0) / n for i in catalog] + ([0.0] if opts.get("pad") == "yes" else []))
+    m = len(shares)
+    if m < 2:
+        return None
+    s = sum((2 * j - m - 1) * p for j, p in enumerate(shares, 1))
+    form = opts.get("form", "castells")
+    g = s / m if form == "catalog_divisor" else s / (m - 1)
+    if form == "complement":
+        g = 1 - g
+    return g, (f"top-{k} counts {', '.join(f'{i}:{c}' for i, c in sorted(cnt.items()))} of {n} over {m} items "
+               f"(unrecommended: 0), sorted shares weighted 2j - {m + 1}: sum {_fmt(s)}; {form} = {_fmt(g)}")
+
+
+def _worked_errors(sc: Any, opts: dict[str, str], square: bool) -> tuple[float, str] | None:
+    pred = {(u, i): s for u, i, s, _ in sc.rec_rows()}
+    pairs = [(u, i, float(r), pred.get((u, i))) for u, i, r in sc.truth]
+    if any(p is None for *_, p in pairs) and opts.get("missing", "error") == "error":
+        return None
+    pairs = [x for x in pairs if x[3] is not None]
+    if not pairs or len({(u, i) for u, i, _, _ in pairs}) != len(pairs):
+        return None
+    err = [(u, (r - p) ** 2 if square else abs(r - p)) for u, _, r, p in pairs]
+    if opts.get("average", "pairs") == "users":
+        users = sorted({u for u, _ in err})
+        per = [sum(e for uu, e in err if uu == u) / sum(1 for uu, _ in err if uu == u) for u in users]
+        v = sum(per) / len(per)
+        how = f"per user {', '.join(_fmt(x) for x in per)}, their mean {_fmt(v)}"
+    else:
+        v = sum(e for _, e in err) / len(err)
+        how = f"{'squared' if square else 'absolute'} errors {', '.join(_fmt(e) for _, e in err)}: mean {_fmt(v)}"
+    if square:
+        return math.sqrt(v), how + f", root {_fmt(math.sqrt(v))}"
+    return v, how
+
+
+def _worked_novelty(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
+    train = {(u, i) for u, i in side["train"]}
+    n_users = len({u for u, _ in train})
+    pop: dict[str, int] = {}
+    for _, i in train:
+        pop[i] = pop.get(i, 0) + 1
+    truth_users = sorted({u for u, i, r in sc.truth if r > 0})
+    lists = _top(sc, k)
+    per: dict[str, float] = {}
+    for u in truth_users:
+        items = lists.get(u, [])
+        if not items:
+            per[u] = 0.0
+            continue
+        terms = []
+        for i in items:
+            if i in pop:
+                terms.append(-math.log2(pop[i] / n_users))
+            elif opts.get("unknown", "max") == "max":
+                terms.append(-math.log2(1 / n_users))
+        if not terms:
+            return None
+        per[u] = sum(terms) / len(terms)
+    v = sum(per.values()) / len(per)
+    return v, per, (f"{n_users} train users; pop {', '.join(f'{i}:{c}' for i, c in sorted(pop.items()))}; per user mean "
+                    f"-log2(pop/{n_users}) over its top-{k}: {', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; "
+                    f"the mean {_fmt(v)}")
+
+
+def _relevant(sc: Any) -> dict[str, set[str]]:
+    """user -> the items rated > 0 (receval's default rel:>0), for every truth user."""
+    out: dict[str, set[str]] = {}
+    for u, i, r in sc.truth:
+        out.setdefault(u, set())
+        if r > 0:
+            out[u].add(i)
+    return out
+
+
+def _worked_ild(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
+    cats: dict[str, set[str]] = {}
+    for i, c in side["categories"]:
+        cats.setdefault(i, set()).add(c)
+    how = opts.get("distance", "jaccard")
+
+    def d(a: str, b: str) -> float:
+        x, y = cats.get(a, set()), cats.get(b, set())
+        if how == "hamming":
+            return float(len(x ^ y))
+        if how == "cosine":
+            return 1 - len(x & y) / math.sqrt(len(x) * len(y)) if x and y else 1.0
+        return 1 - len(x & y) / len(x | y) if x | y else 0.0
+
+    lists = _top(sc, k)
+    per: dict[str, float] = {}
+    for u, rel in sorted(_relevant(sc).items()):
+        if not rel:
+            continue
+        items = lists.get(u, [])
+        n = len(items)
+        per[u] = 0.0 if n < 2 else 2 / (n * (n - 1)) * sum(d(items[a], items[b]) for a in range(n) for b in range(a + 1, n))
+    if not per:
+        return None
+    v = sum(per.values()) / len(per)
+    return v, per, (f"{how} distances of the category sets inside each top-{k}: "
+                    f"{', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
+def _worked_gauc(sc: Any, k: int | None, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
+    rows = sorted(sc.rec_rows(), key=lambda r: (r[0], r[3]))
+    per: dict[str, float] = {}
+    tied = opts.get("tied", "half")
+    for u, rel in sorted(_relevant(sc).items()):
+        if not rel:
+            continue
+        mine = [(i, s) for uu, i, s, _ in rows if uu == u]
+        if k is not None:
+            mine = mine[:k]
+        if not mine:
+            per[u] = 0.0
+            continue
+        pos = [(n, s) for n, (i, s) in enumerate(mine) if i in rel]
+        neg = [(n, s) for n, (i, s) in enumerate(mine) if i not in rel]
+        if not pos:
+            per[u] = {"zero": 0.0, "one": 1.0}[opts.get("nopos", "zero")]
+            continue
+        if not neg:
+            per[u] = {"zero": 0.0, "one": 1.0}[opts.get("noneg", "one")]
+            continue
+
+        def above(n: int, s: float) -> float:
+            if tied == "order":
+                return float(sum(1 for m, _ in neg if m < n))
+            return sum(1.0 if t > s else (0.5 if tied == "half" else 0.0) if t == s else 0.0 for _, t in neg)
+
+        den = len(pos) if opts.get("denominator", "list") == "list" else len(rel)
+        per[u] = sum(1 - above(n, s) / len(neg) for n, s in pos) / den
+    if not per:
+        return None
+    v = sum(per.values()) / len(per)
+    return v, per, (f"per user 1 - (negatives above each positive, ties {tied}) / negatives, averaged over "
+                    f"{'its positives' if opts.get('denominator', 'list') == 'list' else '|R|'}"
+                    f"{f' inside the top {k}' if k is not None else ''}: "
+                    f"{', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
+def _groups(side: dict[str, list[tuple[Any, ...]]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for i, g in side["item_groups"]:
+        out.setdefault(g, set()).add(i)
+    return out
+
+
+def _two_groups(side: dict[str, list[tuple[Any, ...]]]) -> bool:
+    return len(_groups(side)) >= 2  # one group: nothing to compare (receval refuses)
+
+
+def _std_over_mean(p: dict[str, float]) -> float:
+    mean = sum(p.values()) / len(p)
+    return math.sqrt(sum((x - mean) ** 2 for x in p.values()) / len(p)) / mean
+
+
+def _worked_reo(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    if not _two_groups(side):
+        return None
+    lists = _top(sc, k)
+    rel = _relevant(sc)
+    p: dict[str, float] = {}
+    for g, items in sorted(_groups(side).items()):
+        den = sum(len(r & items) for r in rel.values())
+        if den == 0:
+            return None
+        p[g] = sum(len(set(lists.get(u, [])) & r & items) for u, r in rel.items()) / den
+    if sum(p.values()) == 0:
+        return None
+    v = _std_over_mean(p)
+    return v, f"top-{k} hits over relevant items per group: {', '.join(f'{g}: {_fmt(x)}' for g, x in p.items())}; std/mean = {_fmt(v)}"
+
+
+def _worked_rsp(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    if not _two_groups(side):
+        return None
+    lists = _top(sc, k)
+    users = sorted({u for u, _, _ in sc.truth})
+    train: dict[str, set[str]] = {}
+    for u, i in side["train"]:
+        train.setdefault(u, set()).add(i)
+    p: dict[str, float] = {}
+    for g, items in sorted(_groups(side).items()):
+        den = sum(len(items - train.get(u, set())) for u in users)
+        if den == 0:
+            return None
+        p[g] = sum(len([i for i in lists.get(u, []) if i in items]) for u in users) / den
+    if sum(p.values()) == 0:
+        return None
+    v = _std_over_mean(p)
+    return v, f"top-{k} items per group over the group's items not in each user's train: {', '.join(f'{g}: {_fmt(x)}' for g, x in p.items())}; std/mean = {_fmt(v)}"
+
+
+#: the option sets worked out per metric
+WORKED_OPTIONS: dict[str, list[dict[str, str]]] = {
+    "coverage": [{}, {"denominator": "count"}, {"denominator": "catalog_plus_one"}, {"denominator": "train"}],
+    "entropy": [{}, {"base": "2"}, {"normalize": "catalog"}, {"normalize": "recommended"}],
+    "gini": [{}, {"form": "catalog_divisor"}, {"form": "complement"}, {"pad": "yes"}],
+    "mae": [{"missing": "skip"}, {"missing": "skip", "average": "users"}, {}],
+    "rmse": [{"missing": "skip"}, {"missing": "skip", "average": "users"}, {}],
+    "novelty": [{}, {"unknown": "skip"}],
+    "ild": [{}, {"distance": "cosine"}, {"distance": "hamming"}],
+    "gauc": [{}, {"tied": "correct"}, {"tied": "order"}, {"denominator": "r"}, {"noneg": "zero"}],
+    "reo": [{}],
+    "rsp": [{}],
+}
+
+
+def worked() -> list[Arithmetic]:
+    """The worked cases of :data:`WORKED_OPTIONS` on every scenario without repeated rows."""
+    from .generate import SCENARIOS
+
+    out: list[Arithmetic] = []
+    for sc in SCENARIOS.values():
+        if "duplicates" in sc.tags:
+            continue
+        side = sc.side()
+        recs = [tuple(r) for r in sc.rec_rows()]
+        truth = [(u, i, float(r)) for u, i, r in sc.truth]
+        for metric, variants in WORKED_OPTIONS.items():
+            ks: tuple[int | None, ...] = (None,) if metric in ("mae", "rmse") else (*sc.ks, None) if metric == "gauc" else sc.ks
+            for k in ks:
+                for opts in variants:
+                    text = ",".join(f"{a}={v}" for a, v in opts.items())
+                    spec = metric + (f"({text})" if text else "") + (f"@{k}" if k is not None else "")
+                    per_user: dict[str, float] = {}
+                    if metric in ("mae", "rmse"):
+                        got = _worked_errors(sc, opts, metric == "rmse")
+                        if got is None:
+                            continue
+                        value, why = got
+                    elif metric in ("novelty", "ild", "gauc"):
+                        if metric == "gauc" and "orderings" in sc.tags:
+                            continue  # the rank column and the scores disagree: which one a tie rule reads is not worked here
+                        fn3: Any = {"novelty": _worked_novelty, "ild": _worked_ild, "gauc": _worked_gauc}[metric]
+                        nov = fn3(sc, k, opts, side)
+                        if nov is None:
+                            continue
+                        value, per_user, why = nov
+                    else:
+                        assert k is not None
+                        fn: Any = {"coverage": _worked_coverage, "entropy": _worked_entropy, "gini": _worked_gini,
+                                   "reo": _worked_reo, "rsp": _worked_rsp}[metric]
+                        res = fn(sc, k, opts, side)
+                        if res is None:
+                            continue
+                        value, why = res
+                    name = f"{sc.name}-{spec}"
+                    out.append(Arithmetic(name, metric, spec, k, recs, truth, value, per_user, f"{sc.name}: {why}",
+                                          {n: side[n] for n in ("catalog", "train", "categories", "item_groups")},
+                                          ("arithmetic", "worked", *sc.tags),
+                                          scenario=sc.name))
+    return out
+
+
+__all__ = ["Arithmetic", "ARITHMETIC", "WORKED_OPTIONS", "worked"]
