@@ -51,7 +51,22 @@ _BD_TRUTH = [("u1", "i1", 1.0), ("u2", "i3", 1.0)]
 _BD_TRAIN = {"train": [("t1", "i1"), ("t1", "i2"), ("t2", "i2"), ("t3", "i3")]}
 _CATS = {"categories": [("i1", "a"), ("i2", "a"), ("i2", "b"), ("i3", "b"), ("i4", "c")]}
 
+_AB_RECS = [("u1", "i2", 0.9, 1), ("u1", "i1", 0.8, 2)]
+_AB_TRUTH = [("u1", "i1", 5.0)]
+_AB_CATS = {"categories": [("i1", "a"), ("i2", "a")]}
+_AB_WHY = ("one aspect a (gamma_a = 1), r_max = 5; i2 unrated with a: P = alpha = 0.02, G[1] = 0.02; i1 rated 5: "
+           "P = beta · 5/5, one unrated item with a above: G[2] = P · 0.98; the ideal (rated items only) is i1 alone, "
+           "G = P: ")
+
 ARITHMETIC: list[Arithmetic] = [
+    Arithmetic("ab-ndcg", "ab_ndcg", "ab_ndcg@2", 2, _AB_RECS, _AB_TRUTH, (0.02 + 0.2 * 0.98 / math.log2(3)) / 0.2,
+               {"u1": (0.02 + 0.2 * 0.98 / math.log2(3)) / 0.2},
+               _AB_WHY + "beta 0.2: (0.02 + 0.196/log2 3) / 0.2", _AB_CATS),
+    Arithmetic("ab-ndcg-beta", "ab_ndcg", "ab_ndcg(beta=0.5)@2", 2, _AB_RECS, _AB_TRUTH,
+               (0.02 + 0.5 * 0.98 / math.log2(3)) / 0.5, {"u1": (0.02 + 0.5 * 0.98 / math.log2(3)) / 0.5},
+               _AB_WHY + "beta 0.5: (0.02 + 0.49/log2 3) / 0.5", _AB_CATS),
+    Arithmetic("ab-ndcg-k1", "ab_ndcg", "ab_ndcg@1", 1, _AB_RECS, _AB_TRUTH, 0.02 / 0.2, {"u1": 0.1},
+               _AB_WHY + "at k=1 only i2: 0.02 / 0.2 = 0.1", _AB_CATS),
     Arithmetic("coverage-catalog", "coverage", "coverage@2", 2, _LISTS, _TRUTH, 0.6, {},
                f"{_TOP2}: 3 distinct items of a catalogue of 5 = 3/5 = 0.6", _CATALOG),
     Arithmetic("coverage-count", "coverage", "coverage(denominator=count)@2", 2, _LISTS, _TRUTH, 3.0, {},
@@ -394,6 +409,184 @@ def _worked_rsp(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tupl
     return v, f"top-{k} items per group over the group's items not in each user's train: {', '.join(f'{g}: {_fmt(x)}' for g, x in p.items())}; std/mean = {_fmt(v)}"
 
 
+def _ranked(sc: Any, u: str) -> list[tuple[str, float]]:
+    """(item, score) of u's rows in rank order."""
+    return [(i, sc_) for uu, i, sc_, _ in sorted(sc.rec_rows(), key=lambda r: (r[0], r[3])) if uu == u]
+
+
+def _worked_pauc(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]], pap: bool) -> tuple[float, dict[str, float], str] | None:
+    per: dict[str, float] = {}
+    for u, rel in sorted(_relevant(sc).items()):
+        if not rel:
+            continue
+        mine = _ranked(sc, u)
+        negatives = sum(1 for i, _ in mine if i not in rel)
+        missing = len(rel - {i for i, _ in mine})
+        if negatives < k and missing:
+            how = opts.get("insufficient", "ignore")
+            if how == "error":
+                return None
+            if how == "exclude":
+                continue
+        f, hits, total = 0, 0, 0.0
+        for i, _ in mine:
+            if i in rel:
+                hits += 1
+                if f < k and (not pap or hits <= k):
+                    total += k - f
+            else:
+                f += 1
+        per[u] = total / (k * (min(k, len(rel)) if pap else len(rel)))
+    if not per:
+        return None
+    v = sum(per.values()) / len(per)
+    return v, per, (f"per user the sum of (k - negatives above) over its {'first min(k, |R|) ' if pap else ''}hits with fewer "
+                    f"than k={k} negatives above, over k · {'min(k, |R|)' if pap else '|R|'}: "
+                    f"{', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
+def _worked_lauc(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
+    per: dict[str, float] = {}
+    tied = opts.get("tied", "half")
+    for u, rel in sorted(_relevant(sc).items()):
+        if not rel:
+            continue
+        mine = _ranked(sc, u)
+        neg = [(n, s_) for n, (i, s_) in enumerate(mine) if i not in rel]
+        positives = sum(1 for i, _ in mine if i in rel)
+        big_n = len(neg) if opts.get("negatives", "exact") == "exact" else len(mine) - len(rel) + 1
+        total = 0.0
+        for n, (i, s_) in enumerate(mine):
+            if i not in rel or n >= k:
+                continue
+            if tied == "order":
+                a = float(sum(1 for m, _ in neg if m < n))
+            else:
+                a = sum(1.0 if t > s_ else (0.5 if tied == "half" else 0.0) if t == s_ else 0.0 for _, t in neg)
+            total += 1.0 if big_n == 0 else 1 - a / big_n
+        del positives
+        per[u] = total / min(k, len(rel))
+    if not per:
+        return None
+    v = sum(per.values()) / len(per)
+    return v, per, (f"per user 1 - (negatives above, ties {tied}) / negatives of the whole list, summed over the hits in "
+                    f"the top {k}, over min(k, |R|): {', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
+def _worked_auc(sc: Any, k: int | None, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    rel = _relevant(sc)
+    judged = {(u, i) for u, i, _ in sc.truth}
+    pos: list[float] = []
+    neg: list[float] = []
+    for u, i, s_, _ in sc.rec_rows():
+        if u not in rel:
+            continue
+        if opts.get("rows", "all") == "judged" and (u, i) not in judged:
+            continue
+        (pos if i in rel[u] else neg).append(s_)
+    if not pos or not neg:
+        return None
+    t = 0.5 if opts.get("tied", "half") == "half" else 1.0
+    wins = sum(1.0 if p > n else t if p == n else 0.0 for p in pos for n in neg)
+    v = wins / (len(pos) * len(neg))
+    return v, (f"pooled positives scored {', '.join(_fmt(x) for x in sorted(pos))}, negatives "
+               f"{', '.join(_fmt(x) for x in sorted(neg))}: {_fmt(wins)} of {len(pos)} · {len(neg)} pairs won "
+               f"(a tie counts {t}) = {_fmt(v)}")
+
+
+def _ndcg_binary(items: list[str], rel: set[str], k: int) -> float:
+    dcg = sum(1 / math.log2(n + 2) for n, i in enumerate(items[:k]) if i in rel)
+    idcg = sum(1 / math.log2(n + 2) for n in range(min(k, len(rel))))
+    return dcg / idcg
+
+
+def _worked_mad(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    group = {u: g for u, g in side["user_groups"]}
+    lists = _top(sc, k)
+    scores = {(u, i): s_ for u, i, s_, _ in sc.rec_rows()}
+    v: dict[str, float] = {}
+    for u, rel in sorted(_relevant(sc).items()):
+        if opts.get("of", "ndcg") == "score":
+            if lists.get(u):
+                v[u] = sum(scores[(u, i)] for i in lists[u]) / len(lists[u])
+        elif rel:
+            v[u] = _ndcg_binary(lists.get(u, []), rel, k)
+    means: dict[str, float] = {}
+    for g in sorted({group[u] for u in v if u in group}):
+        mine = [x for u, x in v.items() if group.get(u) == g]
+        means[g] = sum(mine) / len(mine)
+    gs = sorted(means)
+    if len(gs) < 2:
+        return None
+    pairs = [(a, b) for n, a in enumerate(gs) for b in gs[n + 1:]]
+    mad = sum(abs(means[a] - means[b]) for a, b in pairs) / len(pairs)
+    return mad, (f"per user {opts.get('of', 'ndcg')}@{k}: {', '.join(f'{u}: {_fmt(x)}' for u, x in v.items())}; group means "
+                 f"{', '.join(f'{g}: {_fmt(x)}' for g, x in means.items())}; mean absolute difference {_fmt(mad)}")
+
+
+def _worked_bias(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, str] | None:
+    groups = _groups(side)
+    cat = "g1"
+    if cat not in groups:
+        return None
+    in_any = {i for items in groups.values() for i in items}
+    share = len(groups[cat]) / len(in_any)
+    lists = _top(sc, k)
+    users = sorted({u for u, _, _ in sc.truth})
+    n_rc = sum(1 for u in users for i in lists.get(u, []) if i in groups[cat])
+    n_r = sum(1 for u in users for i in lists.get(u, []) if i in in_any)
+    pairs = set(side["train"])
+    n_sc = sum(1 for _, i in pairs if i in groups[cat])
+    n_s = sum(1 for _, i in pairs if i in in_any)
+    of = opts.get("of", "bd")
+    if n_r == 0 and of != "bs" or n_s == 0 and of != "br":
+        return None
+    br = n_rc / n_r / share if n_r else math.nan
+    bs = n_sc / n_s / share if n_s else math.nan
+    if of == "br":
+        return br, f"top-{k} positions in g1 {n_rc} of {n_r}, g1 holds {len(groups[cat])} of {len(in_any)} items: B_R = {_fmt(br)}"
+    if of == "bs":
+        return bs, f"distinct train pairs in g1 {n_sc} of {n_s}, g1 holds {len(groups[cat])} of {len(in_any)} items: B_S = {_fmt(bs)}"
+    if bs == 0:
+        return None
+    bd = (br - bs) / bs
+    return bd, f"B_R = {n_rc}/{n_r} / {_fmt(share)} = {_fmt(br)}, B_S = {n_sc}/{n_s} / {_fmt(share)} = {_fmt(bs)}: BD = {_fmt(bd)}"
+
+
+def _alpha_dcg(items: list[str], rel: set[str], cats: dict[str, set[str]], alpha: float, k: int) -> float:
+    seen: dict[str, int] = {}
+    total = 0.0
+    for n, i in enumerate(items[:k]):
+        if i not in rel:
+            continue
+        g = sum((1 - alpha) ** seen.get(c, 0) for c in cats.get(i, set()))
+        total += g / math.log2(n + 2)
+        for c in cats.get(i, set()):
+            seen[c] = seen.get(c, 0) + 1
+    return total
+
+
+def _worked_alpha_ndcg(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
+    import itertools
+
+    cats: dict[str, set[str]] = {}
+    for i, c in side["categories"]:
+        cats.setdefault(i, set()).add(c)
+    alpha = float(opts.get("alpha", "0.5"))
+    lists = _top(sc, k)
+    per: dict[str, float] = {}
+    for u, rel in sorted(_relevant(sc).items()):
+        if not rel:
+            continue
+        ideal = max(_alpha_dcg(list(p), rel, cats, alpha, k) for p in itertools.permutations(sorted(rel), min(k, len(rel))))
+        per[u] = _alpha_dcg(lists.get(u, []), rel, cats, alpha, k) / ideal if ideal else 0.0
+    if not per:
+        return None
+    v = sum(per.values()) / len(per)
+    return v, per, (f"alpha {alpha:g}: per user alpha-DCG@{k} of the list over the best alpha-DCG of any ordering of its "
+                    f"relevant items: {', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
 #: the option sets worked out per metric
 WORKED_OPTIONS: dict[str, list[dict[str, str]]] = {
     "coverage": [{}, {"denominator": "count"}, {"denominator": "catalog_plus_one"}, {"denominator": "train"}],
@@ -406,6 +599,13 @@ WORKED_OPTIONS: dict[str, list[dict[str, str]]] = {
     "gauc": [{}, {"tied": "correct"}, {"tied": "order"}, {"denominator": "r"}, {"noneg": "zero"}],
     "reo": [{}],
     "rsp": [{}],
+    "pauc": [{}, {"insufficient": "exclude"}],
+    "pap": [{}, {"insufficient": "exclude"}],
+    "lauc": [{}, {"tied": "correct"}, {"tied": "order"}, {"negatives": "plus_one"}],
+    "auc": [{}, {"rows": "judged"}, {"tied": "correct"}],
+    "mad": [{}, {"of": "score"}],
+    "bias_disparity": [{"icat": "g1"}, {"icat": "g1", "of": "br"}, {"icat": "g1", "of": "bs"}],
+    "alpha_ndcg": [{}, {"alpha": "0.3"}],
 }
 
 
@@ -421,7 +621,7 @@ def worked() -> list[Arithmetic]:
         recs = [tuple(r) for r in sc.rec_rows()]
         truth = [(u, i, float(r)) for u, i, r in sc.truth]
         for metric, variants in WORKED_OPTIONS.items():
-            ks: tuple[int | None, ...] = (None,) if metric in ("mae", "rmse") else (*sc.ks, None) if metric == "gauc" else sc.ks
+            ks: tuple[int | None, ...] = (None,) if metric in ("mae", "rmse", "auc") else (*sc.ks, None) if metric == "gauc" else sc.ks
             for k in ks:
                 for opts in variants:
                     text = ",".join(f"{a}={v}" for a, v in opts.items())
@@ -432,25 +632,28 @@ def worked() -> list[Arithmetic]:
                         if got is None:
                             continue
                         value, why = got
-                    elif metric in ("novelty", "ild", "gauc"):
-                        if metric == "gauc" and "orderings" in sc.tags:
+                    elif metric in ("novelty", "ild", "gauc", "pauc", "pap", "lauc", "alpha_ndcg"):
+                        if metric in ("gauc", "lauc") and "orderings" in sc.tags:
                             continue  # the rank column and the scores disagree: which one a tie rule reads is not worked here
-                        fn3: Any = {"novelty": _worked_novelty, "ild": _worked_ild, "gauc": _worked_gauc}[metric]
+                        fn3: Any = {"novelty": _worked_novelty, "ild": _worked_ild, "gauc": _worked_gauc, "lauc": _worked_lauc,
+                                    "alpha_ndcg": _worked_alpha_ndcg,
+                                    "pauc": lambda *a: _worked_pauc(*a, pap=False),
+                                    "pap": lambda *a: _worked_pauc(*a, pap=True)}[metric]
                         nov = fn3(sc, k, opts, side)
                         if nov is None:
                             continue
                         value, per_user, why = nov
                     else:
-                        assert k is not None
                         fn: Any = {"coverage": _worked_coverage, "entropy": _worked_entropy, "gini": _worked_gini,
-                                   "reo": _worked_reo, "rsp": _worked_rsp}[metric]
+                                   "reo": _worked_reo, "rsp": _worked_rsp, "auc": _worked_auc, "mad": _worked_mad,
+                                   "bias_disparity": _worked_bias}[metric]
                         res = fn(sc, k, opts, side)
                         if res is None:
                             continue
                         value, why = res
                     name = f"{sc.name}-{spec}"
                     out.append(Arithmetic(name, metric, spec, k, recs, truth, value, per_user, f"{sc.name}: {why}",
-                                          {n: side[n] for n in ("catalog", "train", "categories", "item_groups")},
+                                          {n: side[n] for n in ("catalog", "train", "categories", "item_groups", "user_groups")},
                                           ("arithmetic", "worked", *sc.tags),
                                           scenario=sc.name))
     return out
