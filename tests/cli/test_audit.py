@@ -221,6 +221,17 @@ def precision_positive_skip(recs, truth, k, side):
     return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / k for u, rel in T.items() if rel}
 
 
+def precision_rated_at_least_1(recs, truth, k, side):
+    """Relevant = rating >= 1 (the fractional ratings of the suite tell it from rating > 0)."""
+    L = lists(recs)
+    T: dict = {}
+    for r in truth.iter_rows(named=True):
+        rel = T.setdefault(r["user"], set())
+        if r["rating"] >= 1:
+            rel.add(r["item"])
+    return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / k for u, rel in T.items() if rel}
+
+
 def recall_standard(recs, truth, k, side):
     L, T = lists(recs), ratings(truth)
     return {u: sum(1 for it in L.get(u, [])[:k] if it in rel) / len(rel) for u, rel in T.items()}
@@ -319,8 +330,10 @@ RECOVERED = [
     (precision_over_list_length, "precision", {"denominator": "length"}, ()),
     (precision_over_min_k_r, "precision", {"denominator": "min_k_r"}, ()),
     (precision_mean_only, "precision", {}, ("denominator",)),
-    (precision_positive_zero, "precision", {"rel": ">0", "empty": "zero"}, ()),
-    (precision_positive_skip, "precision", {"rel": ">0"}, ("empty",)),
+    # rel:>0 is how evaluate reads a truth with ratings (an unwritten rel): the standard definition
+    (precision_positive_zero, "precision", {"empty": "zero"}, ("rel",)),
+    (precision_positive_skip, "precision", {}, ("empty", "rel")),
+    (precision_rated_at_least_1, "precision", {"rel": "1"}, ("empty",)),
     (recall_standard, "recall", {}, ("denominator", "norecs")),
     (recall_over_min_k_r, "recall", {"denominator": "min_k_r"}, ()),
     (recall_over_listed, "recall", {"denominator": "listed"}, ()),

@@ -233,10 +233,10 @@ def _worked_errors(sc: Any, opts: dict[str, str], square: bool) -> tuple[float, 
     pairs = [(u, i, float(r), pred.get((u, i))) for u, i, r in sc.truth]
     if any(p is None for *_, p in pairs) and opts.get("missing", "error") == "error":
         return None
-    pairs = [x for x in pairs if x[3] is not None]
-    if not pairs or len({(u, i) for u, i, _, _ in pairs}) != len(pairs):
+    known = [(u, i, r, float(p)) for u, i, r, p in pairs if p is not None]
+    if not known or len({(u, i) for u, i, _, _ in known}) != len(known):
         return None
-    err = [(u, (r - p) ** 2 if square else abs(r - p)) for u, _, r, p in pairs]
+    err = [(u, (r - p) ** 2 if square else abs(r - p)) for u, _, r, p in known]
     if opts.get("average", "pairs") == "users":
         users = sorted({u for u, _ in err})
         per = [sum(e for uu, e in err if uu == u) / sum(1 for uu, _ in err if uu == u) for u in users]
@@ -340,7 +340,7 @@ def _worked_gauc(sc: Any, k: int | None, opts: dict[str, str], side: dict[str, l
             per[u] = {"zero": 0.0, "one": 1.0}[opts.get("noneg", "one")]
             continue
 
-        def above(n: int, s: float) -> float:
+        def above(n: int, s: float, neg: list[tuple[int, float]] = neg) -> float:
             if tied == "order":
                 return float(sum(1 for m, _ in neg if m < n))
             return sum(1.0 if t > s else (0.5 if tied == "half" else 0.0) if t == s else 0.0 for _, t in neg)
@@ -443,6 +443,14 @@ def _worked_pauc(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tup
     return v, per, (f"per user the sum of (k - negatives above) over its {'first min(k, |R|) ' if pap else ''}hits with fewer "
                     f"than k={k} negatives above, over k · {'min(k, |R|)' if pap else '|R|'}: "
                     f"{', '.join(f'{u}: {_fmt(x)}' for u, x in per.items())}; the mean {_fmt(v)}")
+
+
+def _worked_pauc_only(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> Any:
+    return _worked_pauc(sc, k, opts, side, pap=False)
+
+
+def _worked_pap(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> Any:
+    return _worked_pauc(sc, k, opts, side, pap=True)
 
 
 def _worked_lauc(sc: Any, k: int, opts: dict[str, str], side: dict[str, list[tuple[Any, ...]]]) -> tuple[float, dict[str, float], str] | None:
@@ -637,8 +645,7 @@ def worked() -> list[Arithmetic]:
                             continue  # the rank column and the scores disagree: which one a tie rule reads is not worked here
                         fn3: Any = {"novelty": _worked_novelty, "ild": _worked_ild, "gauc": _worked_gauc, "lauc": _worked_lauc,
                                     "alpha_ndcg": _worked_alpha_ndcg,
-                                    "pauc": lambda *a: _worked_pauc(*a, pap=False),
-                                    "pap": lambda *a: _worked_pauc(*a, pap=True)}[metric]
+                                    "pauc": _worked_pauc_only, "pap": _worked_pap}[metric]
                         nov = fn3(sc, k, opts, side)
                         if nov is None:
                             continue
