@@ -406,6 +406,7 @@ class Candidate:
     refused: dict[str, str] = field(default_factory=dict)  # probe key -> why receval has no value (an answered input)
     users: list[str] = field(default_factory=list)  # probe keys: another user set only
     pruned: bool = False  # left behind by the search: its counts are lower bounds
+    seen: set[str] = field(default_factory=set)  # probe keys it was compared on
 
     def spec(self, metric: str, k: int | None) -> str:
         opts = ",".join(f"{a}={v}" for a, v in self.options.items())
@@ -614,13 +615,16 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
                 want = values(p, [spec], c.dialect)[spec]
                 _tally(c, p, compare(got[p.key], want), want)
-        best = min(c.wrong for c in live)
+        # the best among the candidates with evidence: a spec that is no definition (refused everywhere)
+        # has wrong == 0 and would otherwise prune every definition that differs on 3 inputs
+        best = min((c.wrong for c in live if c.wrong + c.matched), default=0)
         for c in live:
             c.pruned = c.wrong > best + 2
         live = [c for c in live if not c.pruned]
 
 
 def _tally(c: Candidate, p: Probe, verdict: str, want: Any) -> None:
+    c.seen.add(p.key)
     if verdict == "match":
         c.matched += 1
     elif verdict == "undefined":
@@ -1014,7 +1018,8 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     by_key = {p.key: p for p in probes}
     several_k = len({p.case.k for p in probes}) > 1
     # an answered input some definition has a value on: a match must reproduce it, not refuse it
-    answerable = {p.key for p in answered if any(p.key not in c.refused for c in everything if not c.pruned)}
+    # (a candidate left behind by the search still shows it has a value on the inputs it was compared on)
+    answerable = {p.key for p in answered if any(p.key in c.seen and p.key not in c.refused for c in everything)}
     if top.wrong == 0 and top.matched > 0 and not set(top.refused) & answerable:
         report.status = "match"
         same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
@@ -1040,14 +1045,17 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         if len(report.closest) == 3:
             break
     report.rounding = rounding(m.name, [c for c in closest_order(everything) if c.wrong][:ROUNDING_TRIED], probes, got, values)
-    first = everything[0]
+    first = next((c for c in everything if c.wrong + c.matched), everything[0])
     if first.users and not first.differs:
         report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name, values)
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
     report.not_compared = [(by_key[key].id, why) for key, why in first.refused.items()]
-    report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
+    try:
+        report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
+    except RecevalError:  # not a definition (no candidate had evidence): no formula to print
+        report.explanation = ""
     return report
 
 
