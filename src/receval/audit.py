@@ -6,12 +6,20 @@
 cases of one metric, and searches the metric's option space for the definitions that
 reproduce it on every case (1e-9 relative):
 
-1. the product of the metric's named options and of the context options ``empty``,
-   ``norecs`` and ``rel`` (a truth row rated 0 relevant or not) — bounded: a larger product is
-   searched one option at a time around the standard definition, then in pairs;
-2. around the best of those, the numeric options (sampled), the duplicate policies and the
-   orderings (by score with each tie rule) one at a time;
-3. every dialect of a library that offers the metric.
+1. the product of the metric's named options — bounded: a larger product is searched one option
+   at a time around the standard definition, then in pairs;
+2. around the best of those, the context options together: the ordering and tie rule, ``dup``,
+   ``tdup``, ``hitscore``, ``rel``, ``empty`` and ``norecs`` (each only where an answered input
+   tells its values apart);
+3. the named options again in the best contexts;
+4. the numeric options (sampled) and every dialect of a library that offers the metric;
+5. when a numeric option then comes first without a match, the context options around it.
+
+A case's truth has ratings, so an unwritten ``rel`` is read as :func:`receval.evaluate` reads
+it there (``rel:>0``, :func:`receval.resolve.decide_rel`). When every difference from one of the
+closest definitions is explained by rounding (or a factor 100), the report says so
+(:func:`explained_by_rounding`). :func:`per_user` and :func:`from_dicts` wrap functions of one
+user's list or of two dicts into the interface.
 
 A case where a definition has no value (receval refuses it) says nothing about it; a case where
 the implementation raises says nothing either (its message is kept). The report names the
