@@ -62,6 +62,11 @@ SLOW_TESTS = {
     "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
     "test_reproduce_prints_the_headline_first", "test_tutorial_page_is_fresh", "test_png_has_the_asked_size",
     "test_bundled_ease_dual_matches_primal",
+    # the audit helpers and findings of issue 35: a whole audit each (tests/cli/test_audit_helpers.py)
+    "test_per_user_names_the_notebook_ndcg", "test_per_user_with_ratings_names_the_threshold_the_function_keeps",
+    "test_per_user_empty_skip_changes_the_verdict", "test_from_dicts_names_the_dict_hit_rate",
+    "test_an_unwritten_rel_reads_as_evaluate_decides_it", "test_the_report_says_values_are_rounded",
+    "test_the_report_says_values_are_in_percent", "test_no_rounding_finding_for_a_wrong_definition",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10
