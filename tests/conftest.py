@@ -44,7 +44,8 @@ SWEEP_TESTS = {"test_popularity_metrics_match_reference", "test_ir_metrics_match
                # one tenth stays in the default tier (the engine sweeps are ordered path by path, so each path
                # keeps a smoke case there)
                "test_the_inference_recovers_the_options", "test_auc_equals_mean_over_all_orderings",
-               "test_every_batched_path_equals_one_batch", "test_global_metrics_combine_bit_for_bit_in_many_batches"}
+               "test_every_batched_path_equals_one_batch", "test_global_metrics_combine_bit_for_bit_in_many_batches",
+               "test_the_suite_tells_every_two_option_settings_apart"}
 #: tests that take seconds on their own (measured on 2 cores: `pytest --durations=30 -m slow`)
 SLOW_TESTS = {
     "test_file_too_large_for_every_writer_keeps_the_previous_file", "test_error_and_not_offered_told_apart_in_every_file",
@@ -64,6 +65,11 @@ SLOW_TESTS = {
     "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
     "test_reproduce_prints_the_headline_first", "test_tutorial_page_is_fresh", "test_png_has_the_asked_size",
     "test_bundled_ease_dual_matches_primal", "test_report_figure_and_out_files",
+    # the audit helpers and findings of issue 35: a whole audit each (tests/cli/test_audit_helpers.py)
+    "test_per_user_names_the_notebook_ndcg", "test_per_user_with_ratings_names_the_threshold_the_function_keeps",
+    "test_per_user_empty_skip_changes_the_verdict", "test_from_dicts_names_the_dict_hit_rate",
+    "test_an_unwritten_rel_reads_as_evaluate_decides_it", "test_the_report_says_values_are_rounded",
+    "test_the_report_says_values_are_in_percent", "test_no_rounding_finding_for_a_wrong_definition",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10

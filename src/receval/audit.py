@@ -6,12 +6,20 @@
 cases of one metric, and searches the metric's option space for the definitions that
 reproduce it on every case (1e-9 relative):
 
-1. the product of the metric's named options and of the context options ``empty``,
-   ``norecs`` and ``rel`` (a truth row rated 0 relevant or not) — bounded: a larger product is
-   searched one option at a time around the standard definition, then in pairs;
-2. around the best of those, the numeric options (sampled), the duplicate policies and the
-   orderings (by score with each tie rule) one at a time;
-3. every dialect of a library that offers the metric.
+1. the product of the metric's named options — bounded: a larger product is searched one option
+   at a time around the standard definition, then in pairs;
+2. around the best of those, the context options together: the ordering and tie rule, ``dup``,
+   ``tdup``, ``hitscore``, ``rel``, ``empty`` and ``norecs`` (each only where an answered input
+   tells its values apart);
+3. the named options again in the best contexts;
+4. the numeric options (sampled) and every dialect of a library that offers the metric;
+5. when a numeric option then comes first without a match, the context options around it.
+
+A case's truth has ratings, so an unwritten ``rel`` is read as :func:`receval.evaluate` reads
+it there (``rel:>0``, :func:`receval.resolve.decide_rel`). When every difference from one of the
+closest definitions is explained by rounding (or a factor 100), the report says so
+(:func:`explained_by_rounding`). :func:`per_user` and :func:`from_dicts` wrap functions of one
+user's list or of two dicts into the interface.
 
 A case where a definition has no value (receval refuses it) says nothing about it; a case where
 the implementation raises says nothing either (its message is kept). The report names the
@@ -49,7 +57,7 @@ from .conformance.suite import per_user_of, side_kwargs
 from .engine import dialect_of, evaluate_each
 from .inputs import exact_items, read_inputs
 from .io import Columns
-from .resolve import resolve
+from .resolve import decide_rel, resolve
 from .side import SideInputs
 from .signature import note_side
 from .errors import RecevalError, SpecError
@@ -317,8 +325,8 @@ class ReceValues:
         resolved = []
         for s in specs:
             if (s, dialect) not in self.resolved:
-                try:
-                    self.resolved[(s, dialect)] = resolve(s, dialect=dialect_of(dialect))
+                try:  # the truth of a case has ratings: an unwritten rel reads rel:>0, as evaluate decides it
+                    self.resolved[(s, dialect)] = decide_rel([resolve(s, dialect=dialect_of(dialect))], True)[0]
                 except RecevalError as exc:
                     self.resolved[(s, dialect)] = Refused(f"not a definition: {exc}")
             r = self.resolved[(s, dialect)]
@@ -406,6 +414,7 @@ class Candidate:
     refused: dict[str, str] = field(default_factory=dict)  # probe key -> why receval has no value (an answered input)
     users: list[str] = field(default_factory=list)  # probe keys: another user set only
     pruned: bool = False  # left behind by the search: its counts are lower bounds
+    seen: set[str] = field(default_factory=set)  # probe keys it was compared on
 
     def spec(self, metric: str, k: int | None) -> str:
         opts = ",".join(f"{a}={v}" for a, v in self.options.items())
@@ -453,11 +462,14 @@ def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list
     if "order" in ctx:
         orders: list[Any] = [None] + [("score", t) for t in ORDER_TIES] + [("input", None), ("rank_value", None)]
         axes.append(("ordering", _distinct_orders(orders, probes)))
-    wanted: list[tuple[str, list[Any], bool]] = [("dup", ["error", "first", "keep"], any(p.dup for p in probes)),
-              ("tdup", ["error", "first", "max", "keep"], any(p.tdup for p in probes)),
-              ("rel", [None, "all", ">0", "1"], any(r <= 0 or 0 < r < 1 for r in ratings)),
-              ("empty", ["skip", "zero"], any(r <= 0 for r in ratings)),
-              ("norecs", ["zero", "skip"], no_list)]
+    low_hit = any(s <= 0 for p in probes for s in _hit_scores(p))
+    cv = CONTEXT_VALUES
+    wanted: list[tuple[str, list[Any], bool]] = [("dup", cv["dup"], any(p.dup for p in probes)),
+              ("hitscore", cv["hitscore"], low_hit),
+              ("tdup", cv["tdup"], any(p.tdup for p in probes)),
+              ("rel", cv["rel"], any(r <= 0 or 0 < r < 1 for r in ratings)),
+              ("empty", cv["empty"], any(r <= 0 for r in ratings)),
+              ("norecs", cv["norecs"], no_list)]
     axes += [(n, v) for n, v, needed in wanted if n in ctx and needed]
     out = []
     base = {n: v for n, v in base.items() if n not in ("order", "ties", *(n for n, _ in axes))}
@@ -473,6 +485,55 @@ def _context(metric: Any, base: dict[str, str], probes: Sequence[Probe]) -> list
                 o[name] = v
         out.append(o)
     return out
+
+
+def _hit_scores(p: Probe) -> list[float]:
+    """The scores of the recommended items that are in the truth of their user (``hitscore`` reads them)."""
+    pairs = set(p.case.truth.select("user", "item").iter_rows())
+    return [s for u, i, s in p.case.recs.select("user", "item", "score").iter_rows() if (u, i) in pairs and s is not None]
+
+
+#: the values of each context option the audit names, its default first (stage 2)
+CONTEXT_VALUES: dict[str, list[Any]] = {"dup": ["error", "first", "keep"], "hitscore": ["any", "positive"],
+                                        "tdup": ["error", "first", "max", "keep"], "rel": [None, "all", "1"],
+                                        "empty": ["skip", "zero"], "norecs": ["zero", "skip"]}
+
+
+def option_settings(metric: Any) -> list[dict[str, str]]:
+    """Every option setting the audit can name for ``metric``, one option at a time from the
+    standard definition (the first, ``{}``): each value of the metric's named options, the
+    numeric options at :data:`NUMERIC`'s samples, the orderings (by score with each tie rule of
+    :data:`ORDER_TIES`, the input order, the rank values) and each value of the context options
+    of :data:`CONTEXT_VALUES` the metric reads; only the settings that resolve alone.
+    ``tests/metrics/test_suite_power.py`` checks that the suite tells every two of them apart."""
+    from .metrics import get_metric
+
+    m = get_metric(metric) if isinstance(metric, str) else metric
+    out: list[dict[str, str]] = [{}]
+    for o in _space(m):
+        if len(o) == 1:
+            out.append(o)
+    out += _around(m, {})
+    ctx = m.context
+    if "order" in ctx:
+        for t in ORDER_TIES:
+            out.append({"order": "score", "ties": t} if "ties" in ctx else {"order": "score"})
+        out += [{"order": "input"}, {"order": "rank_value"}]
+    for name, vals in CONTEXT_VALUES.items():
+        if name in ctx:
+            out += [{name: str(v)} for v in vals[1:]]
+    kept, seen = [], set()
+    for o in out:
+        key = tuple(sorted(o.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            resolve(Candidate(o).spec(m.name, None if not m.needs_k else 3))
+        except RecevalError:
+            continue
+        kept.append(o)
+    return kept
 
 
 def _distinct_orders(orders: list[Any], probes: Sequence[Probe]) -> list[Any]:
@@ -562,13 +623,16 @@ def _score(metric: Any, cands: list[Candidate], probes: Sequence[Probe], got: Ma
                 spec = metric.name + (f"@{p.case.k}" if p.case.k is not None else "")
                 want = values(p, [spec], c.dialect)[spec]
                 _tally(c, p, compare(got[p.key], want), want)
-        best = min(c.wrong for c in live)
+        # the best among the candidates with evidence: a spec that is no definition (refused everywhere)
+        # has wrong == 0 and would otherwise prune every definition that differs on 3 inputs
+        best = min((c.wrong for c in live if c.wrong + c.matched), default=0)
         for c in live:
             c.pruned = c.wrong > best + 2
         live = [c for c in live if not c.pruned]
 
 
 def _tally(c: Candidate, p: Probe, verdict: str, want: Any) -> None:
+    c.seen.add(p.key)
     if verdict == "match":
         c.matched += 1
     elif verdict == "undefined":
@@ -628,6 +692,7 @@ class AuditReport:
     not_compared: list[tuple[str, str]] = field(default_factory=list)  # (case id, why): answered, no value of receval's
     out_of_bounds: list[tuple[str, float]] = field(default_factory=list)  # (case id, a value outside ``bounds``)
     bounds: tuple[float, float] | None = None  # the metric's declared (lowest, highest)
+    rounding: tuple[str, str] | None = None  # (definition, "rounded to d decimals" / "in percent"): explains every difference
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -638,6 +703,7 @@ class AuditReport:
             "raised": [list(x) for x in self.raised], "non_numbers": [list(x) for x in self.non_numbers],
             "tolerance": self.tolerance, "compared": self.compared,
             "not_compared": [list(x) for x in self.not_compared], "out_of_bounds": [list(x) for x in self.out_of_bounds],
+            "rounding": list(self.rounding) if self.rounding else None,
         }
 
     def __str__(self) -> str:
@@ -660,6 +726,8 @@ class AuditReport:
                              + (" ..." if len(self.equivalent) > 6 else ""))
         elif self.status == "no match":
             lines.append(f"NO MATCH: no definition of {self.metric} reproduces it on every case")
+            if self.rounding:
+                lines.append(f"  values {self.rounding[1]}? every difference from {self.rounding[0]} is explained by it")
         else:
             lines.append("NO EVIDENCE: the implementation gave no number on any case")
         if self.not_compared:
@@ -703,11 +771,12 @@ def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> s
     ``any_k`` (an audit of several cut-offs) the spec's cut-off is written ``@k``."""
     from .engine import dialect_of
     from .plaintext import to_text
-    from .resolve import resolve
 
-    r = resolve(spec, dialect=dialect_of(dialect))
+    r = decide_rel([resolve(spec, dialect=dialect_of(dialect))], True)[0]  # the truth of a case has ratings
     m = r.metric
-    head = str(r.spec)
+    # the spec as written: its canonical form drops rel=all (rel's default value), which a reader of
+    # the header would then take for the data-decided default rel:>0
+    head = spec if "rel=all" in spec.replace(" ", "") else str(r.spec)
     if any_k and "@" in head:
         head = head[:head.rindex("@")] + "@k"
     lines = [f"{head}  —  {m.summary}", "", "Formula:"]
@@ -720,6 +789,145 @@ def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> s
         meaning = axis.values.get(str(value), "") if axis.values else axis.doc
         lines.append(f"  {name} = {axis.render(value)}  {meaning}")
     return "\n".join(lines) + "\n"
+
+
+# --- helpers for the shapes people have ----------------------------------------------------------
+
+_RELEVANT = ("set", "ratings")
+_EMPTY = ("call", "skip")
+
+
+def _shape_args(relevant: str, empty: str) -> None:
+    if relevant not in _RELEVANT:
+        raise AuditError(f"relevant='{relevant}': write relevant='set' (the items rated > 0) or relevant='ratings' "
+                         "({item: rating} of every truth row)")
+    if empty not in _EMPTY:
+        raise AuditError(f"empty='{empty}': write empty='call' (the function gets an empty collection) or empty='skip'")
+
+
+def _lists(recs: Any, truth: Any, relevant: str, catalog: bool, side: Mapping[str, Any]) -> tuple[dict, dict]:
+    """({user: [items in row order]}, {user: set or {item: rating}}) of one case; every truth
+    user is listed in both (an empty list: no recommendation)."""
+    ranked: dict[str, list[str]] = {}
+    for u, i in recs.select("user", "item").iter_rows():  # the rows' order: the helper reads no rank or score
+        ranked.setdefault(u, []).append(i)
+    rel: dict[str, Any] = {}
+    for u, i, r in truth.select("user", "item", "rating").iter_rows():
+        r = 1.0 if r is None else float(r)
+        if relevant == "set":
+            mine = rel.setdefault(u, set())
+            if r > 0:
+                mine.add(i)
+        else:
+            got = rel.setdefault(u, {})
+            got[i] = max(r, got.get(i, -math.inf))
+    if catalog:
+        every = (side["catalog"]["item"].to_list() if "catalog" in side
+                 else recs["item"].to_list() + truth["item"].to_list())
+        items = sorted(set(every))
+        for u in rel:
+            listed = ranked.setdefault(u, [])
+            seen = set(listed)
+            listed.extend(i for i in items if i not in seen)
+    for u in rel:
+        ranked.setdefault(u, [])
+    return ranked, rel
+
+
+def _has_relevant(rel: Any) -> bool:
+    return any(v > 0 for v in rel.values()) if isinstance(rel, dict) else bool(rel)
+
+
+def per_user(fn: Callable[[list[str], Any, int | None], Any], *, relevant: str = "set", empty: str = "call",
+             catalog: bool = False) -> Callable[..., dict[str, float]]:
+    """The audit's implementation ``impl(recs, truth, k, side)`` of a per-user function
+    ``fn(ranked_items, relevant_items, k) -> value``, called once for each truth user.
+
+    The translation, each choice one that can change the verdict (docs/audit.md, "Functions of
+    one user"):
+
+    - ``ranked_items``: the user's recommended items in the order of the rows (the rank column
+      and the scores are not read, so the verdict's ordering is ``order=input``: the helper's,
+      not the function's), the list only (no item beyond it: a function that expects a full
+      ranking, an AUC over every item, sees a short one); ``catalog=True`` appends every
+      catalogue item not in the list, in id order (the ``catalog`` side input, else every item
+      of the case), as a full ranking;
+    - a repeated recommendation is passed as is (the item twice): the function's own rule is
+      what the audit names (``dup``); a user with relevant items and no recommendation gets ``[]``;
+    - ``relevant``: ``"set"`` (default) the items rated > 0 (receval's default ``rel:>0``, so the
+      verdict reads ``rel`` from the function only through which rows it is given), or
+      ``"ratings"``: ``{item: rating}`` of every truth row (ratings <= 0 included: the function
+      decides); a repeated truth row is given once (a set), with its highest rating, so the
+      verdict cannot tell ``tdup=keep`` from ``first``/``max``;
+    - ``empty``: a truth user with no relevant item (no rating > 0) is given an empty set
+      (``"call"``, default; the function decides: a NaN or None answer leaves the user out of the
+      mean) or not called (``"skip"``; the verdict then reads ``empty=skip``). A user who is
+      only in the recommendations is never called (the averaged users are the truth users).
+
+    An exception of ``fn`` on any user makes the whole input unanswered (the report names it).
+
+    >>> import polars as pl
+    >>> def precision_at_k(ranked, relevant, k):
+    ...     return sum(1 for item in ranked[:k] if item in relevant) / k
+    >>> impl = per_user(precision_at_k)
+    >>> recs = pl.DataFrame({"user": ["u1", "u1", "u2"], "item": ["a", "b", "a"], "score": [0.9, 0.8, 0.5],
+    ...                      "rank": [1, 2, 1]})
+    >>> truth = pl.DataFrame({"user": ["u1", "u2", "u3"], "item": ["b", "c", "a"], "rating": [1.0, 2.0, 1.0]})
+    >>> impl(recs, truth, 2, {})
+    {'u1': 0.5, 'u2': 0.0, 'u3': 0.0}
+    """
+    if not callable(fn):
+        raise AuditError(f"per_user(fn): pass a function fn(ranked_items, relevant_items, k), got {type(fn).__name__}")
+    _shape_args(relevant, empty)
+
+    def impl(recs: Any, truth: Any, k: int | None, side: Mapping[str, Any]) -> dict[str, float]:
+        ranked, rel = _lists(recs, truth, relevant, catalog, side)
+        out: dict[str, float] = {}
+        for u in sorted(rel):
+            if empty == "skip" and not _has_relevant(rel[u]):
+                continue
+            v = fn(list(ranked[u]), rel[u], k)
+            if v is not None:
+                out[u] = v
+        return out
+
+    impl.__qualname__ = f"per_user({getattr(fn, '__qualname__', type(fn).__name__)})"
+    return impl
+
+
+def from_dicts(fn: Callable[[dict[str, list[str]], dict[str, Any], int | None], Any], *, relevant: str = "ratings",
+               catalog: bool = False) -> Callable[..., Any]:
+    """The audit's implementation ``impl(recs, truth, k, side)`` of a function of two dicts,
+    ``fn(recommendations, truth, k) -> {user: value} or the mean``: ``recommendations`` is
+    ``{user: [items in row order]}``, ``truth`` is ``{user: {item: rating}}``
+    (``relevant="ratings"``, default: every truth row, its highest rating when repeated) or
+    ``{user: [items rated > 0]}`` (``relevant="set"``, each item once).
+
+    The same translation as :func:`per_user` (the list only unless ``catalog=True``; a
+    repeated recommendation passed as is; every truth user a key of both dicts, with ``[]`` when
+    it has no recommendation; a user with no relevant item keeps an empty entry, the function
+    decides), called once on the whole input.
+
+    >>> import polars as pl
+    >>> def hit_rate(recommendations, truth, k):
+    ...     return {u: float(any(i in truth[u] for i in items[:k])) for u, items in recommendations.items()}
+    >>> impl = from_dicts(hit_rate)
+    >>> recs = pl.DataFrame({"user": ["u1", "u1"], "item": ["a", "b"], "score": [0.9, 0.8], "rank": [1, 2]})
+    >>> truth = pl.DataFrame({"user": ["u1", "u2"], "item": ["b", "a"], "rating": [4.0, 1.0]})
+    >>> impl(recs, truth, 1, {})
+    {'u1': 0.0, 'u2': 0.0}
+    """
+    if not callable(fn):
+        raise AuditError(f"from_dicts(fn): pass a function fn(recommendations, truth, k), got {type(fn).__name__}")
+    _shape_args(relevant, "call")
+
+    def impl(recs: Any, truth: Any, k: int | None, side: Mapping[str, Any]) -> Any:
+        ranked, rel = _lists(recs, truth, relevant, catalog, side)
+        given = {u: ranked[u] for u in sorted(rel)}
+        return fn(given, {u: (sorted(v) if isinstance(v, set) else v) for u, v in sorted(rel.items())}, k)
+
+    impl.__qualname__ = f"from_dicts({getattr(fn, '__qualname__', type(fn).__name__)})"
+    return impl
 
 
 # --- the audit -------------------------------------------------------------------------------------
@@ -810,12 +1018,16 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
     contexts = [_context_of(m, b) for b in bases()]
     stage([{**o, **c} for c in contexts for o in _space(m)])  # 3. the metric's own options again, in the best contexts
     stage([o for b in bases() for o in _around(m, b)], _dialects(m.name))  # 4. numeric options, dialects
+    best = sorted(cands, key=_rank)[0]
+    if best.wrong or best.refused:  # 5. the context options again, around a numeric option that came first
+        stage([o for b in bases() for o in _context(m, b, answered)])
     everything = sorted(cands, key=_rank)
     top = everything[0]
     by_key = {p.key: p for p in probes}
     several_k = len({p.case.k for p in probes}) > 1
     # an answered input some definition has a value on: a match must reproduce it, not refuse it
-    answerable = {p.key for p in answered if any(p.key not in c.refused for c in everything if not c.pruned)}
+    # (a candidate left behind by the search still shows it has a value on the inputs it was compared on)
+    answerable = {p.key for p in answered if any(p.key in c.seen and p.key not in c.refused for c in everything)}
     if top.wrong == 0 and top.matched > 0 and not set(top.refused) & answerable:
         report.status = "match"
         same = [c for c in everything if c.wrong == 0 and c.matched == top.matched]
@@ -840,15 +1052,89 @@ def _audit(impl: Any, m: Any, chosen: list, label: str, values: ReceValues) -> A
         report.closest.append(_finding(m.name, c, by_key, got, values))
         if len(report.closest) == 3:
             break
-    first = everything[0]
+    report.rounding = rounding(m.name, [c for c in closest_order(everything) if c.wrong][:ROUNDING_TRIED], probes, got, values)
+    first = next((c for c in everything if c.wrong + c.matched), everything[0])
     if first.users and not first.differs:
         report.user_set = _user_set(by_key[first.users[0]], got[first.users[0]], first, m.name, values)
     k = probes[0].case.k
     report.definition = first.spec(m.name, None) if first.dialect is None else f"{m.name} (dialect {first.dialect})"
     report.options = dict(first.options)
     report.not_compared = [(by_key[key].id, why) for key, why in first.refused.items()]
-    report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
+    try:
+        report.explanation = explanation(first.spec(m.name, k), first.dialect, several_k)
+    except RecevalError:  # not a definition (no candidate had evidence): no formula to print
+        report.explanation = ""
     return report
+
+
+#: how many of the closest definitions the rounding diagnosis tries
+ROUNDING_TRIED = 300
+
+
+def explained_by_rounding(pairs: Sequence[tuple[float, float]]) -> str | None:
+    """The rounding that explains every (implementation, receval) pair, or None: ``"rounded to
+    d decimals"`` when each answer is a multiple of 10^-d within 10^-d of receval's value (any
+    rounding mode: half-even, half-up, truncation), the smallest such d in 1..8; ``"in
+    percent"`` when each answer is 100 times receval's value (to 1e-9), or ``"in percent,
+    rounded to d decimals"``. At least one pair must differ (else it is no finding).
+
+    >>> explained_by_rounding([(0.6309, 0.63092975), (0.5, 0.5)])
+    'rounded to 4 decimals'
+    >>> explained_by_rounding([(63.09, 0.63092975), (50.0, 0.5)])
+    'in percent, rounded to 2 decimals'
+    >>> explained_by_rounding([(0.62, 0.63092975)]) is None
+    True
+    """
+    if not pairs or all(_close(g, w) for g, w in pairs):
+        return None
+    for scale, label in ((1.0, ""), (100.0, "in percent")):
+        scaled = [(g, w * scale) for g, w in pairs]
+        if scale != 1.0 and all(math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) for g, w in scaled):
+            return label
+        for d in range(1, 9):
+            unit = 10.0 ** -d
+            if all(abs(g - w) < unit * (1 + 1e-9) and abs(g / unit - round(g / unit)) < 1e-6 for g, w in scaled):
+                return (label + ", rounded" if label else "rounded") + f" to {d} decimal{'s' if d != 1 else ''}"
+    return None
+
+
+def rounding(metric: str, cands: Sequence[Candidate], probes: Sequence[Probe], got: Mapping[str, Any],
+             values: ReceValues) -> tuple[str, str] | None:
+    """(definition, what) for the first of ``cands`` whose every difference from the implementation
+    is explained by rounding or percent (:func:`explained_by_rounding`), the finest rounding first;
+    None when none is."""
+    found: list[tuple[int, int, int, str, str]] = []
+    for c in cands:
+        pairs: list[tuple[float, float]] = []
+        ok = True
+        for p in probes:
+            g = got[p.key]
+            if isinstance(g, str) or p.key in c.refused:
+                continue
+            spec = c.spec(metric, p.case.k) if c.dialect is None else metric + (f"@{p.case.k}" if p.case.k is not None else "")
+            want = values(p, [spec], c.dialect)[spec]
+            if want is None or isinstance(want, Refused):
+                continue
+            mean, per_user = want
+            if isinstance(g, float) or per_user is None:
+                v = g if isinstance(g, float) else (sum(g.values()) / len(g) if g else math.nan)
+                if mean is None or math.isnan(v):
+                    ok = False
+                    break
+                pairs.append((v, mean))
+            else:
+                if set(g) != set(per_user):
+                    ok = False
+                    break
+                pairs += [(g[u], x) for u, x in per_user.items() if x is not None]
+        what = explained_by_rounding(pairs) if ok else None
+        if what is not None:
+            digits = int(what.split(" to ")[1].split()[0]) if " to " in what else 99
+            found.append((-digits, len(c.refused), len(found), c.label(metric), what))
+    if not found:
+        return None
+    *_, label, what = min(found)
+    return label, what
 
 
 def closest_order(cands: Sequence[Candidate]) -> list[Candidate]:
@@ -952,5 +1238,5 @@ def build_command(p: Any) -> Callable[[Any], int]:
     return run
 
 
-__all__ = ["audit", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
+__all__ = ["audit", "option_settings", "CONTEXT_VALUES", "per_user", "from_dicts", "explained_by_rounding", "rounding", "AuditReport", "AuditError", "Candidate", "Finding", "Refused", "Unanswered", "closest_order", "load_implementation", "explanation",
            "probes_of", "run_implementation", "compare", "build_command"]

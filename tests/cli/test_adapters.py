@@ -191,7 +191,8 @@ def test_the_audit_table_page_is_current():
     from receval.adapters.table import markdown
 
     page = Path(__file__).resolve().parents[2] / "docs" / "audit-table.md"
-    assert page.read_text(encoding="utf-8") == markdown(), \
+    # the page is the generated table, then (issue 35) a hand-written record of the audit runs
+    assert page.read_text(encoding="utf-8").split("\n## Audited on the conformance suite")[0].rstrip("\n") == markdown().rstrip("\n"), \
         "docs/audit-table.md is stale: run `python -m receval.adapters.table docs/audit-table.md`"
 
 

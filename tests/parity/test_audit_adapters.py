@@ -14,13 +14,13 @@ from receval.audit import audit
 
 pytestmark = [pytest.mark.parity, pytest.mark.xdist_group("parity")]
 
-#: (adapter, receval metric, option=value pairs the matched definition must carry)
+#: (adapter, receval metric, option=value pairs the matched (or closest) definition must carry)
 EXPECTED = [
     ("rectools", "map", {"denominator": "r"}),
     ("replay", "ndcg", {}),
     ("ranx", "map", {"denominator": "r"}),
     ("pytrec_eval", "map", {"denominator": "r", "norecs": "skip"}),
-    ("recbole", "ndcg", {"ties": "item"}),
+    ("recbole", "ndcg", {}),
     ("recommenders", "precision", {"norecs": "skip"}),
     ("torchmetrics", "hitrate", {"norecs": "skip"}),
     ("torchmetrics", "map", {"denominator": "hits"}),  # float32: compared to 1e-6 (its precision)
@@ -29,6 +29,18 @@ EXPECTED = [
     ("rs_metrics", "precision", {"denominator": "length"}),
 ]
 
+#: NO MATCH on the suite of issue 35, for a reason no receval option names (docs/audit-table.md):
+#: (adapter, metric) -> the finding; the closest definition still carries the options above
+FINDINGS = {
+    ("ranx", "map"): "a repeated recommendation keeps its last score (the run dict is overwritten): "
+                     "no dup rule reads the last occurrence",
+    ("pytrec_eval", "map"): "a repeated recommendation keeps its last score (the run dict is overwritten)",
+    ("recbole", "ndcg"): "equal scores in an order neither the input, the item id nor its reverse gives "
+                         "(RecBole's own item index, by the fractional-ratings and ties_at_k inputs)",
+    ("torchmetrics", "hitrate"): "equal scores in torch's sort order, which no tie rule names (the ties input)",
+    ("torchmetrics", "map"): "equal scores in torch's sort order, which no tie rule names (the orderings input)",
+}
+
 
 @pytest.mark.parametrize("name,metric,options", EXPECTED, ids=[f"{a}-{m}" for a, m, _ in EXPECTED])
 def test_audit_names_the_library_definition(name, metric, options):
@@ -36,10 +48,14 @@ def test_audit_names_the_library_definition(name, metric, options):
     if not adapter.available():
         pytest.skip(f"no peer env for {name}: receval peers build {adapter.env}")
     report = audit(adapter[metric], metric)
-    # a match, or (issue 35: a MATCH reproduces every answered input) the best definition differs
-    # on no input and only refuses one the library answered (repeated recommendations, which no
-    # dup rule of receval reads as the library does): its options are still the library's
-    assert report.status == "match" or report.not_compared and report.closest[0].wrong == 0, str(report)
+    if (name, metric) in FINDINGS:
+        # a documented finding: the closest definition differs on at most two inputs
+        assert report.status == "no match" and report.closest and report.closest[0].wrong <= 2, str(report)
+    else:
+        # a match, or (issue 35: a MATCH reproduces every answered input) the best definition differs
+        # on no input and only refuses one the library answered (repeated recommendations, which no
+        # dup rule of receval reads as the library does): its options are still the library's
+        assert report.status == "match" or report.not_compared and report.closest[0].wrong == 0, str(report)
     assert report.evidence > 0
     for key, value in options.items():
         assert report.options.get(key) == value, (key, value, str(report))

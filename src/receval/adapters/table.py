@@ -82,7 +82,7 @@ def audit_rows(adapter: Any) -> list[Row]:
     from receval.audit import audit  # lazy: optional: the audit engine (issue 24) may be absent (ImportError); main --audit then keeps the parity rows
 
     rows = []
-    base = {r.peer.split("@")[0].split(",")[0]: r for r in parity_rows(adapter)}
+    base = {pm.name: r for pm, r in zip(adapter.metrics, parity_rows(adapter))}  # by the peer's own name (it may hold a comma)
     for peer, (metric, impl) in adapter.implementations().items():
         try:
             rep = audit(impl, metric)

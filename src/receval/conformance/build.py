@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from receval._version import __version__
-from receval.conformance.arithmetic import ARITHMETIC
+from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
@@ -131,7 +131,7 @@ def build() -> tuple[dict[str, Any], Counter]:
         out.append(_case(f"{p.metric}-{n_by_metric[p.metric]:04d}", p.metric, p.spec, p.k, p.scenario, p.dialect,
                          list(p.tags), read, ours, "reference", ""))
         tally["reference"] += 1
-    for a in ARITHMETIC:
+    for a in [*ARITHMETIC, *worked()]:
         ours = run_receval(a.spec, a.dialect, columns(a.recs, ("user", "item", "score", "rank")),
                            columns(a.truth, ("user", "item", "rating")),
                            {n: columns(rows, SIDE_COLUMNS[n]) for n, rows in a.side.items()})
@@ -139,10 +139,13 @@ def build() -> tuple[dict[str, Any], Counter]:
             tally["left out: receval disagrees with the arithmetic"] += 1
             print(f"arithmetic disagrees: {a.spec}: receval {ours}, arithmetic {a.mean} {a.per_user}", file=sys.stderr)
             continue
-        name = f"arith-{a.name}"
-        scenarios[name] = {"recs": [list(r) for r in a.recs], "truth": [list(r) for r in a.truth],
-                           "side": {n: [list(r) for r in rows] for n, rows in a.side.items()}, "tags": list(a.tags),
-                           "why": a.why}
+        if a.scenario is not None:  # a worked case: the rows of a generator scenario, stored once
+            name = a.scenario
+        else:
+            name = f"arith-{a.name}"
+            scenarios[name] = {"recs": [list(r) for r in a.recs], "truth": [list(r) for r in a.truth],
+                               "side": {n: [list(r) for r in rows] for n, rows in a.side.items()}, "tags": list(a.tags),
+                               "why": a.why}
         n_by_metric[a.metric] += 1
         r = decide_rel([resolve(a.spec, dialect=dialect_of(a.dialect))], True)[0]
         read = sorted(set(get_metric(a.metric).side_reads(dict(r.options), frozenset(a.side)) or ()) & set(a.side))

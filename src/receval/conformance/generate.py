@@ -33,7 +33,7 @@ class Scenario:
     the option every spec on it carries (``rel='>0'`` where a rating 0 means not relevant)."""
 
     name: str
-    recs: list[tuple[str, str, float]]  # (user, item, score); rank = position within the user in row order
+    recs: list[tuple[Any, ...]]  # (user, item, score), rank = position within the user in row order; or (user, item, score, rank)
     truth: list[tuple[str, str, float]]  # (user, item, rating)
     ks: tuple[int, ...]
     tags: tuple[str, ...]
@@ -44,13 +44,13 @@ class Scenario:
     def rec_rows(self) -> list[tuple[str, str, float, int]]:
         pos: dict[str, int] = {}
         out = []
-        for u, i, s in self.recs:
+        for u, i, s, *rank in self.recs:
             pos[u] = pos.get(u, 0) + 1
-            out.append((u, i, float(s), pos[u]))
+            out.append((u, i, float(s), int(rank[0]) if rank else pos[u]))
         return out
 
     def items(self) -> list[str]:
-        return sorted({i for _, i, _ in self.recs} | {i for _, i, _ in self.truth})
+        return sorted({r[1] for r in self.recs} | {i for _, i, _ in self.truth})
 
     def side(self) -> dict[str, list[tuple[Any, ...]]]:
         """The side inputs as rows: train (user, item), catalog (item,), categories (item,
@@ -60,10 +60,10 @@ class Scenario:
         train = [(u, i) for u, i in TRAIN if i in cat]
         if self.catalog is not None and not any(i == cat[0] for _, i in train):
             train.append(("t9", cat[0]))
-        users = sorted({u for u, _, _ in self.recs} | {u for u, _, _ in self.truth})
+        users = sorted({r[0] for r in self.recs} | {u for u, _, _ in self.truth})
         base: list[tuple[Any, ...]] = []
         for u in users:
-            mine = [i for uu, i, _ in self.recs if uu == u]
+            mine = [r[1] for r in self.recs if r[0] == u]
             for r, i in enumerate(reversed(mine), 1):
                 base.append((u, i, float(len(mine) - r + 1), r))
         return {
@@ -157,6 +157,67 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         [("u1", "i1", 1)],
         (1, 3), ("one_item", "single_user"), catalog=("i1",), why="a catalogue of one item",
     ),
+    # issue 35: inputs that tell the definitions apart (fractional ratings, orderings, ties at the
+    # cut-off, scores <= 0, disagreeing truth duplicates, lists shorter and longer than k)
+    Scenario(
+        "orderings",
+        [("u1", "i1", .8, 3), ("u1", "i2", .9, 1), ("u1", "i3", .3, 4), ("u1", "i4", .6, 2),
+         ("u2", "i5", .4, 1), ("u2", "i6", .4, 2), ("u2", "i2", .9, 3)],
+        [("u1", "i1", 2.5), ("u1", "i3", .5), ("u1", "i5", 1), ("u2", "i6", 1.5), ("u2", "i7", .25)],
+        (2, 3), ("orderings", "ties", "fractional"),
+        why="the rank column, the scores and the row order list u1's items three ways; "
+            "u2's rank column puts its best score last and two scores tie",
+    ),
+    Scenario(
+        "ties_at_k",
+        [("u1", "i1", .9), ("u1", "i3", .5), ("u1", "i2", .5), ("u1", "i4", .5), ("u1", "i5", .1),
+         ("u2", "i8", .8), ("u2", "i7", .8), ("u2", "i6", .2)],
+        [("u1", "i2", 2), ("u1", "i4", .5), ("u1", "i6", 1), ("u2", "i7", 1), ("u2", "i6", 3)],
+        (1, 2), ("ties", "fractional"),
+        why="a tie group across position 2 whose members are irrelevant (input), relevant rated 2 (item) and "
+            "rated 0.5 (item_desc); u2's two tied items lead its list",
+    ),
+    Scenario(
+        "fractional",
+        [("u1", "i1", .9), ("u1", "i2", .8), ("u1", "i3", .7), ("u1", "i4", .6), ("u1", "i5", .5), ("u1", "i6", .4),
+         ("u2", "i3", .9), ("u2", "i7", .3),
+         ("u3", "i8", .9), ("u3", "i2", .7), ("u3", "i5", .6), ("u3", "i9", .2)],
+        [("u1", "i2", .5), ("u1", "i4", 2.5), ("u1", "i6", 1), ("u1", "i9", 3.5), ("u2", "i7", .25), ("u2", "i1", 1),
+         ("u3", "i5", 0), ("u3", "i8", -.5), ("u3", "i2", .75), ("u4", "i1", 2)],
+        (3, 5), ("fractional", "graded", "short_list", "long_list", "no_recs"),
+        why="fractional ratings (rel=1, rel>0 and every row differ), a list of 6 and one of 2 read at k=3 and 5, "
+            "a rating 0 and a negative one, a user without recommendations",
+    ),
+    Scenario(
+        "low_scores",
+        [("u1", "i1", .5), ("u1", "i2", 0.0), ("u1", "i3", -.2), ("u2", "i4", -1.0), ("u2", "i5", -2.0)],
+        [("u1", "i2", 1), ("u1", "i3", 2), ("u1", "i4", 1), ("u2", "i5", 1), ("u2", "i6", 1)],
+        (3,), ("low_scores",), why="relevant items recommended with a score of 0 and below",
+    ),
+    Scenario(
+        "truth_conflicts",
+        [("u1", "i2", .9), ("u1", "i1", .8), ("u1", "i3", .7), ("u2", "i4", .9), ("u2", "i5", .5)],
+        [("u1", "i1", 1), ("u1", "i1", 3), ("u1", "i2", 2), ("u1", "i2", 2), ("u1", "i4", 1), ("u2", "i5", .5),
+         ("u2", "i5", 2)],
+        (2,), ("truth_duplicates", "duplicates"), why="repeated truth rows that disagree on the rating",
+    ),
+    Scenario(
+        "long_lists",
+        [("u1", "i1", .9), ("u1", "i2", .8), ("u1", "i3", .7), ("u1", "i4", .6), ("u1", "i5", .5), ("u1", "i6", .4),
+         ("u1", "i7", .3), ("u2", "i7", .9), ("u2", "i6", .8), ("u2", "i5", .7), ("u2", "i1", .6), ("u2", "i9", .5),
+         ("u3", "i2", .9), ("u3", "i4", .8), ("u3", "i6", .7), ("u3", "i8", .6), ("u3", "i1", .5)],
+        [("u1", "i5", 1), ("u1", "i7", 2), ("u2", "i7", 1), ("u2", "i1", 1), ("u2", "i2", 2), ("u3", "i1", 3),
+         ("u3", "i8", 1), ("u3", "i3", 1)],
+        (2, 4), ("long_list",), catalog=("i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8", "i9"),
+        why="lists of 7, 5 and 5 read at k=2 and 4, the first hit of u1 beyond k, a catalogue of 9 items",
+    ),
+    Scenario(
+        "duplicates_at_k",
+        [("u1", "i1", .9), ("u1", "i1", .8), ("u1", "i2", .7), ("u1", "i3", .6),
+         ("u2", "i4", .9), ("u2", "i5", .8), ("u2", "i5", .7), ("u2", "i6", .6)],
+        [("u1", "i2", 1), ("u1", "i3", 2), ("u2", "i6", 1), ("u2", "i5", .5)],
+        (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
+    ),
 ]}
 
 #: sample values of the numeric options (the standard default is always kept)
@@ -180,7 +241,10 @@ CONTEXT_BY_TAG: dict[str, list[dict[str, str]]] = {
     "no_relevant": [{"empty": "zero"}, {"empty": "error"}],
     "no_recs": [{"norecs": "skip"}, {"norecs": "error"}],
     "duplicates": [{"dup": "first"}, {"dup": "keep"}],
-    "truth_duplicates": [{"tdup": "first"}, {"tdup": "keep"}],
+    "truth_duplicates": [{"tdup": "first"}, {"tdup": "keep"}, {"tdup": "max"}],
+    "fractional": [{"rel": "all"}, {"rel": "1"}],
+    "orderings": [{"order": o} for o in ("score", "rank", "rank_value", "input")],
+    "low_scores": [{"hitscore": "positive"}],
 }
 
 
