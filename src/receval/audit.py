@@ -61,6 +61,11 @@ from .resolve import decide_rel, resolve
 from .side import SideInputs
 from .signature import note_side
 from .errors import RecevalError, SpecError
+from .metrics import get_metric
+from .plaintext import to_text
+from .conformance.suite import cases as suite_cases
+from .dialects import load_dialect
+from .dialects import all_dialects
 
 #: relative tolerance of a match; an implementation that computes in lower precision declares
 #: its own with a ``tolerance`` attribute (torchmetrics works in float32: 1e-6), never looser
@@ -506,7 +511,6 @@ def option_settings(metric: Any) -> list[dict[str, str]]:
     :data:`ORDER_TIES`, the input order, the rank values) and each value of the context options
     of :data:`CONTEXT_VALUES` the metric reads; only the settings that resolve alone.
     ``tests/metrics/test_suite_power.py`` checks that the suite tells every two of them apart."""
-    from .metrics import get_metric
 
     m = get_metric(metric) if isinstance(metric, str) else metric
     out: list[dict[str, str]] = [{}]
@@ -769,8 +773,6 @@ def _show(v: Any) -> str:
 def explanation(spec: str, dialect: str | None = None, any_k: bool = False) -> str:
     """The formula and resolved options of ``spec``, as ``receval explain`` prints them; with
     ``any_k`` (an audit of several cut-offs) the spec's cut-off is written ``@k``."""
-    from .engine import dialect_of
-    from .plaintext import to_text
 
     r = decide_rel([resolve(spec, dialect=dialect_of(dialect))], True)[0]  # the truth of a case has ratings
     m = r.metric
@@ -942,8 +944,6 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
     :class:`~receval.conformance.case.Case`; ``values``: the cache of receval's values to
     read and fill (default: :data:`VALUES`, shared by the audits of this process).
     """
-    from .conformance.suite import cases as suite_cases
-    from .metrics import get_metric
 
     m = get_metric(metric)
     label = impl if isinstance(impl, str) else getattr(impl, "__qualname__", None) or type(impl).__name__
@@ -1164,15 +1164,12 @@ def _out_of_bounds(m: Any, probes: Sequence[Probe], got: Mapping[str, Any]) -> l
 
 def _dialect_options(label: str, metric: str, k: int | None) -> dict[str, str]:
     """The options a dialect changes from the standard definition of ``metric``."""
-    from .dialects import load_dialect
-    from .metrics import get_metric
 
     m = get_metric(metric)
     return {name: m.axis(name).render(value) for name, _, value, _ in load_dialect(label).differences(metric, k)}
 
 
 def _dialects(metric: str) -> list[str]:
-    from .dialects import all_dialects
 
     out = []
     for d in all_dialects():
@@ -1229,7 +1226,6 @@ def build_command(p: Any) -> Callable[[Any], int]:
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
 
     def run(a: Any) -> int:
-        from .metrics import get_metric
 
         for name in a.metric:
             get_metric(name)  # an unknown metric: one line, before any work

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+from .generate import SCENARIOS
 
 
 @dataclass(frozen=True)
@@ -619,7 +620,6 @@ WORKED_OPTIONS: dict[str, list[dict[str, str]]] = {
 
 def worked() -> list[Arithmetic]:
     """The worked cases of :data:`WORKED_OPTIONS` on every scenario without repeated rows."""
-    from .generate import SCENARIOS
 
     out: list[Arithmetic] = []
     for sc in SCENARIOS.values():

@@ -22,6 +22,13 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from ..metrics import get_metric
+from ..engine import dialect_of
+from ..errors import RecevalError
+from ..resolve import resolve
+from ..spec import parse_spec
+from ..dialects import all_dialects
+from ..metrics import all_metrics
 
 #: (user, item, score, rank) rows; rank is the list position (1-based, row order within a user)
 Rows = list[tuple[Any, ...]]
@@ -267,7 +274,6 @@ def _render(options: dict[str, Any]) -> str:
 def metric_variants(name: str) -> list[dict[str, str]]:
     """The option sets of one metric: the standard definition, then every value of every axis
     one at a time (numeric axes: :data:`NUMERIC_SAMPLES`), then :data:`EXTRA_OPTIONS`."""
-    from ..metrics import get_metric
 
     m = get_metric(name)
     out: list[dict[str, str]] = [{}]
@@ -285,10 +291,6 @@ def metric_variants(name: str) -> list[dict[str, str]]:
 
 def _spec(metric: str, options: dict[str, str], k: int | None, dialect: str | None = None) -> str | None:
     """The canonical spec, or None when the options do not resolve (an option that needs another)."""
-    from ..engine import dialect_of
-    from ..errors import RecevalError
-    from ..resolve import resolve
-    from ..spec import parse_spec
 
     text = metric + (f"({_render(options)})" if options else "") + (f"@{k}" if k is not None else "")
     try:
@@ -310,8 +312,6 @@ def _ks(metric: Any, scenario: Scenario) -> list[int | None]:
 def plans() -> Iterator[Plan]:
     """Every plan, in a fixed order: per metric, per scenario, per cut-off, per option set;
     then per dialect, per metric it offers, per scenario, per cut-off."""
-    from ..dialects import all_dialects
-    from ..metrics import all_metrics
 
     seen: set[tuple[str, str, str | None]] = set()
 

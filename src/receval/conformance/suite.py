@@ -22,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from .case import Case
+from ..errors import DataError
+from ..jsonread import load_json
+from ..api import evaluate
+from ..errors import RecevalError
+from .._version import __version__
+from ..outputs import write_output
 
 #: the format of ``suite.json`` and of an exported folder
 FORMAT = 1
@@ -103,8 +109,6 @@ def cases(metric: str | None = None, folder: str | Path | None = None) -> list[C
 
 def read_folder(folder: str | Path) -> list[dict[str, Any]]:
     """The cases of an exported folder (``cases/*.json``), as JSON objects."""
-    from ..errors import DataError
-    from ..jsonread import load_json
 
     root = Path(folder)
     files = sorted((root / "cases").glob("*.json")) if (root / "cases").is_dir() else []
@@ -129,7 +133,6 @@ def _is_num(v: Any) -> bool:
 def check_case(c: Any, where: str) -> None:
     """One exported case checked field by field: a wrong shape is a one-line
     :class:`~receval.errors.DataError` naming ``where`` and the field."""
-    from ..errors import DataError
 
     def bad(fix: str, field: str) -> DataError:
         return DataError(f"{fix}: {where} field '{field}'")
@@ -185,8 +188,6 @@ def run_receval(spec: str, dialect: str | None, recs: Any, truth: Any, side: Map
     """receval's outcome for one case: ``{"mean", "per_user", "signature"}`` or ``{"refusal": class name}``.
 
     ``recs``/``truth``/``side`` are frames or dicts of columns with the case's column names."""
-    from ..api import evaluate
-    from ..errors import RecevalError
 
     try:
         with warnings.catch_warnings():
@@ -246,9 +247,6 @@ def export(folder: str | Path) -> dict[str, int]:
     """Write the suite to ``folder`` (new or empty): ``README.md``, ``index.json``,
     ``cases/<metric>.json`` (self-contained cases) and ``inputs/<scenario>/*.csv``. Returns the
     number of cases by metric."""
-    from .._version import __version__
-    from ..errors import DataError
-    from ..outputs import write_output
 
     root = Path(folder)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
