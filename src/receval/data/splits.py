@@ -32,7 +32,8 @@ __all__ = [
 
 
 class Split(NamedTuple):
-    """A train/test pair (unpacks as ``train, test = split``)."""
+    """A train/test pair (unpacks as ``train, test = split``), the rows of each part in input
+    order: what :func:`leave_last_out` and :func:`random_split` return."""
 
     train: pl.DataFrame
     test: pl.DataFrame
@@ -195,7 +196,6 @@ def leave_last_out(df: pl.DataFrame, n: int = 1) -> Split:
     Returns
     -------
     Split
-        ``(train, test)`` in input row order.
 
     Examples
     --------
@@ -236,7 +236,6 @@ def random_split(df: pl.DataFrame, test_fraction: float = 0.2, seed: int = 0) ->
     Returns
     -------
     Split
-        ``(train, test)`` in input row order.
 
     Examples
     --------

@@ -14,8 +14,10 @@ array([2.])
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +25,45 @@ from ..errors import DataError
 from ..hits import Hits
 from ..lists import ListSpace, index_in
 from ..options import Axis
+
+#: ``ties=average`` for a metric that is a sum over the rows of the top k (the paragraph
+#: :func:`ties_by_row_chance` puts into each such metric's docstring)
+TIES_BY_ROW_CHANCE = ("``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the "
+                      "expectation over the orderings of the ties, the value being linear in the rows.")
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def ties_by_row_chance(fn: _F) -> _F:
+    """Put :data:`TIES_BY_ROW_CHANCE` into ``fn``'s docstring as the paragraph before its
+    ``Examples`` section, indented as that section is (a decorator).
+
+    >>> @ties_by_row_chance
+    ... def demo():
+    ...     '''Demo@k.
+    ...
+    ...     Examples
+    ...     --------
+    ...     '''
+    >>> import inspect
+    >>> print(inspect.getdoc(demo))
+    Demo@k.
+    <BLANKLINE>
+    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
+    expectation over the orderings of the ties, the value being linear in the rows.
+    <BLANKLINE>
+    Examples
+    --------
+    """
+    doc = fn.__doc__
+    if doc:  # None under python -OO
+        at = re.search(r"^([ \t]*)Examples\n", doc, re.MULTILINE)
+        if at is None:
+            raise ValueError(f"{fn.__name__}: ties_by_row_chance needs an Examples section in the docstring")
+        para = textwrap.fill(TIES_BY_ROW_CHANCE, width=92, initial_indent=at.group(1), subsequent_indent=at.group(1))
+        fn.__doc__ = doc[:at.start()] + para + "\n\n" + doc[at.start():]
+    return fn
+
 
 LIST_DEN = Axis(
     "denominator", "den", "length", "what a per-user sum over the list is divided by",

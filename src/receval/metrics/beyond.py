@@ -31,6 +31,7 @@ from ..registry import register
 from ..side import catalogue_reads
 from . import aspects as _asp
 from . import diversity as _div
+from ._common import ties_by_row_chance
 
 _BUILD_CTX = ("rel", "order", "ties", "dup", "tdup")
 
@@ -364,6 +365,7 @@ def novelty(h: Hits, ks: list[int], o: dict) -> np.ndarray:
                                                                      denominator=o.get("denominator", "length"))))
 
 
+@ties_by_row_chance
 @register("unseen", side={"train"}, needs={"rows", "items"}, family="diversity", ties="closed", bounds=(0.0, 1.0))
 def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Unseen@k: the share of a user's top-k items the user has not interacted with in train (RePlay's Novelty).
@@ -376,9 +378,6 @@ def unseen(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     recommendations follows ``norecs``; a user without train rows scores 1. RePlay 0.22 calls
     this Novelty (its docstring writes ÷K, its code divides by the list length) and averages
     the users of train; receval averages the truth users. Not :func:`novelty` (self-information).
-
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
 
     Examples
     --------

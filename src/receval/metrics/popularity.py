@@ -32,6 +32,9 @@ several at one position.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import numpy as np
 
 from ..errors import DataError, SpecError
@@ -40,9 +43,11 @@ from ..lists import ListSpace, encoder, index_in, unique_pairs
 from ..options import Axis
 from ..registry import register
 from ..side import split_reads
-from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, row_sum, safe_div
+from ._common import LIST_DEN, baseline_rows, baseline_top, expected_overlap, list_den, overlap, per_k, ratio_combine, row_sum, safe_div, ties_by_row_chance
 
 # ---- shared pieces ---------------------------------------------------------------------------
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 COUNT = Axis(
     "count", "count", "rows", "what the popularity φ(i) of an item counts in the train interactions",
@@ -159,6 +164,7 @@ ARP_SCALE = Axis(
 )
 
 
+@ties_by_row_chance
 @register("arp", side={"train"}, axes=[COUNT, LIST_DEN, ARP_SCALE], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, float("inf")))
 def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ARP@k: average recommendation popularity, the mean train popularity of a user's top-k items.
@@ -171,18 +177,16 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     (``count=users``); items absent from train have :math:`\phi = 0`; ``scale=share`` divides
     by :math:`\sum_j \phi(j)`. 0 for an empty list (the ``norecs`` policy applies).
 
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
-
     Examples
     --------
-    >>> from receval import evaluate
+    The popularity example (:func:`receval.examples.popular`: items 10 then 20 for user 1)
+    with a train where 20 has three rows from two users:
+
+    >>> from receval.examples import popular
     >>> train = {"user_id": [1, 2, 3, 1, 1], "item_id": [10, 10, 10, 20, 20]}
-    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [10]}
-    >>> evaluate(recs, truth, ["arp@2"], train=train)["arp@2"]               # (3 + 2) / 2
+    >>> popular("arp@2", train=train)               # (3 + 2) / 2
     2.5
-    >>> evaluate(recs, truth, ["arp(count=users)@2"], train=train)["arp(count=users)@2"]   # (3 + 1) / 2
+    >>> popular("arp(count=users)@2", train=train)  # (3 + 1) / 2
     2.0
     """
     pop = np.r_[_popularity(h, o["count"], "arp"), 0.0]
@@ -201,6 +205,7 @@ def arp(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- APLT / ACLT ---------------------------------------------------------------------------
 
 
+@ties_by_row_chance
 @register("aplt", side=split_reads, axes=[COUNT, SPLIT, CUT, BOUNDARY, LIST_DEN], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, 1.0))
 def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""APLT@k: average percentage of long-tail items, the share of a user's top k in the long tail Γ.
@@ -212,16 +217,13 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     Γ by ``split`` and ``cut`` (module docs). Elliot APLT: ``split=interactions,count=users``;
     RecBole TailPercentage: ``split=items`` (or ``count``), ``count=rows``, ``denominator=k``.
 
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
-
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}   # φ: 10 → 4, 20 → 1
-    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [10]}
-    >>> evaluate(recs, truth, ["aplt@2"], train=train)["aplt@2"]   # head {10} holds 4/5 ≥ 0.8: tail {20}, 1/2
+    On the popularity example (:func:`receval.examples.popular`: φ(10) = 4, φ(20) = 1; user 1
+    is recommended 10 then 20):
+
+    >>> from receval.examples import popular
+    >>> popular("aplt@2")   # head {10} holds 4/5 ≥ 0.8: tail {20}, 1/2
     0.5
     """
     tail = _tail(h, o, "aplt")
@@ -235,6 +237,7 @@ def aplt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     return per_k(ks, one)
 
 
+@ties_by_row_chance
 @register("aclt", side=split_reads, axes=[COUNT, SPLIT, CUT, BOUNDARY], needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook, ties="closed", bounds=(0.0, float("inf")))
 def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""ACLT@k: average coverage of long-tail items, how many of a user's top k are in the long tail Γ.
@@ -245,16 +248,13 @@ def aclt(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Γ by ``split`` and ``cut`` (module docs); Elliot ACLT: ``split=interactions,count=users``.
 
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
-
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
-    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [10]}
-    >>> evaluate(recs, truth, ["aclt(split=count,cut=1)@2"], train=train)["aclt(split=count,cut=1)@2"]   # 20 has φ = 1 ≤ 1
+    On the popularity example (:func:`receval.examples.popular`: φ(10) = 4, φ(20) = 1; user 1
+    is recommended 10 then 20):
+
+    >>> from receval.examples import popular
+    >>> popular("aclt(split=count,cut=1)@2")   # 20 has φ = 1 ≤ 1
     1.0
     """
     tail = _tail(h, o, "aclt")
@@ -326,8 +326,14 @@ def _poprsp_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return ratio_combine(parts, "poprsp")
 
 
-@register("popreo", side={"train", "catalog"}, axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_popreo_partial, combine=_popreo_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+def _register_group(name: str, partial: Callable[..., dict], combine: Callable[..., np.ndarray]) -> Callable[[_F], _F]:
+    """Register a head/tail group metric (PopREO, PopRSP): global over the split, 0 best."""
+    return register(name, side={"train", "catalog"}, axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global",
+                    context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"}, family="popularity", resolve_hook=_split_hook,
+                    partial=partial, combine=combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+
+
+@_register_group("popreo", _popreo_partial, _popreo_combine)
 def popreo(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopREO@k: popularity-based ranking-based equal opportunity (Zhu et al. 2020; Elliot PopREO).
 
@@ -338,24 +344,24 @@ def popreo(h: Hits, ks: list[int], o: dict) -> None:
         P_g = \frac{\sum_u |L^u_k \cap R_u \cap g|}{\sum_u |R_u \cap g|}, \quad g \in \{H, \Gamma\},
         \qquad \mathrm{PopREO}@k = \frac{\operatorname{std}(P_H, P_\Gamma)}{\operatorname{mean}(P_H, P_\Gamma)} = \frac{|P_H - P_\Gamma|}{P_H + P_\Gamma}
 
-    over the truth users (``users=truth``) or those with a recommendation list
-    (``users=listed``, Elliot); :math:`R_u` their relevant items; population standard
+    over the users ``users`` names; :math:`R_u` their relevant items; population standard
     deviation; 0 is equal opportunity. The split by ``split``/``cut`` (module docs).
 
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    The popularity example's train (:func:`receval.examples.popular`: head {10}), user 1
+    recommended 10 and 30 and liking 10 and 20:
+
+    >>> from receval.examples import popular
     >>> recs = {"user_id": [1, 1], "item_id": [10, 30], "score": [2.0, 1.0]}
     >>> truth = {"user_id": [1, 1], "item_id": [10, 20]}
     >>> # head {10}: P_H = 1/1; tail {20}: P_Γ = 0/1 → |1 − 0| / (1 + 0)
-    >>> evaluate(recs, truth, ["popreo@2"], train=train, catalog=[10, 20, 30])["popreo@2"]
+    >>> popular("popreo@2", recs=recs, truth=truth, catalog=[10, 20, 30])
     1.0
     """
 
 
-@register("poprsp", side={"train", "catalog"}, axes=[COUNT, SPLIT, CUT, BOUNDARY, GROUP_USERS], kind="global", context=("rel", "order", "ties", "dup", "tdup"), needs={"rows", "items"},
-          family="popularity", resolve_hook=_split_hook, partial=_poprsp_partial, combine=_poprsp_combine, ties="topk_set", higher_is_better=False, bounds=(0.0, float("inf")))
+@_register_group("poprsp", _poprsp_partial, _poprsp_combine)
 def poprsp(h: Hits, ks: list[int], o: dict) -> None:
     r"""PopRSP@k: popularity-based ranking-based statistical parity (Zhu et al. 2020; Elliot PopRSP).
 
@@ -366,18 +372,19 @@ def poprsp(h: Hits, ks: list[int], o: dict) -> None:
         P_g = \frac{\sum_u |L^u_k \cap g|}{\sum_u |g \setminus I^{tr}_u|}, \quad g \in \{H, \Gamma\},
         \qquad \mathrm{PopRSP}@k = \frac{\operatorname{std}(P_H, P_\Gamma)}{\operatorname{mean}(P_H, P_\Gamma)}
 
-    over the truth users (``users=truth``) or those with a recommendation list
-    (``users=listed``, Elliot); :math:`I^{tr}_u` the user's train items (population standard
-    deviation; 0 is parity).
+    over the users ``users`` names; :math:`I^{tr}_u` the user's train items (population
+    standard deviation; 0 is parity).
 
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    The popularity example's train (:func:`receval.examples.popular`: head {10}), a user 5
+    without train items recommended 10 and 30:
+
+    >>> from receval.examples import popular
     >>> recs = {"user_id": [5, 5], "item_id": [10, 30], "score": [2.0, 1.0]}
     >>> truth = {"user_id": [5], "item_id": [30]}
-    >>> # user 5 has no train items: head {10}: P_H = 1/1, tail {20, 30}: P_Γ = 1/2 → (1/4) / (3/4)
-    >>> round(evaluate(recs, truth, ["poprsp@2"], train=train, catalog=[10, 20, 30])["poprsp@2"], 6)
+    >>> # head {10}: P_H = 1/1, tail {20, 30}: P_Γ = 1/2 → (1/4) / (3/4)
+    >>> popular("poprsp@2", recs=recs, truth=truth, catalog=[10, 20, 30])
     0.333333
     """
 
@@ -447,14 +454,13 @@ def epc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
-    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [20]}
-    >>> # hit at 2: (1/log2 3)(1 − 1/4) / (1 + 1/log2 3)
-    >>> round(evaluate(recs, truth, ["epc@2"], train=train)["epc@2"], 6)
+    On the popularity example (:func:`receval.examples.popular`: φ(10) = 4, φ(20) = 1 of
+    |U_tr| = 4; user 1 is recommended 10 then 20 and likes 20):
+
+    >>> from receval.examples import popular
+    >>> popular("epc@2")   # hit at 2: (1/log2 3)(1 − 1/4) / (1 + 1/log2 3)
     0.29014
-    >>> evaluate(recs, truth, ["epc(discount=none,relevance=any)@2"], train=train)["epc(discount=none,relevance=any)@2"]  # (0 + 3/4)/2
+    >>> popular("epc(discount=none,relevance=any)@2")   # (0 + 3/4)/2
     0.375
     """
     return _expected(h, ks, o, "epc")
@@ -476,11 +482,10 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
-    >>> recs = {"user_id": [1, 1], "item_id": [10, 20], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [20]}
-    >>> evaluate(recs, truth, ["efd(discount=none,relevance=any)@2"], train=train)["efd(discount=none,relevance=any)@2"]  # (0 + 2)/2
+    On the popularity example (:func:`receval.examples.popular`, as for EPC):
+
+    >>> from receval.examples import popular
+    >>> popular("efd(discount=none,relevance=any)@2")   # (−log2 4/4 − log2 1/4)/2 = (0 + 2)/2
     1.0
     """
     return _expected(h, ks, o, "efd")
@@ -489,6 +494,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
 # ---- Surprisal (RePlay) ----------------------------------------------------------------------
 
 
+@ties_by_row_chance
 @register("surprisal", side={"train"}, axes=[LIST_DEN], needs={"rows", "items"}, family="popularity", ties="closed", bounds=(0.0, 1.0))
 def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     r"""Surprisal@k: normalised self-information of the recommended items (RePlay Surprisal).
@@ -503,16 +509,14 @@ def surprisal(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     :math:`\phi` the distinct train users; an item unseen in train weighs 1. RePlay divides by
     k (``denominator=k``). Needs at least two train users.
 
-    ``ties=average``: each row weighs its chance (m/n) to be in the top k, which is the
-    expectation over the orderings of the ties, the value being linear in the rows.
-
     Examples
     --------
-    >>> from receval import evaluate
-    >>> train = {"user_id": [1, 2, 3, 4, 1], "item_id": [10, 10, 10, 10, 20]}
+    The popularity example's train (:func:`receval.examples.popular`: φ(20) = 1 of
+    |U_tr| = 4), user 1 recommended 20 and the unseen 30:
+
+    >>> from receval.examples import popular
     >>> recs = {"user_id": [1, 1], "item_id": [20, 30], "score": [2.0, 1.0]}
-    >>> truth = {"user_id": [1], "item_id": [20]}
-    >>> evaluate(recs, truth, ["surprisal(denominator=k)@4"], train=train)["surprisal(denominator=k)@4"]  # (log2 4 / log2 4 + 1) / 4
+    >>> popular("surprisal(denominator=k)@4", recs=recs)   # (log2 4 / log2 4 + 1) / 4
     0.5
     """
     s = h.lists

@@ -46,6 +46,12 @@ EXAMPLE_TARGET = {"context_id": [1, 1, 2, 2, 3, 4, 4], "item_id": ["a", "b", "a"
                   "propensity": [0.8, 0.2, 0.8, 0.2, 1.0, 0.5, 0.5]}
 #: a reward model for the example: q(x, a) = 0.6 for a, 0.3 for b, in every context
 EXAMPLE_REWARDS = {"context_id": [1, 1, 2, 2, 3, 3, 4, 4], "item_id": ["a", "b"] * 4, "estimate": [0.6, 0.3] * 4}
+#: the slate example of the slate estimators' doctests (:func:`receval.examples.slated`): one
+#: context whose logged slate a, b (both rewarded) has per-position propensities 0.5, 0.5,
+#: cascade 0.5, 0.25 and joint 0.25; the target ranks a, b
+EXAMPLE_SLATES = {"context_id": [1, 1], "item_id": ["a", "b"], "position": [1, 2], "reward": [1.0, 1.0],
+                  "propensity": [0.5, 0.5], "cascade_propensity": [0.5, 0.25], "joint_propensity": [0.25, 0.25]}
+EXAMPLE_SLATE_TARGET = {"context_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}
 
 
 @dataclass(frozen=True)
@@ -351,11 +357,8 @@ def iips(d: Any, o: dict[str, Any]) -> Parts:
     (the item-position model); the least noisy of the three. Example: the slate a, b with
     per-position propensities 0.5, the target ranks a, b (probability 1): 1/0.5 + 1/0.5 = 4.
 
-    >>> from receval.ope import evaluate
-    >>> log = {"context_id": [1, 1], "item_id": ["a", "b"], "position": [1, 2], "reward": [1.0, 1.0],
-    ...        "propensity": [0.5, 0.5], "cascade_propensity": [0.5, 0.25], "joint_propensity": [0.25, 0.25]}
-    >>> target = {"context_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}
-    >>> evaluate(log, target, ["iips"]).value("iips")    # (1/0.5)*1 + (1/0.5)*1
+    >>> from receval.examples import slated
+    >>> slated("iips")    # (1/0.5)*1 + (1/0.5)*1
     4.0
     """
     w = d.pi / d.mu
@@ -381,11 +384,8 @@ def rips(d: Any, o: dict[str, Any]) -> Parts:
     depends only on the items above it and itself (the cascade model). Example: the slate a, b,
     the target a, b (probability 1), cascade propensities 0.5 and 0.25: 1/0.5 + 1/0.25 = 6.
 
-    >>> from receval.ope import evaluate
-    >>> log = {"context_id": [1, 1], "item_id": ["a", "b"], "position": [1, 2], "reward": [1.0, 1.0],
-    ...        "propensity": [0.5, 0.5], "cascade_propensity": [0.5, 0.25], "joint_propensity": [0.25, 0.25]}
-    >>> target = {"context_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}
-    >>> evaluate(log, target, ["rips"]).value("rips")
+    >>> from receval.examples import slated
+    >>> slated("rips")
     6.0
     """
     w = d.pi_cascade / d.mu_cascade
@@ -408,11 +408,8 @@ def sips(d: Any, o: dict[str, Any]) -> Parts:
     user at all, and the noisiest: the joint weights of long slates are huge. Example: the
     slate a, b as the target ranks it, joint propensity 0.25: (1 + 1)/0.25 = 8.
 
-    >>> from receval.ope import evaluate
-    >>> log = {"context_id": [1, 1], "item_id": ["a", "b"], "position": [1, 2], "reward": [1.0, 1.0],
-    ...        "propensity": [0.5, 0.5], "cascade_propensity": [0.5, 0.25], "joint_propensity": [0.25, 0.25]}
-    >>> target = {"context_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]}
-    >>> evaluate(log, target, ["sips"]).value("sips")
+    >>> from receval.examples import slated
+    >>> slated("sips")
     8.0
     """
     w = d.pi_joint / d.mu_joint
