@@ -1374,7 +1374,7 @@ def _old_alpha_ndcg(
     # the tie rule of the kernels: candidates by tie key, the ambiguous users searched
     cu, ci, key = A._order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
     idcg = _old_greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
-    A._resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C)
+    A._resolve_ambiguous(idcg, cu, ci, key, A._Greedy(indptr, indices, C, U, k, alpha, None))
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1473,7 +1473,7 @@ def _old_alpha_beta_ndcg(
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
     cu, ci, key, cp = A._order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
     idcg = _old_greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gflat)
-    A._resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C, cp=cp, gamma=A._Gamma(C, dense=gflat))
+    A._resolve_ambiguous(idcg, cu, ci, key, A._Greedy(indptr, indices, C, U, k, alpha, A._Gamma(C, dense=gflat)), cp=cp)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg

@@ -54,6 +54,8 @@ either; neither do we).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -164,6 +166,21 @@ class _Pairs:
         if self.keys is None:
             return asp * self.U + users if self.amajor else users * self.width + asp
         return np.searchsorted(self.keys, users * self.width + asp)
+
+    def coder(self, tab: np.ndarray) -> Callable[[int, np.ndarray, np.ndarray], np.ndarray]:
+        """``code(t, users, items)``: the slots of the pairs (user, the ``t``-th aspect of the
+        user's item), ``tab`` the items' aspects (:func:`_aspect_table`), as :meth:`code`; the
+        dense aspect-major layout reads ``aspect * U`` from ``tab * U``, computed once."""
+        if self.keys is None and self.amajor:
+            tab_u = tab * self.U
+
+            def dense(t: int, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+                kk = tab_u[t].take(items)
+                kk += users
+                return kk
+
+            return dense
+        return lambda t, users, items: self.code(users, tab[t].take(items))
 
     def of_keys(self, keys: np.ndarray) -> np.ndarray:
         """The slots of the pairs ``keys = user * width + aspect`` (user-major slots only)."""
@@ -349,19 +366,22 @@ def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.n
     return gmax, np.maximum.reduceat(idx, seg_starts)
 
 
-def _greedy_ideal_sparse(
-    cand_user: np.ndarray,
-    cand_item: np.ndarray,
-    cand_p: np.ndarray | None,
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    C: int,
-    U: int,
-    k: int,
-    *,
-    alpha: float,
-    gamma: _Gamma | None,
-) -> np.ndarray:
+class _Greedy(NamedTuple):
+    """What the greedy ideal of every user is computed from, but its candidates: the item ×
+    aspect CSR (``indptr``, ``indices``) over ``C`` aspects, ``U`` users, the cut-off ``k``,
+    ``alpha`` and, for αβ-nDCG, the γ of the (user, aspect) pairs (None for α-nDCG). One
+    value the greedy kernels and :func:`_resolve_ambiguous` share."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    C: int
+    U: int
+    k: int
+    alpha: float
+    gamma: _Gamma | None
+
+
+def _greedy_ideal_sparse(cand_user: np.ndarray, cand_item: np.ndarray, cand_p: np.ndarray | None, problem: _Greedy) -> np.ndarray:
     """Greedy ideal DCG@k for every user, vectorised over users (loop over ranks).
 
     Candidates must be grouped by user, in the order of :func:`_order_by_tie_key`, and each must have >= 1 aspect.
@@ -369,6 +389,7 @@ def _greedy_ideal_sparse(
     αβ-nDCG gains ``1 - Π_c (1 - p γ_c s_c)`` with per-user-aspect state ``s``.
     Chosen candidates and finished users are compacted away after each step.
     """
+    indptr, indices, C, U, k, alpha, gamma = problem
     disc = ndeval_discount(k)
     idcg = np.zeros(U, dtype=np.float64)
     if cand_user.shape[0] == 0:
@@ -432,20 +453,8 @@ _DCAP = 6
 _CHUNK = 1 << 16
 
 
-def _greedy_ideal(
-    cand_user: np.ndarray,
-    cand_item: np.ndarray,
-    cand_p: np.ndarray | None,
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    C: int,
-    U: int,
-    k: int,
-    *,
-    alpha: float,
-    gamma: _Gamma | None,
-    gext: np.ndarray | None = None,
-) -> np.ndarray:
+def _greedy_ideal(cand_user: np.ndarray, cand_item: np.ndarray, cand_p: np.ndarray | None, problem: _Greedy,
+                  gext: np.ndarray | None = None) -> np.ndarray:
     """Greedy ideal DCG@k for every user; same contract and arithmetic as
     :func:`_greedy_ideal_sparse`, evaluated on a dense layout.
 
@@ -465,6 +474,7 @@ def _greedy_ideal(
     :func:`_greedy_window`, other finite gains :func:`_greedy_cohorts`, the rest
     :func:`_dense_chunk`: the same picks and sums, bit for bit.
     """
+    indptr, indices, C, U, k, alpha, gamma = problem
     disc = ndeval_discount(k)
     idcg = np.zeros(U, dtype=np.float64)
     n = cand_user.shape[0]
@@ -479,10 +489,7 @@ def _greedy_ideal(
         slow[cand_user[degc > _DCAP]] = True
     if slow.any():
         sm = slow[cand_user]
-        idcg_slow = _greedy_ideal_sparse(
-            cand_user[sm], cand_item[sm], None if cand_p is None else cand_p[sm],
-            indptr, indices, C, U, k, alpha=alpha, gamma=gamma,
-        )
+        idcg_slow = _greedy_ideal_sparse(cand_user[sm], cand_item[sm], None if cand_p is None else cand_p[sm], problem)
         if sm.all():
             return idcg_slow
         fm = ~sm
@@ -1200,9 +1207,10 @@ def _ideal_search(cats: list[tuple[int, ...]], keys: list[int], ps: list[float] 
     return value(tuple(mult0), {}, 0.0, 0)
 
 
-def _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, *, alpha, C, cp=None, gamma=None) -> None:
+def _resolve_ambiguous(idcg, cu, ci, key, problem: _Greedy, cp=None) -> None:
     """Replace the kernel's ideal of the users whose ties may read the item codes by
     :func:`_ideal_search` (in place)."""
+    indptr, indices, C, _, k, alpha, gamma = problem
     if cp is None:  # alpha in [0, 1]: every weight (1 - alpha)^n falls with n
         falling = 0.0 <= alpha <= 1.0
     else:  # P in [0, 1] and gamma >= 0: every factor 1 - P gamma state rises, so every gain falls
@@ -1348,7 +1356,7 @@ def alpha_ndcg(
             slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
                 [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
             w = slots.ones(dummy=0.0)
-            tabU = tab * U if slots.keys is None else None
+            code = slots.coder(tab)
             bounds = np.searchsorted(j_of, np.arange(k + 1))
             for j in range(k):
                 a, b = bounds[j], bounds[j + 1]
@@ -1357,11 +1365,7 @@ def alpha_ndcg(
                 u, itj = u_of[a:b], it[a:b]
                 T = np.empty((D, b - a), dtype=np.float64)
                 for t in range(D):
-                    if tabU is None:
-                        kk = slots.code(u, tab[t].take(itj))
-                    else:  # slots.code of the dense aspect-major layout: aspect * U + user
-                        kk = tabU[t].take(itj)
-                        kk += u
+                    kk = code(t, u, itj)
                     c = T[t]
                     w.take(kk, out=c)
                     w.put(kk, c * one_minus_alpha)
@@ -1375,8 +1379,9 @@ def alpha_ndcg(
     m &= np.diff(indptr)[titems] > 0
     cu, ci = _sort_candidates(*_candidates(off, m, titems))
     cu, ci, key = _order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
-    idcg = _greedy_ideal(cu, ci, None, indptr, indices, C, U, k, alpha=alpha, gamma=None)
-    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C)
+    problem = _Greedy(indptr, indices, C, U, k, alpha, None)
+    idcg = _greedy_ideal(cu, ci, None, problem)
+    _resolve_ambiguous(idcg, cu, ci, key, problem)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1625,7 +1630,7 @@ def alpha_beta_ndcg(
         PT = np.ascontiguousarray(P.T)
         vT = np.ascontiguousarray(valid.T)
         all_u = np.arange(U, dtype=np.int64)
-        tabU = tab * U if slots.keys is None else None
+        code = slots.coder(tab)
         for j in range(k):
             if vT[j].all():
                 u, itj, Pj = all_u, itT[j], PT[j]
@@ -1637,19 +1642,7 @@ def alpha_beta_ndcg(
             om = 1.0 - Pj
             F = np.empty((D, u.shape[0]), dtype=np.float64)
             for t in range(D):
-                if tabU is None:
-                    kk = slots.code(u, tab[t].take(itj))
-                else:  # slots.code of the dense aspect-major layout: aspect * U + user
-                    kk = tabU[t].take(itj)
-                    kk += u
-                st = state.take(kk)
-                f = F[t]
-                gext.take(kk, out=f)
-                f *= Pj
-                f *= st
-                np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
-                st *= om
-                state.put(kk, st)
+                _ab_factor(state, gext, code(t, u, itj), Pj, om, F[t])
             dcg[u] += (1.0 - _fold_sorted(F, False)) * disc[j]  # the factors in ascending order
 
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
@@ -1657,8 +1650,9 @@ def alpha_beta_ndcg(
     m = (cp_all > 0) & (ideg[titems] > 0)
     cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
     cu, ci, key, cp = _order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
-    idcg = _greedy_ideal(cu, ci, cp, indptr, indices, C, U, k, alpha=alpha, gamma=gam, gext=gtab)
-    _resolve_ambiguous(idcg, cu, ci, key, indptr, indices, k, alpha=alpha, C=C, cp=cp, gamma=gam)
+    problem = _Greedy(indptr, indices, C, U, k, alpha, gam)
+    idcg = _greedy_ideal(cu, ci, cp, problem, gext=gtab)
+    _resolve_ambiguous(idcg, cu, ci, key, problem, cp=cp)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg
@@ -1672,6 +1666,20 @@ def _unit(P: np.ndarray) -> bool:
 
 #: state slots (users x (categories + 1)) of one block of :func:`_run_dcg_blocks`
 _RUN_SLOTS = 1 << 17
+
+
+def _ab_factor(state: np.ndarray, gam: np.ndarray, kk: np.ndarray, Pj: np.ndarray, om: np.ndarray, out: np.ndarray) -> None:
+    """One aspect of a rank step of the run's αβ-DCG, in place: ``out`` the factors
+    ``1 - (P γ) s`` of the (user, aspect) slots ``kk`` (``γ`` read from ``gam``, ``s`` from
+    ``state``), then ``state`` at ``kk`` times ``om`` (``1 - P``) (the slots of one rank are
+    distinct). The one sequence of operations both run kernels use, so they agree bit for bit."""
+    st = state.take(kk)
+    gam.take(kk, out=out)
+    out *= Pj
+    out *= st
+    np.subtract(1.0, out, out=out)  # 1 - (P gamma) state
+    st *= om
+    state[kk] = st
 
 
 def _run_dcg_blocks(items, P, gext, tab, C1, k, disc):
@@ -1704,14 +1712,7 @@ def _run_dcg_blocks(items, P, gext, tab, C1, k, disc):
             for t in range(D):
                 kk = tab[t].take(itj)
                 kk += base
-                st = state.take(kk)
-                f = F[t]
-                gam.take(kk, out=f)
-                f *= Pj
-                f *= st
-                np.subtract(1.0, f, out=f)  # 1 - (P gamma) state
-                st *= om
-                state[kk] = st
+                _ab_factor(state, gam, kk, Pj, om, F[t])
             prod = _fold_sorted(F, False)  # the factors in ascending order
             np.subtract(1.0, prod, out=prod)
             prod *= disc[j]
