@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from ._mapping import DictView
 from .errors import RecevalError, SpecError
 from .outputs import atomic_write, check_new_file, not_an_input, per_user_format, spark_mode
 from .report import (LATEX_FITS, LATEX_SIGNATURES, Width, fingerprint_footer, fmt_num, html_display, html_fingerprints,
@@ -18,29 +19,20 @@ from .report import (LATEX_FITS, LATEX_SIGNATURES, Width, fingerprint_footer, fm
 from .spec import Spec, parse_spec
 
 
-class LazyFingerprints(Mapping):
+class LazyFingerprints(DictView[str, str]):
     """The fingerprints of the inputs as read, computed on first access (then kept)."""
 
     def __init__(self, compute: Callable[[], dict[str, str]]) -> None:
         self._compute: Callable[[], dict[str, str]] | None = compute
         self._value: dict[str, str] = {}
 
-    def _get(self) -> dict[str, str]:
+    def _items(self) -> dict[str, str]:
         if self._compute is not None:
             self._value, self._compute = dict(self._compute()), None
         return self._value
 
-    def __getitem__(self, key: str) -> str:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
     def __repr__(self) -> str:
-        return repr(self._get())
+        return repr(self._items())
 
 
 @dataclass

@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "receval"
 
 #: lowest first; a module may import from its own layer (without a cycle) and any layer below
 LAYERS: list[tuple[str, list[str]]] = [
-    ("grammar", ["_version", "errors", "options", "plaintext", "jsonread"]),
+    ("grammar", ["_version", "_mapping", "errors", "options", "plaintext", "jsonread"]),
     ("registry and io", ["reduction", "registry", "partfiles", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
     ("the form", ["encode", "side", "lists", "hits", "policy", "fingerprint", "_jit", "kernels"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),

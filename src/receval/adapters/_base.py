@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from receval._mapping import DictView
 from receval.errors import RecevalError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class PeerMetric:
     note: str = ""
 
 
-class ByMetric(Mapping[str, "BatchImplementation"]):
+class ByMetric(DictView[str, "BatchImplementation"]):
     """An adapter read as ``{receval metric name: implementation}`` (what ``receval audit`` picks
     from by ``--metric``): each receval metric maps to the library's first metric of that name in
     :meth:`implementations` (its plain one, e.g. RecTools ``MAP`` for ``map``, not
@@ -59,11 +59,5 @@ class ByMetric(Mapping[str, "BatchImplementation"]):
             out.setdefault(metric, impl)
         return out
 
-    def __getitem__(self, metric: str) -> BatchImplementation:
-        return self.by_metric()[metric]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.by_metric())
-
-    def __len__(self) -> int:
-        return len(self.by_metric())
+    def _items(self) -> dict[str, BatchImplementation]:
+        return self.by_metric()
