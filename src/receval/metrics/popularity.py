@@ -485,7 +485,7 @@ def efd(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     On the popularity example (:func:`receval.examples.popular`, as for EPC):
 
     >>> from receval.examples import popular
-    >>> popular("efd(discount=none,relevance=any)@2")   # (−log2 4/4 − log2 1/4)/2 = (0 + 2)/2
+    >>> popular("efd(discount=none,relevance=any)@2")   # (−log2(4/4) − log2(1/4))/2 = (0 + 2)/2
     1.0
     """
     return _expected(h, ks, o, "efd")
