@@ -23,6 +23,14 @@ def _slot(h, mask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _score_slot(k, mask):  # pragma: no cover - compiled
+    """The slot of the score bits ``k`` in a set of ``mask`` + 1 slots: hashed whole (the scores
+    of one list often differ only in their high bits, e.g. a base plus whole numbers: the low
+    bits alone would put them all in one chain)."""
+    return _slot(_mix(k, k), mask)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _view(views, starts, i):  # pragma: no cover - compiled
     """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)."""
     k = np.searchsorted(starts, i, side="right") - 1
@@ -269,7 +277,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
     for u in range(u0, u1):
         widest = max(widest, rst[u + 1] - rst[u] + tst[u + 1] - tst[u])
     size = 16
-    while size < 2 * widest:
+    while size < 4 * widest:  # at most a quarter full: short probes
         size *= 2
     mask = np.uint64(size - 1)
     one = np.uint64(1)
@@ -326,7 +334,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
                 hit_pos[n_hits] = i  # (the position is counted below)
                 n_hits += 1
             k = rg[i, 2]  # tied scores
-            s = _slot(k, mask)
+            s = _score_slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
                 s = (s + one) & mask
             if s_cnt[s] > 0:
@@ -365,7 +373,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
             top = -np.inf
             for i in range(a, b):
                 k = rg[i, 2]
-                s = _slot(k, mask)
+                s = _score_slot(k, mask)
                 while s_key[s] != k:
                     s = (s + one) & mask
                 if s_cnt[s] > 1 and fv[i, 2] > top:
