@@ -44,7 +44,7 @@ import time
 import warnings
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -122,8 +122,8 @@ def _jit() -> Any:
     jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
     jit.recode(code, z)
     jit.seen_users(code, 1)
-    st, g = jit.group_by(z, 1, u, u, True)
     cnt = jit.count_codes(z, 1)
+    st, g = np.array([0, 1], dtype=np.int64), np.empty((1, 3), dtype=np.uint64)
     jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
     jit.settle(g, st, 1)
     lv, ls = _typed([v])
@@ -219,6 +219,32 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     starts = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(v) for v in parts], out=starts[1:])
     return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
+
+
+_NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
+_NONE_H = _ro(np.zeros(0, dtype=np.uint64))
+
+
+def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int,
+           segments: Iterable[tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the codes ``g0`` .. ``g1`` - 1 grouped by code, input order kept (``count``:
+    each code's rows): each code's first place (``starts``) and the (row, item hash, score bits)
+    records, by two radix passes on the code: :func:`receval._jit.scatter` segment by segment
+    (``segments``: (first row, end row, the rows' inline item views or else their item hashes,
+    whether views, their score bits), read in place) by the high half of the bits, then
+    :func:`receval._jit.settle` by the low half, buckets in parallel."""
+    jit = _jit()
+    n = g1 - g0
+    bits = max(1, (n - 1).bit_length())
+    lo_bits = (bits + 1) // 2
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(count[g0:g1], out=starts[1:])
+    fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
+    out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
+    for a, b, v, h, exact, sbits in segments:
+        jit.scatter(codes[a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, sbits)
+    jit.settle(out, starts, lo_bits)
+    return starts, out
 
 
 def formable(opts: dict[str, Any], needs: set[str] | frozenset[str]) -> bool:
@@ -430,7 +456,8 @@ class Deferred(Encoded):
                 t_hash = _view_hash(views[1])  # type: ignore[arg-type]
             else:
                 t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
-            p["t_group"] = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
+            t_count = jit.count_codes(p["t_user"], n_users)  # (row, item hash, -) records by user
+            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [(0, len(t_hash), _NONE_V, t_hash, False, t_hash)])
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
@@ -499,28 +526,15 @@ class Deferred(Encoded):
         are one part (every build group reads them)."""
         if p.get("part", (None,))[0] == (g0, g1):
             return p["part"][1]
-        jit = _jit()
-        n = g1 - g0
-        bits = max(1, (n - 1).bit_length())
-        lo_bits = (bits + 1) // 2
-        starts = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(p["count"][g0:g1], out=starts[1:])
-        fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
-        out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
         views: Any = p["r_views"]
         hashes: Any = p.get("r_hash")
         scores = p["scores"]
         exact = views is not None
         v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
-        none_v, none_h = _ro(np.zeros((0, 2), dtype=np.uint64)), _ro(np.zeros(0, dtype=np.uint64))
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            if b == a:
-                continue
-            v = _segment(views, v_at, a, b) if exact else none_v
-            h = none_h if exact else hashes[a:b]
-            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, s_at, a, b))
-        jit.settle(out, starts, lo_bits)
+        starts, out = _radix(p["r_user"], p["count"], g0, g1, (
+            (a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
+             _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a))
         if len(_parts(p["count"], PART_ROWS)) == 1:
             p["part"] = ((g0, g1), (starts, out))
         return starts, out
