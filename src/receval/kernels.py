@@ -44,7 +44,7 @@ import time
 import warnings
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -225,24 +225,39 @@ _NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
 _NONE_H = _ro(np.zeros(0, dtype=np.uint64))
 
 
-def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int,
-           segments: Iterable[tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
+
+
+def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Sequence[Sequence[Segment]],
+           before: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
     """The rows of the codes ``g0`` .. ``g1`` - 1 grouped by code, input order kept (``count``:
     each code's rows): each code's first place (``starts``) and the (row, item hash, score bits)
     records, by two radix passes on the code: :func:`receval._jit.scatter` segment by segment
-    (``segments``: (first row, end row, the rows' inline item views or else their item hashes,
+    (a segment: (first row, end row, the rows' inline item views or else their item hashes,
     whether views, their score bits), read in place) by the high half of the bits, then
-    :func:`receval._jit.settle` by the low half, buckets in parallel."""
+    :func:`receval._jit.settle` by the low half, buckets in parallel. ``groups``: consecutive
+    runs of segments, scattered on a thread each, each from its own places in every bucket
+    (``before``: each code's rows in the groups before it, None for the first), so the records
+    are those of one pass in row order."""
     jit = _jit()
     n = g1 - g0
     bits = max(1, (n - 1).bit_length())
     lo_bits = (bits + 1) // 2
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(count[g0:g1], out=starts[1:])
-    fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
+    first = np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)
+    fills = [starts[first] + (0 if ahead is None else np.add.reduceat(ahead[g0:g1], first)) for ahead in before]
     out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
-    for a, b, v, h, exact, sbits in segments:
-        jit.scatter(codes[a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, sbits)
+
+    def run(k: int) -> None:
+        for a, b, v, h, exact, sbits in groups[k]:
+            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits)
+
+    if len(groups) == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(len(groups)) as pool:
+            list(pool.map(run, range(len(groups))))
     jit.settle(out, starts, lo_bits)
     return starts, out
 
@@ -457,7 +472,8 @@ class Deferred(Encoded):
             else:
                 t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
             t_count = jit.count_codes(p["t_user"], n_users)  # (row, item hash, -) records by user
-            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [(0, len(t_hash), _NONE_V, t_hash, False, t_hash)])
+            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash)]],
+                                  [None])
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
@@ -532,9 +548,18 @@ class Deferred(Encoded):
         exact = views is not None
         v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
-        starts, out = _radix(p["r_user"], p["count"], g0, g1, (
-            (a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
-             _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a))
+        segs = [(a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
+                 _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        if "cut" not in p:  # the rows in two halves (at a segment's start) scattered on two threads
+            cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
+            p["cut"] = cut, (_jit().count_codes(p["r_user"][:cut], len(p["count"])) if 0 < cut < bounds[-1] and _threads() > 1
+                             else None)
+        cut, ahead = p["cut"]
+        if ahead is None:
+            starts, out = _radix(p["r_user"], p["count"], g0, g1, [segs], [None])
+        else:
+            starts, out = _radix(p["r_user"], p["count"], g0, g1, [[x for x in segs if x[0] < cut],
+                                                                   [x for x in segs if x[0] >= cut]], [None, ahead])
         if len(_parts(p["count"], PART_ROWS)) == 1:
             p["part"] = ((g0, g1), (starts, out))
         return starts, out
