@@ -15,7 +15,8 @@ are evaluated in batches as before.
   confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
 * the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
   the user code carry (row, item hash, score bits) records, the first read segment by segment
-  from the columns' chunks in place, the second in parallel;
+  from the columns' chunks in place (each half of the rows on a thread), the second in
+  parallel; the truth is grouped by the same passes;
 * per user (users in parallel), the truth items' hashes go into a small hash set and every
   recommended row is looked up in it; duplicate items and tied scores are found in the same
   pass; a hit's tie group is the user's rows scored higher (``lo`` = their number + 1) through
@@ -31,7 +32,7 @@ values, the same messages): integer ids, a rank column or another order, metrics
 rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
 item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
 hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
-path. The kernels compile once per install (about 30 s on 2 loaded cores; numba's cache, see
+path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
 :func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
 :data:`MIN_ROWS` never import numba.
 """
@@ -107,7 +108,7 @@ def _jit() -> Any:
         where = Path(os.environ["NUMBA_CACHE_DIR"])
     cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
     if cold:
-        print(f"receval: compiling the large-input kernels (once per install, about 30 s; cached in {where})",
+        print(f"receval: compiling the large-input kernels (once per install, 10-30 s; cached in {where})",
               file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     from . import _jit as jit  # lazy: cost: numba (loaded only for a large input)
