@@ -23,6 +23,14 @@ def _slot(h, mask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _score_slot(k, mask):  # pragma: no cover - compiled
+    """The slot of the score bits ``k`` in a set of ``mask`` + 1 slots: hashed whole (the scores
+    of one list often differ only in their high bits, e.g. a base plus whole numbers: the low
+    bits alone would put them all in one chain)."""
+    return _slot(_mix(k, k), mask)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _view(views, starts, i):  # pragma: no cover - compiled
     """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)."""
     k = np.searchsorted(starts, i, side="right") - 1
@@ -176,90 +184,6 @@ INPUT, AVERAGE, OPTIMISTIC = 0, 1, 2
 NO_TIE = np.iinfo(np.int64).max
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def group_by(codes, n_groups, a, b, plain_zero):  # pragma: no cover - compiled
-    """The rows grouped by code, input order kept within a group (rows with code < 0 left out),
-    two uint64 columns carried along. Two stable counting (radix) passes, each in parallel: by
-    the high half of the code's bits into the output (:data:`PARTS` parts of the rows, each
-    writing from its own offsets into every bucket, so the order is the input order), then
-    each bucket by the low half through a scratch buffer the size of the bucket (buckets in
-    parallel). Returns the first place of each group (``starts``, n_groups + 1 entries) and
-    the grouped rows as (row, ``a``, ``b``) records (an (n, 3) uint64 array). ``plain_zero``:
-    ``b`` holds float64 bits, -0.0 carried as 0.0 (what adding 0.0 does)."""
-    neg_zero = np.uint64(1) << np.uint64(63)
-    n_rows = len(codes)
-    bits = 1
-    while (1 << bits) < n_groups:
-        bits += 1
-    lo_bits = (bits + 1) // 2
-    n_lo, n_hi = 1 << lo_bits, 1 << (bits - lo_bits)
-    lo_mask = n_lo - 1
-    parts = PARTS
-    hist = np.zeros((parts, n_hi), np.int64)
-    for p in prange(parts):  # rows per (part, bucket)
-        for i in range(p * n_rows // parts, (p + 1) * n_rows // parts):
-            c = codes[i]
-            if c >= 0:
-                hist[p, c >> lo_bits] += 1
-    bucket = np.zeros(n_hi + 1, np.int64)
-    for h in range(n_hi):
-        t = 0
-        for p in range(parts):
-            t += hist[p, h]
-        bucket[h + 1] = bucket[h] + t
-    n = bucket[n_hi]
-    for h in range(n_hi):  # each part's first place in each bucket
-        at = bucket[h]
-        for p in range(parts):
-            c = hist[p, h]
-            hist[p, h] = at
-            at += c
-    out = np.empty((n, 3), np.uint64)  # pass 1: by the high bits, (low bits << 32 | row, a, b)
-    for p in prange(parts):
-        fill = hist[p]
-        for i in range(p * n_rows // parts, (p + 1) * n_rows // parts):
-            c = codes[i]
-            if c >= 0:
-                h = c >> lo_bits
-                q = fill[h]
-                fill[h] = q + 1
-                out[q, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(i)
-                out[q, 1] = a[i]
-                v = b[i]
-                out[q, 2] = np.uint64(0) if plain_zero and v == neg_zero else v
-    starts = np.empty(n_groups + 1, np.int64)
-    starts[n_groups] = n
-    low = np.uint64(0xFFFFFFFF)
-    for h in prange(n_hi):  # pass 2: each bucket by the low bits (stable), its groups' starts
-        g0 = h << lo_bits
-        if g0 >= n_groups:
-            continue
-        g1 = min(n_groups, g0 + n_lo)
-        b0, b1 = bucket[h], bucket[h + 1]
-        pos = np.zeros(g1 - g0 + 1, np.int64)
-        for j in range(b0, b1):
-            pos[np.int64(out[j, 0] >> np.uint64(32)) + 1] += 1
-        pos[0] = b0
-        for q in range(g1 - g0):
-            pos[q + 1] += pos[q]
-        for q in range(g1 - g0):
-            starts[g0 + q] = pos[q]
-        if b1 - b0 < 2:
-            if b1 > b0:
-                out[b0, 0] &= low
-            continue
-        scratch = out[b0:b1].copy()
-        for j in range(b1 - b0):
-            k = scratch[j, 0]
-            q = np.int64(k >> np.uint64(32))
-            r = pos[q]
-            pos[q] = r + 1
-            out[r, 0] = k & low
-            out[r, 1] = scratch[j, 1]
-            out[r, 2] = scratch[j, 2]
-    return starts, out
-
-
 @njit(cache=True, nogil=True)
 def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
                 hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos):  # pragma: no cover
@@ -269,7 +193,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
     for u in range(u0, u1):
         widest = max(widest, rst[u + 1] - rst[u] + tst[u + 1] - tst[u])
     size = 16
-    while size < 2 * widest:
+    while size < 4 * widest:  # at most a quarter full: short probes
         size *= 2
     mask = np.uint64(size - 1)
     one = np.uint64(1)
@@ -326,7 +250,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
                 hit_pos[n_hits] = i  # (the position is counted below)
                 n_hits += 1
             k = rg[i, 2]  # tied scores
-            s = _slot(k, mask)
+            s = _score_slot(k, mask)
             while s_cnt[s] > 0 and s_key[s] != k:
                 s = (s + one) & mask
             if s_cnt[s] > 0:
@@ -365,7 +289,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
             top = -np.inf
             for i in range(a, b):
                 k = rg[i, 2]
-                s = _slot(k, mask)
+                s = _score_slot(k, mask)
                 while s_key[s] != k:
                     s = (s + one) & mask
                 if s_cnt[s] > 1 and fv[i, 2] > top:
@@ -397,14 +321,14 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
 
 @njit(cache=True, nogil=True, parallel=True)
 def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
-    """Per user (rows grouped by :func:`group_by`), users in :data:`PARTS` parts in parallel:
+    """Per user (rows grouped by :func:`receval.kernels._radix`), users in :data:`PARTS` parts in parallel:
     the truth item hashes in a small open-addressing set, every recommended row looked up in it;
     repeated item hashes of one user (a duplicate or two ids sharing a hash) and tied scores
     found in the same pass. Never a sort by score: a hit's tie group is the user's rows scored
     higher (``lo`` = their number + 1) through the rows scored the same (``hi``); its position
     is ``lo`` (``mode`` :data:`OPTIMISTIC`) or ``lo`` + the tied rows earlier in the input
     (:data:`INPUT`, :data:`AVERAGE`: the order of the numpy path's sort).
-    ``rg``: the recommended rows grouped (:func:`group_by`) as (row, item hash, the score's bits
+    ``rg``: the recommended rows grouped (:func:`receval.kernels._radix`) as (row, item hash, the score's bits
     with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records.
     ``exact``: every id is inline in its Arrow view (``r_view``, ``t_view``: the views chunk by
     chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here
@@ -467,7 +391,7 @@ def count_codes(codes, n_groups):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits):  # pragma: no cover
-    """The first radix pass of :func:`group_part` for one segment of rows (``row0``: its first
+    """The first radix pass of :func:`receval.kernels._radix` for one segment of rows (``row0``: its first
     row): each row of a code in ``g0`` .. ``g1`` - 1 written at ``fill`` of its bucket (the high
     bits of code - ``g0``) as a (low bits << 32 | row, item hash, score bits) record; the item
     hash from the inline view (:func:`_mix`, ``from_views``) or ``hashes``; -0.0 as 0.0."""
@@ -488,7 +412,7 @@ def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, 
 
 @njit(cache=True, nogil=True, parallel=True)
 def settle(out, starts, lo_bits):  # pragma: no cover - compiled
-    """The second radix pass of :func:`group_part`: each bucket (a run of 2^``lo_bits`` groups,
+    """The second radix pass of :func:`receval.kernels._radix`: each bucket (a run of 2^``lo_bits`` groups,
     records written by :func:`scatter`) by the low bits, stably, buckets in parallel; the low
     bits cleared (the records keep the row)."""
     n_groups = len(starts) - 1

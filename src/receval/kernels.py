@@ -15,7 +15,8 @@ are evaluated in batches as before.
   confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
 * the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
   the user code carry (row, item hash, score bits) records, the first read segment by segment
-  from the columns' chunks in place, the second in parallel;
+  from the columns' chunks in place (each half of the rows on a thread), the second in
+  parallel; the truth is grouped by the same passes;
 * per user (users in parallel), the truth items' hashes go into a small hash set and every
   recommended row is looked up in it; duplicate items and tied scores are found in the same
   pass; a hit's tie group is the user's rows scored higher (``lo`` = their number + 1) through
@@ -31,7 +32,7 @@ values, the same messages): integer ids, a rank column or another order, metrics
 rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
 item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
 hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
-path. The kernels compile once per install (about 30 s on 2 loaded cores; numba's cache, see
+path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
 :func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
 :data:`MIN_ROWS` never import numba.
 """
@@ -107,7 +108,7 @@ def _jit() -> Any:
         where = Path(os.environ["NUMBA_CACHE_DIR"])
     cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
     if cold:
-        print(f"receval: compiling the large-input kernels (once per install, about 30 s; cached in {where})",
+        print(f"receval: compiling the large-input kernels (once per install, 10-30 s; cached in {where})",
               file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     from . import _jit as jit  # lazy: cost: numba (loaded only for a large input)
@@ -122,8 +123,8 @@ def _jit() -> Any:
     jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
     jit.recode(code, z)
     jit.seen_users(code, 1)
-    st, g = jit.group_by(z, 1, u, u, True)
     cnt = jit.count_codes(z, 1)
+    st, g = np.array([0, 1], dtype=np.int64), np.empty((1, 3), dtype=np.uint64)
     jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
     jit.settle(g, st, 1)
     lv, ls = _typed([v])
@@ -219,6 +220,47 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     starts = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum([len(v) for v in parts], out=starts[1:])
     return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
+
+
+_NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
+_NONE_H = _ro(np.zeros(0, dtype=np.uint64))
+
+
+Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
+
+
+def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Sequence[Sequence[Segment]],
+           before: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the codes ``g0`` .. ``g1`` - 1 grouped by code, input order kept (``count``:
+    each code's rows): each code's first place (``starts``) and the (row, item hash, score bits)
+    records, by two radix passes on the code: :func:`receval._jit.scatter` segment by segment
+    (a segment: (first row, end row, the rows' inline item views or else their item hashes,
+    whether views, their score bits), read in place) by the high half of the bits, then
+    :func:`receval._jit.settle` by the low half, buckets in parallel. ``groups``: consecutive
+    runs of segments, scattered on a thread each, each from its own places in every bucket
+    (``before``: each code's rows in the groups before it, None for the first), so the records
+    are those of one pass in row order."""
+    jit = _jit()
+    n = g1 - g0
+    bits = max(1, (n - 1).bit_length())
+    lo_bits = (bits + 1) // 2
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(count[g0:g1], out=starts[1:])
+    first = np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)
+    fills = [starts[first] + (0 if ahead is None else np.add.reduceat(ahead[g0:g1], first)) for ahead in before]
+    out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
+
+    def run(k: int) -> None:
+        for a, b, v, h, exact, sbits in groups[k]:
+            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits)
+
+    if len(groups) == 1:
+        run(0)
+    else:
+        with ThreadPoolExecutor(len(groups)) as pool:
+            list(pool.map(run, range(len(groups))))
+    jit.settle(out, starts, lo_bits)
+    return starts, out
 
 
 def formable(opts: dict[str, Any], needs: set[str] | frozenset[str]) -> bool:
@@ -430,7 +472,9 @@ class Deferred(Encoded):
                 t_hash = _view_hash(views[1])  # type: ignore[arg-type]
             else:
                 t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
-            p["t_group"] = jit.group_by(p["t_user"], n_users, t_hash, t_hash, False)
+            t_count = jit.count_codes(p["t_user"], n_users)  # (row, item hash, -) records by user
+            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash)]],
+                                  [None])
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
@@ -499,28 +543,24 @@ class Deferred(Encoded):
         are one part (every build group reads them)."""
         if p.get("part", (None,))[0] == (g0, g1):
             return p["part"][1]
-        jit = _jit()
-        n = g1 - g0
-        bits = max(1, (n - 1).bit_length())
-        lo_bits = (bits + 1) // 2
-        starts = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(p["count"][g0:g1], out=starts[1:])
-        fill = starts[np.minimum(np.arange(-(-n >> lo_bits), dtype=np.int64) << lo_bits, n)].copy()
-        out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
         views: Any = p["r_views"]
         hashes: Any = p.get("r_hash")
         scores = p["scores"]
         exact = views is not None
         v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
-        none_v, none_h = _ro(np.zeros((0, 2), dtype=np.uint64)), _ro(np.zeros(0, dtype=np.uint64))
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            if b == a:
-                continue
-            v = _segment(views, v_at, a, b) if exact else none_v
-            h = none_h if exact else hashes[a:b]
-            jit.scatter(p["r_user"][a:b], a, g0, g1, lo_bits, fill, out, v, h, exact, HASH_MASK, _segment(scores, s_at, a, b))
-        jit.settle(out, starts, lo_bits)
+        segs = [(a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
+                 _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        if "cut" not in p:  # the rows in two halves (at a segment's start) scattered on two threads
+            cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
+            p["cut"] = cut, (_jit().count_codes(p["r_user"][:cut], len(p["count"])) if 0 < cut < bounds[-1] and _threads() > 1
+                             else None)
+        cut, ahead = p["cut"]
+        if ahead is None:
+            starts, out = _radix(p["r_user"], p["count"], g0, g1, [segs], [None])
+        else:
+            starts, out = _radix(p["r_user"], p["count"], g0, g1, [[x for x in segs if x[0] < cut],
+                                                                   [x for x in segs if x[0] >= cut]], [None, ahead])
         if len(_parts(p["count"], PART_ROWS)) == 1:
             p["part"] = ((g0, g1), (starts, out))
         return starts, out

@@ -329,3 +329,27 @@ def test_frames_taken_whole_that_the_kernels_refuse_are_batched(monkeypatch, tmp
     got = receval.evaluate(str(r), str(t), SPECS)
     same(want, got)
     assert ran and ran[0] > 1  # (the batches, their id types decided once, go to the kernels)
+
+
+def test_rows_scattered_on_two_threads_group_as_on_one():
+    """The first radix pass on two threads (each half of the rows from its own places in every
+    bucket) gives the records and starts of one pass over all rows, in row order."""
+    rng = np.random.default_rng(5)
+    n_rows, n_users = 5_000, 300
+    codes = rng.integers(-1, n_users, n_rows).astype(np.int32)
+    hashes = K._ro(rng.integers(0, 2**63, n_rows).astype(np.uint64))
+    scores = K._ro(rng.random(n_rows).view(np.uint64))
+    count = K._jit().count_codes(codes, n_users)
+
+    def seg(a, b):
+        return (a, b, K._NONE_V, hashes[a:b], False, scores[a:b])
+
+    for g0, g1 in ((0, n_users), (17, 250)):
+        one = K._radix(codes, count, g0, g1, [[seg(0, 1234), seg(1234, 3000), seg(3000, n_rows)]], [None])
+        ahead = K._jit().count_codes(codes[:3000], n_users)
+        two = K._radix(codes, count, g0, g1, [[seg(0, 1234), seg(1234, 3000)], [seg(3000, n_rows)]], [None, ahead])
+        assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+        rows = one[1][:, 0].astype(np.int64)
+        users = codes[rows]
+        assert np.all(np.diff(users) >= 0) and np.all((np.diff(rows) > 0) | (np.diff(users) > 0))
+        assert len(rows) == int(((codes >= g0) & (codes < g1)).sum())
