@@ -316,3 +316,20 @@ def test_micro_on_spark_is_the_in_memory_value():
     got = evaluate(spark.createDataFrame(pd.DataFrame(recs)), spark.createDataFrame(pd.DataFrame(truth)), specs, empty="zero")
     for s in specs:
         assert got[s] == pytest.approx(want[s], rel=1e-15)
+
+
+@pytest.mark.parametrize("metric", ["auc", "gauc", "lauc"])
+def test_whole_catalogue_auc_without_a_catalogue_is_refused(metric):
+    """negatives=catalog counts the catalogue: without catalog= or train= the items seen in the
+    inputs would stand in for it, and a batch of users sees only its own (the value would
+    depend on batching), so the call is refused with the fix."""
+    from receval import evaluate
+    from receval.errors import SpecError
+
+    recs = {"user_id": [1, 1, 2, 2], "item_id": [10, 20, 20, 30], "score": [2.0, 1.0, 2.0, 1.0]}
+    truth = {"user_id": [1, 2], "item_id": [20, 30]}
+    spec = f"{metric}(negatives=catalog)@5"
+    with pytest.raises(SpecError, match="pass the catalogue"):
+        evaluate(recs, truth, [spec])
+    assert evaluate(recs, truth, [spec], catalog=[10, 20, 30, 40])[spec] == evaluate(
+        recs, truth, [spec], train={"user_id": [9, 9, 9, 9], "item_id": [10, 20, 30, 40]})[spec]

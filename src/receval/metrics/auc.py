@@ -17,7 +17,7 @@ Per positive, :math:`s_p = 1 - a_p / N'_u`: the share of the user's negatives ra
 :math:`N'_u = N_u` (``negatives=exact``) or :math:`\ell_u - |R_u| + 1` (``negatives=plus_one``,
 Elliot: catalogue − train − |R_u| + 1 on a full ranking) or :math:`|I| - |R_u \cap I|`
 (``negatives=catalog``: the whole catalogue *I*, the ``catalog`` side input, else the train
-items, else every item seen; the catalogue items missing from the list are negatives ranked
+items (refused without either); the catalogue items missing from the list are negatives ranked
 below every listed item and tied with each other, and a relevant item missing from the list
 is tied with them).
 
@@ -185,6 +185,9 @@ def _nprime(h: Hits, o: dict, ell: np.ndarray, p: np.ndarray, metric: str) -> np
     if o["negatives"] == "plus_one":
         return ell - h.n_rel + 1
     s = h.lists
+    if s.catalog is None and s.train is None:  # the items seen: a batch of users sees only its own
+        raise SpecError(f"{metric}(negatives=catalog) counts every catalogue item the user did not like as a negative: "
+                        "pass the catalogue (catalog=, --catalog FILE) or the train items (train=, --train FILE)")
     s.check_in_catalog(s.row_code[s.row_code >= 0], metric)
     assert h.truth_rel is not None
     inside = s.to_catalog[s.truth_code[h.truth_rel]] >= 0
@@ -192,7 +195,9 @@ def _nprime(h: Hits, o: dict, ell: np.ndarray, p: np.ndarray, metric: str) -> np
 
 
 def _catalog_side(o: dict, given: frozenset[str]) -> set[str] | None:
-    """``negatives=catalog`` reads the catalogue (:func:`receval.side.catalogue_reads`); every other count none."""
+    """``negatives=catalog`` reads the catalogue (:func:`receval.side.catalogue_reads`: ``catalog``,
+    else train; without either :func:`_nprime` refuses, since the items seen in the inputs would
+    depend on which users a batch holds); every other count none."""
     return catalogue_reads(o, given) if o.get("negatives") == "catalog" else None
 
 
@@ -647,7 +652,7 @@ def gauc(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     0.166667
 
     ``negatives=catalog`` ranks the user's list against the whole catalogue *I* (the ``catalog``
-    side input, else the train items, else every item seen): :math:`N'_u = |I| - |R_u \cap I|`,
+    side input, else the train items; refused without either): :math:`N'_u = |I| - |R_u \cap I|`,
     the catalogue items missing from the list rank below every listed one and tie with each
     other; with ``denominator=r`` a relevant item missing from the list counts too, below the
     :math:`N_u` listed negatives and tied with the :math:`N'_u - N_u` missing ones. With
