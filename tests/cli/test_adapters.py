@@ -336,3 +336,23 @@ def test_mllib_adapter_agrees_with_its_dialect():
         assert all(isinstance(v, float) for v in outcomes.values()), outcomes  # means only
         problems += _check("mllib", pm, a.dialect, outcomes, CASES)
     assert not problems, "; ".join(problems[:8])
+
+
+def test_a_runner_killed_by_a_signal_runs_once_more(fake, tmp_path, monkeypatch):
+    """A peer process killed by a signal (scikit-learn's runner once died of SIGABRT,
+    "terminate called without an active exception", under a loaded CI run) is run once more;
+    a second death is the one-line error."""
+    marker = tmp_path / "died"
+    runner = adapters.RUNNERS_DIR / "fake.py"
+    runner.write_text("import os, signal, pathlib\n"
+                      f"m = pathlib.Path({str(marker)!r})\n"
+                      "if not m.exists() or os.environ.get('RECEVAL_TEST_ALWAYS_ABORT'):\n"
+                      "    m.write_text('x')\n"
+                      "    os.kill(os.getpid(), signal.SIGABRT)\n" + runner.read_text())
+    impl = fake.implementations()["hits"][1]
+    assert impl.evaluate_cases(CASES)["c-k5"] == {"a": 1.0, "b": 1.0, "c": 2.0}
+    assert marker.exists()
+    monkeypatch.setenv("RECEVAL_TEST_ALWAYS_ABORT", "1")
+    fake._runs.clear()
+    with pytest.raises(RecevalError, match="the Fake runner failed in peer env 'fakeenv'"):
+        impl.evaluate_cases(CASES)

@@ -309,8 +309,11 @@ class Adapter(ByMetric):
         py = self._require()
         spec = Path(jobs[0]["out"]).parent / "jobs.json"
         spec.write_text(json.dumps(jobs))
-        proc = subprocess.run([str(py), str(RUNNERS_DIR / "_batch.py"), str(spec)],
-                              capture_output=True, text=True, timeout=3600)
+        for attempt in (1, 2):  # a process killed by a signal (seen: a library's threads aborting it under load) runs once more
+            proc = subprocess.run([str(py), str(RUNNERS_DIR / "_batch.py"), str(spec)],
+                                  capture_output=True, text=True, timeout=3600)
+            if proc.returncode >= 0:
+                break
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             raise RecevalError(f"the {self.library} runner failed in peer env '{self.env}': {last}")
