@@ -47,6 +47,7 @@ class Scenario:
     catalog: tuple[str, ...] | None = None  # None: every item of recs, truth and train
     extra: dict[str, str] = field(default_factory=dict)  # options every spec on it carries
     why: str = ""
+    train: tuple[tuple[str, str], ...] | None = None  # None: the shared TRAIN
 
     def rec_rows(self) -> list[tuple[str, str, float, int]]:
         pos: dict[str, int] = {}
@@ -63,8 +64,8 @@ class Scenario:
         """The side inputs as rows: train (user, item), catalog (item,), categories (item,
         category), baseline (user, item, score, rank), item_groups (item, group), user_groups
         (user, group)."""
-        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in TRAIN})
-        train = [(u, i) for u, i in TRAIN if i in cat]
+        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in self.train or TRAIN})
+        train = [(u, i) for u, i in self.train or TRAIN if i in cat]
         if self.catalog is not None and not any(i == cat[0] for _, i in train):
             train.append(("t9", cat[0]))
         users = sorted({r[0] for r in self.recs} | {u for u, _, _ in self.truth})
@@ -225,6 +226,29 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         [("u1", "i2", 1), ("u1", "i3", 2), ("u2", "i6", 1), ("u2", "i5", .5)],
         (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
     ),
+    Scenario(
+        "pop_orders",
+        [("u1", "i4", .6, 4), ("u1", "i1", .6, 1), ("u1", "i7", .6, 2), ("u1", "i6", .6, 3),
+         ("u2", "i4", .9, 3), ("u2", "i8", .6, 2), ("u2", "i3", .3, 1),
+         ("u3", "i4", .9, 2), ("u3", "i5", .6, 3), ("u3", "i3", .6, 1)],
+        [("u1", "i6", 3), ("u1", "i7", .5), ("u2", "i5", 3), ("u2", "i4", 1), ("u2", "i8", 2), ("u2", "i7", 2),
+         ("u3", "i9", .5), ("u3", "i8", .5), ("u3", "i6", 0), ("u3", "i3", 2), ("u4", "i4", 1)],
+        (2,), ("pop_orders", "ties", "fractional"),
+        train=(("t0", "i1"), ("t0", "i1"), ("t0", "i3"), ("t0", "i3"), ("t0", "i3"), ("t0", "i3"), ("t1", "i3"), ("t1", "i3"),
+               ("t1", "i3"), ("t1", "i3"), ("t2", "i3"), ("t3", "i3"), ("t4", "i3"), ("t5", "i3"), ("t0", "i4"), ("t0", "i4"),
+               ("t1", "i4"), ("t0", "i5"), ("t0", "i5"), ("t0", "i6")),
+        why="its own train with repeated (user, item) rows (popularity by rows and by users differ, and so do the "
+            "short heads); u1's four scores tie, the rank columns disagree with the scores; fractional ratings, a "
+            "rating 0 and a user without recommendations",
+    ),
+    Scenario(
+        "rank_gaps",
+        [("u1", "i1", .9, 2), ("u1", "i2", .8, 3), ("u1", "i3", .7, 5), ("u2", "i4", .6, 1), ("u2", "i5", .5, 4)],
+        [("u1", "i1", 1), ("u1", "i3", 2), ("u2", "i5", 1), ("u2", "i6", 1)],
+        (1, 3), ("rank_gaps",),
+        why="rank columns with gaps (a longer ranking filtered, RecTools' CoveredUsers example): u1's ranks start "
+            "at 2, so its top 1 is empty by rank and holds i1 by score or row order",
+    ),
 ]}
 
 #: sample values of the numeric options (the standard default is always kept)
@@ -252,6 +276,7 @@ CONTEXT_BY_TAG: dict[str, list[dict[str, str]]] = {
     "fractional": [{"rel": "all"}, {"rel": "1"}],
     "orderings": [{"order": o} for o in ("score", "rank", "rank_value", "input")],
     "low_scores": [{"hitscore": "positive"}],
+    "rank_gaps": [{"order": o} for o in ("score", "rank_value", "input")],
 }
 
 
