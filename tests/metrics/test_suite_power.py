@@ -68,9 +68,8 @@ def equal_pairs(metric: str) -> tuple[set[tuple[str, str]], int]:
 
 
 #: the reason order=rank_value equals the standard order (rank) on the suite
-RANKS = ("the suite's rank columns have no equal ranks (order=rank refuses them: an input with them is one no "
-         "implementation that sorts by rank can be named on); without them rank_value reads the positions rank does, "
-         "gaps included (rank_gaps)")
+RANKS = ("the suite's rank columns have neither equal nor skipped ranks: an input with them is one no implementation "
+         "that sorts by rank can be named on (order=rank refuses equal ranks)")
 
 #: why covered and filled (the rows a list has at positions <= k) are equal under two settings
 LISTLEN_ORD = ("reads only how many rows a list of n rows has at positions <= k: by row order or by score (any tie rule) "
@@ -78,10 +77,62 @@ LISTLEN_ORD = ("reads only how many rows a list of n rows has at positions <= k:
                "1[l_k > 0], 1[l_k >= k] and min(l_k / k, 1) tells from k; ties=average keeps the count")
 LISTLEN_REL = 'averages every truth user (a user without recommendations scores 0 under norecs=zero): rel enters nowhere'
 LISTLEN_RVREL = 'order=rank_value equals the standard order on the suite (see RANKS) and rel enters nowhere'
+LISTLEN_RANKS = ("the suite's rank columns have neither equal nor skipped ranks (an input with them is one no "
+                 "implementation that sorts by rank can be named on): by rank as by row order or score, a list of n rows "
+                 "has min(n, k) rows at positions <= k (more under ties=optimistic, which none of 1[l_k > 0], "
+                 "1[l_k >= k] and min(l_k / k, 1) tells from k), and rel enters nowhere")
 LISTLEN_DUP = "a repeated row never removes a user's first row: the list has a row at a position <= k under both"
 
 #: (metric, setting, setting): equal on every input by definition, with the reason
 EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
+    ('covered', 'order=input', 'order=rank_value'): LISTLEN_RANKS,
+    ('covered', 'order=input', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=input', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=input', 'standard'): LISTLEN_RANKS,
+    ('covered', 'order=rank_value', 'order=score,ties=average'): LISTLEN_RANKS,
+    ('covered', 'order=rank_value', 'order=score,ties=input'): LISTLEN_RANKS,
+    ('covered', 'order=rank_value', 'order=score,ties=item'): LISTLEN_RANKS,
+    ('covered', 'order=rank_value', 'order=score,ties=item_desc'): LISTLEN_RANKS,
+    ('covered', 'order=rank_value', 'order=score,ties=optimistic'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=average', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=average', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=average', 'standard'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=input', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=input', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=input', 'standard'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item', 'standard'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item_desc', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item_desc', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=item_desc', 'standard'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=optimistic', 'rel=1'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=optimistic', 'rel=all'): LISTLEN_RANKS,
+    ('covered', 'order=score,ties=optimistic', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=input', 'order=rank_value'): LISTLEN_RANKS,
+    ('filled', 'order=input', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=input', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=input', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=rank_value', 'order=score,ties=average'): LISTLEN_RANKS,
+    ('filled', 'order=rank_value', 'order=score,ties=input'): LISTLEN_RANKS,
+    ('filled', 'order=rank_value', 'order=score,ties=item'): LISTLEN_RANKS,
+    ('filled', 'order=rank_value', 'order=score,ties=item_desc'): LISTLEN_RANKS,
+    ('filled', 'order=rank_value', 'order=score,ties=optimistic'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=average', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=average', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=average', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=input', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=input', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=input', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item_desc', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item_desc', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=item_desc', 'standard'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=optimistic', 'rel=1'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=optimistic', 'rel=all'): LISTLEN_RANKS,
+    ('filled', 'order=score,ties=optimistic', 'standard'): LISTLEN_RANKS,
     ('covered', 'dup=first', 'dup=keep'): LISTLEN_DUP,
     ('covered', 'order=input', 'order=score,ties=average'): LISTLEN_ORD,
     ('covered', 'order=input', 'order=score,ties=input'): LISTLEN_ORD,

@@ -254,14 +254,6 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         "pop_tdups", _POP_RECS, _POP_TRUTH + [("u2", "i8", 2), ("u3", "i3", 2)], (2,), ("truth_duplicates", "duplicates"),
         train=_POP_TRAIN, why="pop_orders with two truth rows repeated, on the same rating (counted twice in |R| with tdup=keep)",
     ),
-    Scenario(
-        "rank_gaps",
-        [("u1", "i1", .9, 2), ("u1", "i2", .8, 3), ("u1", "i3", .7, 5), ("u2", "i4", .6, 1), ("u2", "i5", .5, 4)],
-        [("u1", "i1", 1), ("u1", "i3", 2), ("u2", "i5", 1), ("u2", "i6", 1)],
-        (1, 3), ("rank_gaps",),
-        why="rank columns with gaps (a longer ranking filtered, RecTools' CoveredUsers example): u1's ranks start "
-            "at 2, so its top 1 is empty by rank and holds i1 by score or row order",
-    ),
 ]}
 
 #: sample values of the numeric options (the standard default is always kept)
@@ -289,7 +281,6 @@ CONTEXT_BY_TAG: dict[str, list[dict[str, str]]] = {
     "fractional": [{"rel": "all"}, {"rel": "1"}],
     "orderings": [{"order": o} for o in ("score", "rank", "rank_value", "input")],
     "low_scores": [{"hitscore": "positive"}],
-    "rank_gaps": [{"order": o} for o in ("score", "rank_value", "input")],
 }
 
 
