@@ -47,7 +47,6 @@ class Scenario:
     catalog: tuple[str, ...] | None = None  # None: every item of recs, truth and train
     extra: dict[str, str] = field(default_factory=dict)  # options every spec on it carries
     why: str = ""
-    train: tuple[tuple[str, str], ...] | None = None  # None: the shared TRAIN
 
     def rec_rows(self) -> list[tuple[str, str, float, int]]:
         pos: dict[str, int] = {}
@@ -64,8 +63,8 @@ class Scenario:
         """The side inputs as rows: train (user, item), catalog (item,), categories (item,
         category), baseline (user, item, score, rank), item_groups (item, group), user_groups
         (user, group)."""
-        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in self.train or TRAIN})
-        train = [(u, i) for u, i in self.train or TRAIN if i in cat]
+        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in TRAIN})
+        train = [(u, i) for u, i in TRAIN if i in cat]
         if self.catalog is not None and not any(i == cat[0] for _, i in train):
             train.append(("t9", cat[0]))
         users = sorted({r[0] for r in self.recs} | {u for u, _, _ in self.truth})
@@ -89,18 +88,6 @@ TRAIN = [("t1", "i1"), ("t1", "i2"), ("t2", "i1"), ("t2", "i3"), ("t3", "i1"), (
          ("t4", "i2"), ("t4", "i6"), ("t5", "i7"), ("t5", "i1")]
 CATEGORIES = {"i1": ("a",), "i2": ("a", "b"), "i3": ("b",), "i4": ("c",), "i5": ("a",), "i6": ("c",), "i7": ("b",),
               "i8": ("a",), "i9": ("c",)}
-
-#: the popularity scenarios' rows: a train with repeated (user, item) rows, tied scores, rank columns against them
-_POP_RECS: list[tuple[Any, ...]] = [
-    ("u1", "i4", .6, 4), ("u1", "i1", .6, 1), ("u1", "i7", .6, 2), ("u1", "i6", .6, 3),
-    ("u2", "i4", .9, 3), ("u2", "i8", .6, 2), ("u2", "i3", .3, 1),
-    ("u3", "i4", .9, 2), ("u3", "i5", .6, 3), ("u3", "i3", .6, 1)]
-_POP_TRUTH: list[tuple[str, str, float]] = [
-    ("u1", "i6", 3), ("u1", "i7", .5), ("u2", "i5", 3), ("u2", "i4", 1), ("u2", "i8", 2), ("u2", "i7", 2),
-    ("u3", "i9", .5), ("u3", "i8", .5), ("u3", "i6", 0), ("u3", "i3", 2), ("u4", "i4", 1)]
-_POP_TRAIN = (("t0", "i1"), ("t0", "i1"), ("t0", "i3"), ("t0", "i3"), ("t0", "i3"), ("t0", "i3"), ("t1", "i3"), ("t1", "i3"),
-              ("t1", "i3"), ("t1", "i3"), ("t2", "i3"), ("t3", "i3"), ("t4", "i3"), ("t5", "i3"), ("t0", "i4"), ("t0", "i4"),
-              ("t1", "i4"), ("t0", "i5"), ("t0", "i5"), ("t0", "i6"))
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario(
@@ -237,22 +224,6 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
          ("u2", "i4", .9), ("u2", "i5", .8), ("u2", "i5", .7), ("u2", "i6", .6)],
         [("u1", "i2", 1), ("u1", "i3", 2), ("u2", "i6", 1), ("u2", "i5", .5)],
         (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
-    ),
-    Scenario(
-        "pop_orders", _POP_RECS, _POP_TRUTH, (2,), ("pop_orders", "ties", "fractional"), train=_POP_TRAIN,
-        why="its own train with repeated (user, item) rows (popularity by rows and by users differ, and so do the "
-            "short heads); u1's four scores tie, the rank columns disagree with the scores; fractional ratings, a "
-            "rating 0 and a user without recommendations",
-    ),
-    Scenario(
-        "pop_dups",
-        [r for r in _POP_RECS if r[0] != "u2"] + [("u2", "i8", .6, 1), ("u2", "i8", .5, 2), ("u2", "i4", .9, 3), ("u2", "i3", .3, 4)],
-        _POP_TRUTH, (2,), ("duplicates",), train=_POP_TRAIN,
-        why="pop_orders with u2's relevant i8 recommended twice at the top (twice a hit with dup=keep)",
-    ),
-    Scenario(
-        "pop_tdups", _POP_RECS, _POP_TRUTH + [("u2", "i8", 2), ("u3", "i3", 2)], (2,), ("truth_duplicates", "duplicates"),
-        train=_POP_TRAIN, why="pop_orders with two truth rows repeated, on the same rating (counted twice in |R| with tdup=keep)",
     ),
 ]}
 
