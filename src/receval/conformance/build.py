@@ -22,6 +22,7 @@ from typing import Any
 from receval._version import __version__
 from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
+from receval.conformance.reference.aspects import ASPECT_DEFAULTS, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
 from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
@@ -69,6 +70,8 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
                                  baseline=d["baseline"])
         if metric in AUC_DEFAULTS:
             return reference_auc(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
+        if metric in ASPECT_DEFAULTS:
+            return reference_aspects(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
         if metric in LIST_DEFAULTS:
             return reference_lists(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"],
                                    baseline=d["baseline"], categories=d["categories"])

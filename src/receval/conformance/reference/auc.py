@@ -1,4 +1,5 @@
-"""A slow per-user reference for the per-user AUC (``gauc``, ``gauc@k``): plain Python over every
+"""A slow per-user reference for the per-user AUC (``gauc``, ``gauc@k``, ``auc@k``) and the limited
+AUC (``lauc@k``): plain Python over every
 (positive, negative) pair of a user, written from the docstrings of receval/metrics/auc.py (the
 ``tied``, ``negatives``, ``denominator``, ``nopos`` and ``noneg`` options); nothing imports
 receval's formulas.
@@ -13,7 +14,9 @@ the catalogue is refused). With ``catalog`` and ``denominator=r`` every relevant
 the list adds ``(1 − τ)(N' − N) / N'``: below the N listed negatives, tied with the N' − N missing
 ones (τ the share a tie counts a negative above: ½, 0, 1). The value is Σ / P (``list``) or
 Σ / |R| (``r``); no negative (N ≤ 0, or N' ≤ 0 with ``catalog``) scores by ``noneg``, no positive
-averaged by ``nopos`` (which wins), an empty list 0.
+averaged by ``nopos`` (which wins), an empty list 0. ``auc@k`` is the same quantity inside the
+top-k list. ``lauc@k`` sums ``s_p`` over the positives at positions ≤ k only, a_p and N' over the
+whole list, and divides by min(k, |R|) (0 when |R| = 0).
 """
 
 from __future__ import annotations
@@ -22,10 +25,16 @@ from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
 
 AUC_DEFAULTS = {
     "gauc": {"tied": "half", "negatives": "exact", "denominator": "list", "nopos": "zero", "noneg": "one", "maxfpr": None},
+    # auc@k: the per-user AUC inside the top-k list, the quantity and options of gauc@k (form, rows
+    # and weight do not apply at a cut-off); auc without a cut-off (the pooled forms) is not covered
+    "auc": {"tied": "half", "negatives": "exact", "denominator": "list", "nopos": "zero", "noneg": "one", "maxfpr": None,
+            "form": None, "rows": None, "weight": None},
+    "lauc": {"tied": "half", "negatives": "exact"},
 }
 AUC_VALUES = {
     "gauc": {"tied": ["half", "correct", "order", "wrong"], "negatives": ["exact", "plus_one", "catalog"],
              "denominator": ["list", "r"], "nopos": ["zero", "one"], "noneg": ["zero", "one"]},
+    "lauc": {"tied": ["half", "correct", "order", "wrong"], "negatives": ["exact", "plus_one", "catalog"]},
 }
 _MISSING = {"zero": 0.0, "one": 1.0}
 _TIE = {"half": 0.5, "correct": 0.0, "wrong": 1.0}
@@ -73,14 +82,39 @@ def per_user_auc(o: dict, k: int | None, user: dict, catalogue: set) -> float:
     return value
 
 
+def per_user_lauc(o: dict, k: int, user: dict, catalogue: set) -> float:
+    """LAUC@k: Σ over the positives at positions ≤ k of ``1 − a_p / N'`` (1 when N' = 0), a_p and
+    N' over the user's whole list (N' = N, ℓ − |R| + 1 or |I| − |R ∩ I|), over min(k, |R|)."""
+    listed = list(enumerate(user["ranked"]))
+    R = len(user["rel"])
+    negatives = [(j, user["scores"][j]) for j, _ in listed if j not in user["hit_rows"]]
+    if o["negatives"] == "exact":
+        nprime = float(len(negatives))
+    elif o["negatives"] == "plus_one":
+        nprime = float(len(listed) - R + 1)
+    else:
+        nprime = float(len(catalogue) - sum(1 for i in user["rel_items"] if i in catalogue))
+    total = 0.0
+    for j, (pos, _) in listed:
+        if j in user["hit_rows"] and pos <= k:
+            a = sum(_above(o, n, (j, user["scores"][j])) for n in negatives)
+            total += 1.0 if nprime == 0 else 1.0 - a / nprime
+    den = min(k, R)
+    return 0.0 if den == 0 else total / den
+
+
 def reference_auc(recs, truth, metric, k, options=None, *, train=None, catalog=None):
-    """``(per_user, mean)`` of ``gauc`` (``k`` None: the whole list)."""
+    """``(per_user, mean)`` of ``gauc`` (``k`` None: the whole list), ``auc@k`` and ``lauc@k``."""
     options = options or {}
     if metric not in AUC_DEFAULTS:
         raise KeyError(metric)
+    if metric != "gauc" and k is None:
+        raise NotImplementedError(f"{metric} without a cut-off has no reference here")
     ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
     o = {**AUC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
-    if o.get("maxfpr") is not None or o["nopos"] not in _MISSING or o["noneg"] not in _MISSING:
+    if metric == "auc" and any(o[a] is not None for a in ("form", "rows", "weight")):
+        raise NotImplementedError("auc@k: form, rows and weight do not apply")
+    if o.get("maxfpr") is not None or o.get("nopos", "zero") not in _MISSING or o.get("noneg", "one") not in _MISSING:
         raise NotImplementedError("maxfpr and skip have no reference here")
     users = prepare(recs, truth, ctx, metric)
     if "score" not in recs:
@@ -104,4 +138,6 @@ def reference_auc(recs, truth, metric, k, options=None, *, train=None, catalog=N
     if o["negatives"] == "catalog":
         if any(i not in cat for data in users.values() for _, i in data["ranked"]):
             raise RefError("recommended item outside the catalogue")  # the one rule of every catalogue reader
+    if metric == "lauc":
+        return policy_values(users, ctx, lambda u, data: per_user_lauc(o, k, dict(data, rel_items=rel_items[u]), cat))
     return policy_values(users, ctx, lambda u, data: per_user_auc(o, k, dict(data, rel_items=rel_items[u]), cat))
