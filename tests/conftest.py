@@ -65,6 +65,12 @@ SLOW_TESTS = {
     "test_valid_ids_with_arbitrary_values_never_crash", "test_matches_roc_walk", "test_bad_mplbackend_still_writes_figures",
     "test_reproduce_prints_the_headline_first", "test_tutorial_page_is_fresh", "test_png_has_the_asked_size",
     "test_bundled_ease_dual_matches_primal", "test_report_figure_and_out_files",
+    # audits over the whole suite (11,374 cases): seconds each (`pytest --durations=30`)
+    "test_the_inference_recovers_the_options[arp_train_rows]", "test_closest_definitions_are_ordered_by_inputs_matched",
+    "test_no_match_names_the_closest_and_the_case_that_rules_it_out", "test_cli_audits_an_exported_folder",
+    "test_the_audit_page_quotes_the_example_and_its_verdict", "test_the_audit_keeps_its_values_in_an_object",
+    "test_a_dialect_is_named_when_it_is_the_definition", "test_a_user_set_only_difference_without_an_option_is_named",
+    "test_a_declared_precision_is_the_tolerance_and_no_looser",
     # the audit helpers and findings of issue 35: a whole audit each (tests/cli/test_audit_helpers.py)
     "test_per_user_names_the_notebook_ndcg", "test_per_user_with_ratings_names_the_threshold_the_function_keeps",
     "test_per_user_empty_skip_changes_the_verdict", "test_from_dicts_names_the_dict_hit_rate",
@@ -82,7 +88,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = getattr(item, "originalname", item.name)
         if "parity" in path.parts:
             item.add_marker(pytest.mark.parity)
-        if name in SLOW_TESTS:
+        if name in SLOW_TESTS or item.name in SLOW_TESTS:  # a whole test, or one case of it by its id
             item.add_marker(pytest.mark.slow)
         if path.name in SWEEP_FILES or name in SWEEP_TESTS:
             key = (str(path), name)

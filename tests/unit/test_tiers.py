@@ -28,7 +28,8 @@ def stale(files: set[str], names: set[str], *, sweep_files, sweep_tests, slow_te
     """Each tier entry that names no test file or test function, as the fix."""
     out = [f"SWEEP_FILES names {f}, which is not a test file: give the file's new name" for f in sorted(set(sweep_files) - files)]
     out += [f"SWEEP_TESTS names {n}, which no test defines: give the test's new name" for n in sorted(set(sweep_tests) - names)]
-    out += [f"SLOW_TESTS names {n}, which no test defines: give the test's new name" for n in sorted(set(slow_tests) - names)]
+    out += [f"SLOW_TESTS names {n}, which no test defines: give the test's new name"
+            for n in sorted({t.split("[")[0] for t in slow_tests} - names)]  # a case id names its test before "["
     return out
 
 
