@@ -24,6 +24,7 @@ from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
 from receval.conformance.reference.aspects import ASPECT_DEFAULTS, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
+from receval.conformance.reference.dist import DIST_DEFAULTS, reference_dist
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
 from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
 from receval.conformance.reference.lists import reference_lists
@@ -72,6 +73,8 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
             return reference_auc(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in ASPECT_DEFAULTS:
             return reference_aspects(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
+        if metric in DIST_DEFAULTS:
+            return reference_dist(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in LIST_DEFAULTS:
             return reference_lists(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"],
                                    baseline=d["baseline"], categories=d["categories"])
