@@ -83,6 +83,15 @@ LISTLEN_RANKS = ("the suite's rank columns have neither equal nor skipped ranks 
                  "1[l_k >= k] and min(l_k / k, 1) tells from k), and rel enters nowhere")
 LISTLEN_DUP = "a repeated row never removes a user's first row: the list has a row at a position <= k under both"
 
+#: why the distribution metrics (coverage, entropy, gini) are equal under every relevance threshold
+DIST_REL = ("reads the truth only for its users (whose lists are counted) and for tdup's refusal: a rating enters "
+            "nowhere, so no threshold changes the value")
+DIST_RVREL = "order=rank_value equals the standard order on the suite (see RANKS) and a rating enters nowhere (see DIST_REL)"
+NOHIT_RV = ("reads no hit (which recommended relevant items count as hits does not enter), and order=rank_value equals the "
+            "standard order on the suite (see RANKS)")
+NEG_RV = ("neg reads graded gains only (binary gains, the standard, are never negative), and order=rank_value equals the "
+          "standard order on the suite (see RANKS)")
+
 #: (metric, setting, setting): equal on every input by definition, with the reason
 EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('covered', 'order=input', 'order=rank_value'): LISTLEN_RANKS,
@@ -274,6 +283,29 @@ EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('unseen', 'hitscore=positive', 'standard'): 'reads no hit: which recommended relevant items count as hits does not enter',
     ('unseen', 'order=rank_value', 'standard'): RANKS,
     ('unseen', 'tdup=keep', 'tdup=max'): 'reads hits, not |R|: keep and max match a hit to the same (highest) truth row',
+    # issue 35 (powrank): the distribution, list and graded metrics
+    ('coverage', 'rel=1', 'rel=all'): DIST_REL,
+    ('coverage', 'rel=1', 'standard'): DIST_REL,
+    ('coverage', 'rel=all', 'standard'): DIST_REL,
+    ('coverage', 'order=rank_value', 'rel=1'): DIST_RVREL,
+    ('coverage', 'order=rank_value', 'rel=all'): DIST_RVREL,
+    ('entropy', 'rel=1', 'rel=all'): DIST_REL,
+    ('entropy', 'rel=1', 'standard'): DIST_REL,
+    ('entropy', 'rel=all', 'standard'): DIST_REL,
+    ('entropy', 'order=rank_value', 'rel=1'): DIST_RVREL,
+    ('entropy', 'order=rank_value', 'rel=all'): DIST_RVREL,
+    ('gini', 'rel=1', 'rel=all'): DIST_REL,
+    ('gini', 'rel=1', 'standard'): DIST_REL,
+    ('gini', 'rel=all', 'standard'): DIST_REL,
+    ('gini', 'order=rank_value', 'rel=1'): DIST_RVREL,
+    ('gini', 'order=rank_value', 'rel=all'): DIST_RVREL,
+    ('catdiv', 'hitscore=positive', 'order=rank_value'): NOHIT_RV,
+    ('miscalibration', 'hitscore=positive', 'order=rank_value'): NOHIT_RV,
+    ('ild', 'hitscore=positive', 'order=rank_value'): NOHIT_RV,
+    ('ild', 'hitscore=positive', 'standard'): 'reads no hit: which recommended relevant items count as hits does not enter',
+    ('ndcg', 'neg=zero', 'order=rank_value'): NEG_RV,
+    ('dcg', 'neg=zero', 'order=rank_value'): NEG_RV,
+    ('map', 'indicator=distinct', 'order=rank_value'): ('a repeated hit needs dup=keep: the standard refuses repeated recommendations; and order=rank_value equals the standard order on the suite (see RANKS)'),
 }
 
 #: pairs the suite does not tell apart yet (work left of issue 35; this list only shrinks): list metrics read as sets
@@ -363,7 +395,6 @@ NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
     ('arp', 'count=users', 'order=rank_value'),
     ('arp', 'count=users', 'standard'),
     ('arp', 'hitscore=positive', 'order=rank_value'),
-    ('auc', 'order=score,ties=input', 'order=score,ties=item_desc'),
     ('bias_disparity', 'dup=first', 'dup=keep'),
     ('bias_disparity', 'dup=first', 'of=br'),
     ('bias_disparity', 'dup=first', 'of=bs'),
@@ -499,48 +530,29 @@ NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
     ('bias_disparity', 'tdup=first', 'tdup=keep'),
     ('bias_disparity', 'tdup=first', 'tdup=max'),
     ('catdiv', 'hitscore=positive', 'order=rank_value'),
-    ('catdiv', 'order=score,ties=input', 'order=score,ties=item'),
+    # coverage: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
+    # the items at positions <= k are those of dup=keep, and coverage reads only which items are there; an input ranked
+    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
     ('coverage', 'dup=first', 'dup=keep'),
-    ('coverage', 'order=input', 'order=rank_value'),
-    ('coverage', 'order=input', 'rel=1'),
-    ('coverage', 'order=input', 'rel=all'),
-    ('coverage', 'order=input', 'standard'),
     ('coverage', 'order=rank_value', 'rel=1'),
     ('coverage', 'order=rank_value', 'rel=all'),
-    ('coverage', 'order=score,ties=input', 'order=score,ties=item'),
-    ('coverage', 'order=score,ties=input', 'order=score,ties=item_desc'),
-    ('coverage', 'order=score,ties=item', 'order=score,ties=item_desc'),
     ('coverage', 'rel=1', 'rel=all'),
     ('coverage', 'rel=1', 'standard'),
     ('coverage', 'rel=all', 'standard'),
     ('dcg', 'neg=zero', 'order=rank_value'),
-    ('entropy', 'order=input', 'order=rank_value'),
-    ('entropy', 'order=input', 'rel=1'),
-    ('entropy', 'order=input', 'rel=all'),
-    ('entropy', 'order=input', 'standard'),
     ('entropy', 'order=rank_value', 'rel=1'),
     ('entropy', 'order=rank_value', 'rel=all'),
-    ('entropy', 'order=score,ties=input', 'order=score,ties=item'),
-    ('entropy', 'order=score,ties=input', 'order=score,ties=item_desc'),
-    ('entropy', 'order=score,ties=item', 'order=score,ties=item_desc'),
     ('entropy', 'rel=1', 'rel=all'),
     ('entropy', 'rel=1', 'standard'),
     ('entropy', 'rel=all', 'standard'),
-    ('gauc', 'hitscore=positive', 'order=rank_value'),
-    ('gauc', 'hitscore=positive', 'standard'),
-    ('gauc', 'order=score,ties=input', 'order=score,ties=item_desc'),
-    ('gini', 'order=input', 'order=rank_value'),
-    ('gini', 'order=input', 'rel=1'),
-    ('gini', 'order=input', 'rel=all'),
-    ('gini', 'order=input', 'standard'),
     ('gini', 'order=rank_value', 'rel=1'),
     ('gini', 'order=rank_value', 'rel=all'),
-    ('gini', 'order=score,ties=input', 'order=score,ties=item'),
-    ('gini', 'order=score,ties=input', 'order=score,ties=item_desc'),
-    ('gini', 'order=score,ties=item', 'order=score,ties=item_desc'),
     ('gini', 'rel=1', 'rel=all'),
     ('gini', 'rel=1', 'standard'),
     ('gini', 'rel=all', 'standard'),
+    # hitrate: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
+    # the items at positions <= k are those of dup=keep, and hitrate reads only whether a hit is there; an input ranked
+    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
     ('hitrate', 'dup=first', 'dup=keep'),
     ('ild', 'hitscore=positive', 'order=rank_value'),
     ('ild', 'hitscore=positive', 'standard'),
@@ -553,18 +565,15 @@ NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
     ('intersection', 'rel=1', 'rel=all'),
     ('intersection', 'rel=1', 'standard'),
     ('intersection', 'rel=all', 'standard'),
-    ('lauc', 'hitscore=positive', 'order=rank_value'),
-    ('lauc', 'hitscore=positive', 'standard'),
-    ('mae', 'standard', 'tdup=first'),
+    # mae: receval's tdup=keep counts the second row of a repeated truth pair as a pair without a predicted
+    # rating, so missing=error refuses every input with a repeated truth pair, as the standard does (a bug,
+    # reported in issue 35's audit work; the reference conformance/reference/errors.py pairs every row)
     ('mae', 'standard', 'tdup=keep'),
-    ('mae', 'standard', 'tdup=max'),
-    ('mae', 'tdup=first', 'tdup=keep'),
-    ('mae', 'tdup=first', 'tdup=max'),
     ('map', 'indicator=distinct', 'order=rank_value'),
-    ('miscalibration', 'dup=first', 'dup=keep'),
-    ('miscalibration', 'empty=zero', 'rel=all'),
     ('miscalibration', 'hitscore=positive', 'order=rank_value'),
-    ('miscalibration', 'order=score,ties=input', 'order=score,ties=item'),
+    # mrr: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
+    # the items at positions <= k are those of dup=keep, and mrr reads only the position of the first hit; an input ranked
+    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
     ('mrr', 'dup=first', 'dup=keep'),
     ('ndcg', 'neg=zero', 'order=rank_value'),
     ('novelty', 'hitscore=positive', 'order=rank_value'),
@@ -776,14 +785,10 @@ NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
     ('reo', 'standard', 'tdup=max'),
     ('reo', 'tdup=first', 'tdup=keep'),
     ('reo', 'tdup=first', 'tdup=max'),
-    ('rmse', 'standard', 'tdup=first'),
+    # rmse: receval's tdup=keep counts the second row of a repeated truth pair as a pair without a predicted
+    # rating, so missing=error refuses every input with a repeated truth pair, as the standard does (a bug,
+    # reported in issue 35's audit work; the reference conformance/reference/errors.py pairs every row)
     ('rmse', 'standard', 'tdup=keep'),
-    ('rmse', 'standard', 'tdup=max'),
-    ('rmse', 'tdup=first', 'tdup=keep'),
-    ('rmse', 'tdup=first', 'tdup=max'),
-    ('rprecision', 'order=rank_value', 'order=score,ties=item_desc'),
-    ('rprecision', 'order=score,ties=input', 'order=score,ties=item'),
-    ('rprecision', 'order=score,ties=item_desc', 'standard'),
     ('rsp', 'dup=first', 'dup=keep'),
     ('rsp', 'dup=first', 'order=rank_value'),
     ('rsp', 'dup=first', 'rel=1'),
@@ -820,6 +825,9 @@ NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
     ('rsp', 'tdup=first', 'tdup=max'),
     ('serendipity', 'order=input', 'order=rank_value'),
     ('serendipity', 'order=input', 'standard'),
+    # srecall: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
+    # the items at positions <= k are those of dup=keep, and srecall reads only the categories of the hits there; an input ranked
+    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
     ('srecall', 'dup=first', 'dup=keep'),
     ('surprisal', 'hitscore=positive', 'order=rank_value'),
     ('unexpectedness', 'hitscore=positive', 'order=rank_value'),

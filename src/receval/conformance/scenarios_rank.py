@@ -14,7 +14,7 @@ RANK_SCENARIOS: list[Scenario] = [
         [("u1", "i4", .5, 2), ("u1", "i2", .5, 4), ("u1", "i9", .95, 1), ("u1", "i3", .5, 5), ("u1", "i5", .5, 3),
          ("u2", "i1", .9, 1), ("u2", "i2", .8, 2), ("u2", "i3", .7, 3)],
         [("u1", "i5", .5), ("u1", "i3", 2), ("u2", "i2", 1), ("u2", "i6", 1.5)],
-        (2, 3), ("ties", "orderings"),
+        (3,), ("ties", "orderings"),
         why="u1's top 3 by the rank column (i9, i4, i5), the row order (i4, i2, i9) and the scores with the tie group "
             "i4, i2, i3, i5 broken by row order, smaller id or larger id hold 6, 5, 5, 4 and 6 distinct items with "
             "u2's: coverage, entropy and gini tell the orderings apart",
