@@ -22,7 +22,7 @@ from typing import Any
 from receval._version import __version__
 from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
-from receval.conformance.reference.aspects import ASPECT_DEFAULTS, reference_aspects
+from receval.conformance.reference.aspects import ALPHA_DEFAULTS, ASPECT_DEFAULTS, reference_alpha, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
 from receval.conformance.reference.dist import DIST_DEFAULTS, reference_dist
 from receval.conformance.reference.errors import ERROR_DEFAULTS, reference_errors
@@ -78,6 +78,8 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
             return reference_aspects(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
         if metric in ERROR_DEFAULTS:
             return reference_errors(d["recs"], d["truth"], metric, options)
+        if metric in ALPHA_DEFAULTS:
+            return reference_alpha(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
         if metric in LISTS2_DEFAULTS:
             return reference_lists2(d["recs"], d["truth"], metric, k, options, categories=d["categories"],
                                     user_groups=d["user_groups"])
