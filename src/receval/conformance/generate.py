@@ -227,8 +227,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     ),
 ]}
 
-from .scenarios_rank import RANK_SCENARIOS  # noqa: E402  (issue 35: a module of its own, imported after Scenario)
-SCENARIOS.update({s.name: s for s in RANK_SCENARIOS})
+from .scenarios_rank import RANK_SCENARIOS  # noqa: E402  (issue 35: the scenarios of the rank helper, as keyword arguments)
+SCENARIOS.update({d["name"]: Scenario(**d) for d in RANK_SCENARIOS})
 
 #: sample values of the numeric options (the standard default is always kept)
 NUMERIC_SAMPLES: dict[str, list[Any]] = {
