@@ -10,11 +10,12 @@ written from the docstrings of the metrics (docs/metrics.md); nothing imports re
   item, 0 without recommendations; ``of=ndcg``) or the mean score of the rows at positions <= k
   (the users with recommendations; ``of=score``); users without a group left out; the mean of
   |v̄_g − v̄_g'| over the pairs of groups;
-* ``pauc@k``: Σ_{p ∈ P, f_p < k} (k − f_p) / (k |R|), f_p the negatives ranked above the hit p
+* ``pauc@k``: Σ_{p ∈ P, f_p < k} (k − f_p) / (k |R|) (every hit row under ``dup=keep``), f_p the negatives ranked above the hit p
   (under the rank column: the positions above p that hold no hit, so a rank left out counts as
-  a negative); ``pap@k`` the same over the hits whose index among the hits is <= min(k, |R|),
-  divided by k min(k, |R|) (under ``dup=keep`` a repeated hit is one more hit, and only the first
-  min(k, |R|) hits count: "the AUC of the user's first min(k, |R_u|) relevant items");
+  a negative); ``pap@k`` the same over the hits whose index among the hits is <= k,
+  divided by k min(k, |R|) (the formula's j_p <= k: under ``dup=keep`` a repeated hit is one more
+  hit, so up to k hits count and the value can pass 1, as recall's does; the docstring's prose, "the
+  user's first min(k, |R_u|) relevant items", would stop at min(k, |R|));
   ``insufficient`` (fewer than k negatives while a relevant item is not listed, an empty list included): ``ignore`` as it is, ``exclude`` leaves the user out, ``error`` refuses.
 """
 
@@ -118,7 +119,7 @@ def reference_lists2(recs, truth, metric, k, options=None, *, categories=None, u
         terms, negatives = _auc_terms(k, data, by_position)
         R = len(data["rel"])
         if metric == "pap":
-            terms = terms[: min(k, R)]
+            terms = terms[:k]  # j_p <= k, as the formula reads (dup=keep: a repeated hit is one more hit)
             return sum(terms) / (k * min(k, R))
         return sum(terms) / (k * R)
 
