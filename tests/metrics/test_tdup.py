@@ -74,3 +74,16 @@ def test_spark_engine_agrees():
         assert got == [pytest.approx((1.0, 0.5))] * 2
     finally:
         session.stop()
+
+
+def test_rating_errors_under_keep_compare_every_row_of_a_repeated_pair():
+    """tdup=keep: each truth row of a repeated (user, item) pair is a pair of T, compared with the
+    pair's prediction (it was refused: "1 truth pairs have no predicted rating"); every engine."""
+    recs = {"user_id": ["u1", "u1", "u2"], "item_id": ["i1", "i2", "i3"], "score": [2.0, 3.0, 1.0]}
+    truth = {"user_id": ["u1", "u1", "u1", "u2"], "item_id": ["i1", "i1", "i2", "i3"], "rating": [4.0, 4.0, 1.0, 2.0]}
+    specs = ["mae(tdup=keep)", "rmse(tdup=keep)", "mae(tdup=keep,average=users)", "mae(tdup=max)"]
+    got = evaluate(recs, truth, specs)
+    want = [(2 + 2 + 2 + 1) / 4, ((4 + 4 + 4 + 1) / 4) ** 0.5, (2 + 1) / 2, (2 + 2 + 1) / 3]
+    assert [got[s] for s in specs] == pytest.approx(want, abs=1e-15)
+    batched = evaluate_polars(pl.DataFrame(recs).lazy(), pl.DataFrame(truth).lazy(), specs, n_batches=2)
+    assert [batched[s] for s in specs] == [got[s] for s in specs]

@@ -33,13 +33,18 @@ EXPECTED = [
 #: (adapter, metric) -> the finding; the closest definition still carries the options above
 FINDINGS = {
     ("ranx", "map"): "a repeated recommendation keeps its last score (the run dict is overwritten): "
-                     "no dup rule reads the last occurrence",
+                     "no dup rule reads the last occurrence; and a tie group of four (the dist_orders input) "
+                     "in numba's unstable sort order, which no tie rule names",
     ("pytrec_eval", "map"): "a repeated recommendation keeps its last score (the run dict is overwritten)",
     ("recbole", "ndcg"): "equal scores in an order neither the input, the item id nor its reverse gives "
                          "(RecBole's own item index, by the fractional-ratings and ties_at_k inputs)",
     ("torchmetrics", "hitrate"): "equal scores in torch's sort order, which no tie rule names (the ties input)",
     ("torchmetrics", "map"): "equal scores in torch's sort order, which no tie rule names (the orderings input)",
 }
+
+#: a finding whose closest definition differs on more than two inputs: (adapter, metric) -> how many
+#: (ranx's map: the two inputs with a repeated recommendation and the tie group of dist_orders)
+WRONG_AT_MOST = {("ranx", "map"): 3}
 
 
 @pytest.mark.parametrize("name,metric,options", EXPECTED, ids=[f"{a}-{m}" for a, m, _ in EXPECTED])
@@ -50,7 +55,7 @@ def test_audit_names_the_library_definition(name, metric, options):
     report = audit(adapter[metric], metric)
     if (name, metric) in FINDINGS:
         # a documented finding: the closest definition differs on at most two inputs
-        assert report.status == "no match" and report.closest and report.closest[0].wrong <= 2, str(report)
+        assert report.status == "no match" and report.closest and report.closest[0].wrong <= WRONG_AT_MOST.get((name, metric), 2), str(report)
     else:
         # a match, or (issue 35: a MATCH reproduces every answered input) the best definition differs
         # on no input and only refuses one the library answered (repeated recommendations, which no

@@ -22,10 +22,13 @@ from typing import Any
 from receval._version import __version__
 from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
-from receval.conformance.reference.aspects import ASPECT_DEFAULTS, reference_aspects
+from receval.conformance.reference.aspects import ALPHA_DEFAULTS, ASPECT_DEFAULTS, reference_alpha, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
+from receval.conformance.reference.dist import DIST_DEFAULTS, reference_dist
+from receval.conformance.reference.errors import ERROR_DEFAULTS, reference_errors
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
 from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
+from receval.conformance.reference.lists2 import LISTS2_DEFAULTS, reference_lists2
 from receval.conformance.reference.lists import reference_lists
 from receval.conformance.reference.pop import POP_DEFAULTS, reference_pop
 from receval.conformance.reference.ranking import METRIC_DEFAULTS, RefError, reference
@@ -53,6 +56,7 @@ def _dicts(sc: Any) -> dict[str, Any]:
         "categories": {"item_id": [r[0] for r in side["categories"]], "category": [r[1] for r in side["categories"]]},
         "baseline": {"user_id": [r[0] for r in side["baseline"]], "item_id": [r[1] for r in side["baseline"]],
                      "score": [r[2] for r in side["baseline"]], "rank": [r[3] for r in side["baseline"]]},
+        "user_groups": {"user_id": [r[0] for r in side["user_groups"]], "group": [r[1] for r in side["user_groups"]]},
     }
 
 
@@ -72,6 +76,15 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
             return reference_auc(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in ASPECT_DEFAULTS:
             return reference_aspects(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
+        if metric in ERROR_DEFAULTS:
+            return reference_errors(d["recs"], d["truth"], metric, options)
+        if metric in ALPHA_DEFAULTS:
+            return reference_alpha(d["recs"], d["truth"], metric, k, options, categories=d["categories"])
+        if metric in LISTS2_DEFAULTS:
+            return reference_lists2(d["recs"], d["truth"], metric, k, options, categories=d["categories"],
+                                    user_groups=d["user_groups"])
+        if metric in DIST_DEFAULTS:
+            return reference_dist(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in LIST_DEFAULTS:
             return reference_lists(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"],
                                    baseline=d["baseline"], categories=d["categories"])

@@ -227,6 +227,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     ),
 ]}
 
+from .scenarios_rank import RANK_SCENARIOS  # noqa: E402  (issue 35: the scenarios of the rank helper, as keyword arguments)
+SCENARIOS.update({d["name"]: Scenario(**d) for d in RANK_SCENARIOS})
+
 #: sample values of the numeric options (the standard default is always kept)
 NUMERIC_SAMPLES: dict[str, list[Any]] = {
     "base": [10.0, math.e], "persistence": [0.5, 0.95], "alpha": [0.3], "beta": [0.5], "rmax": [2.0],

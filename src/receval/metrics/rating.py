@@ -37,9 +37,30 @@ def _pairs(h: Hits, o: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         raise DataError("mae/rmse need predicted ratings in the score column of the recommendations")
     matched = h.row_truth >= 0
     t_idx = h.row_truth[matched]
+    pred = h.row_score[matched]
+    if o.get("tdup") == "keep" and h.truth_item is not None and len(t_idx):
+        t_idx, pred = _every_row_of_the_pair(h, t_idx, pred)
     n_truth = int(h.n_truth.sum())
     n_missing = n_truth - len(np.unique(t_idx))
-    return h.truth_user[t_idx], h.row_score[matched], h.truth_rating[t_idx], n_missing
+    return h.truth_user[t_idx], pred, h.truth_rating[t_idx], n_missing
+
+
+def _every_row_of_the_pair(h: Hits, t_idx: np.ndarray, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``tdup=keep``: every truth row of a repeated (user, item) pair is a pair of its own, so a
+    prediction matched to one row of the pair (``t_idx``) is compared with each of them."""
+    assert h.truth_user is not None and h.truth_item is not None
+    _, icode = np.unique(h.truth_item, return_inverse=True)
+    _, grp = np.unique(h.truth_user * (int(icode.max()) + 1) + icode.ravel(), return_inverse=True)
+    grp = grp.ravel()
+    size = np.bincount(grp)
+    if size.max() == 1:
+        return t_idx, pred
+    by_grp = np.argsort(grp, kind="stable")
+    start = np.r_[0, np.cumsum(size)[:-1]]
+    reps = size[grp[t_idx]]
+    first = np.repeat(start[grp[t_idx]], reps)
+    within = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    return by_grp[first + within], np.repeat(pred, reps)
 
 
 def _error_partial(h: Hits, o: dict, power: int) -> dict:
@@ -83,7 +104,7 @@ def _rmse_combine(parts: list[dict], ks: list[int], o: dict) -> np.ndarray:
     return np.array([_error_combine(parts, o, 2)] * len(ks))
 
 
-@register("mae", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
+@register("mae", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, needs_when={"tdup": "keep"}, family="rating",
           partial=_mae_partial, combine=_mae_combine, higher_is_better=False, bounds=(0.0, float("inf")))
 def mae(h: Hits, ks: list[int], o: dict) -> None:
     r"""MAE: the mean absolute error of predicted ratings.
@@ -107,7 +128,7 @@ def mae(h: Hits, ks: list[int], o: dict) -> None:
     """
 
 
-@register("rmse", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, family="rating",
+@register("rmse", axes=[AVERAGE, MISSING], needs_k=False, kind="global", context=("dup", "tdup"), needs={"rows"}, needs_when={"tdup": "keep"}, family="rating",
           partial=_rmse_partial, combine=_rmse_combine, higher_is_better=False, bounds=(0.0, float("inf")))
 def rmse(h: Hits, ks: list[int], o: dict) -> None:
     r"""RMSE: the root of the mean squared error of predicted ratings.

@@ -12,4 +12,8 @@ and these references agree.
 - :mod:`~receval.conformance.reference.auc`: the per-user AUC (gauc), against the list or the catalogue;
 - :mod:`~receval.conformance.reference.lists`: the list-quality metrics, serendipity, catdiv,
   srecall, miscalibration.
+- :mod:`~receval.conformance.reference.dist`: coverage, entropy, gini (the recommendation distribution);
+- :mod:`~receval.conformance.reference.errors`: mae, rmse under the duplicate rules;
+- :mod:`~receval.conformance.reference.lists2`: ild, mad, pauc, pap;
+- :mod:`~receval.conformance.reference.aspects`: ab_ndcg and alpha_ndcg.
 """
