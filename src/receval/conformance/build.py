@@ -24,6 +24,7 @@ from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
 from receval.conformance.reference.aspects import ASPECT_DEFAULTS, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
+from receval.conformance.reference.fairness import FAIRNESS_DEFAULTS, reference_fairness
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
 from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
 from receval.conformance.reference.lists import reference_lists
@@ -53,6 +54,8 @@ def _dicts(sc: Any) -> dict[str, Any]:
         "categories": {"item_id": [r[0] for r in side["categories"]], "category": [r[1] for r in side["categories"]]},
         "baseline": {"user_id": [r[0] for r in side["baseline"]], "item_id": [r[1] for r in side["baseline"]],
                      "score": [r[2] for r in side["baseline"]], "rank": [r[3] for r in side["baseline"]]},
+        "item_groups": {"item_id": [r[0] for r in side["item_groups"]], "group": [r[1] for r in side["item_groups"]]},
+        "user_groups": {"user_id": [r[0] for r in side["user_groups"]], "group": [r[1] for r in side["user_groups"]]},
     }
 
 
@@ -68,6 +71,9 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
         if metric in POP_DEFAULTS:
             return reference_pop(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"],
                                  baseline=d["baseline"])
+        if metric in FAIRNESS_DEFAULTS:
+            return reference_fairness(d["recs"], d["truth"], metric, k, options, train=d["train"],
+                                      item_groups=d["item_groups"], user_groups=d["user_groups"])
         if metric in AUC_DEFAULTS:
             return reference_auc(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in ASPECT_DEFAULTS:

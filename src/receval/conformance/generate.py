@@ -242,6 +242,9 @@ EXTRA_OPTIONS: dict[str, list[dict[str, str]]] = {
     **{m: [{"split": "count", "cut": "2"}] for m in ("aplt", "aclt", "popreo", "poprsp")},
 }
 
+#: options a metric's every plan carries: a required option without a default (bias disparity names one cell)
+REQUIRED_OPTIONS: dict[str, dict[str, str]] = {"bias_disparity": {"icat": "g1"}}
+
 #: context options varied on the scenario that makes them matter
 CONTEXT_BY_TAG: dict[str, list[dict[str, str]]] = {
     "ties": [{"order": "score", "ties": t} for t in ("input", "item", "item_desc", "optimistic", "average")],
@@ -309,6 +312,12 @@ def _ks(metric: Any, scenario: Scenario) -> list[int | None]:
     return ks
 
 
+def planned(sc: Scenario, metric: str) -> bool:
+    """Whether ``metric`` is planned on ``sc`` (a scenario may name the metrics it is for)."""
+    only = getattr(sc, "metrics", None)
+    return only is None or metric in only
+
+
 def plans() -> Iterator[Plan]:
     """Every plan, in a fixed order: per metric, per scenario, per cut-off, per option set;
     then per dialect, per metric it offers, per scenario, per cut-off."""
@@ -317,7 +326,7 @@ def plans() -> Iterator[Plan]:
 
     def emit(metric: Any, options: dict[str, str], sc: Scenario, k: int | None, dialect: str | None,
              tags: tuple[str, ...]) -> Iterator[Plan]:
-        opts = {**options, **{a: v for a, v in sc.extra.items() if a not in options}}
+        opts = {**REQUIRED_OPTIONS.get(metric.name, {}), **options, **{a: v for a, v in sc.extra.items() if a not in options}}
         spec = _spec(metric.name, opts, k, dialect)
         if spec is None or (spec, sc.name, dialect) in seen:
             return
@@ -326,6 +335,8 @@ def plans() -> Iterator[Plan]:
 
     for m in all_metrics():
         for sc in SCENARIOS.values():
+            if not planned(sc, m.name):
+                continue
             for k in _ks(m, sc):
                 for opts in metric_variants(m.name):
                     yield from emit(m, opts, sc, k, None, ())
@@ -343,10 +354,12 @@ def plans() -> Iterator[Plan]:
             except StopIteration:
                 continue
             for sc in SCENARIOS.values():
+                if not planned(sc, m.name):
+                    continue
                 for k in _ks(m, sc):
                     if d.entry_name(name, k) != entry_name:
                         continue
                     yield from emit(m, {}, sc, k, d.label, ("dialect",))
 
 
-__all__ = ["Scenario", "SCENARIOS", "Plan", "plans", "metric_variants", "TRAIN", "CATEGORIES"]
+__all__ = ["Scenario", "SCENARIOS", "Plan", "plans", "planned", "metric_variants", "TRAIN", "CATEGORIES"]

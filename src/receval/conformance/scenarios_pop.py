@@ -1,0 +1,86 @@
+"""The conformance scenarios of the popularity, novelty, fairness and baseline metrics (issue 35).
+
+Every scenario of :mod:`receval.conformance.generate` reads the one shared train table, in
+which every item but one has a single train user and no pair repeats: the long tail is then
+the items outside train, ``count=rows`` equals ``count=users`` and the popularity metrics'
+options cannot be told apart. The scenarios here carry their own train (:data:`POP_TRAIN`: a
+graded popularity, an item whose rows come from one user, repeated pairs), their own item
+groups and baseline run, and are planned for the metrics of :data:`POP_METRICS` only (the
+other metrics' cases are not changed by them).
+
+Under :data:`POP_TRAIN` and the scenarios' catalogue ``i1..i9`` the long tail (split by
+interactions, cut 0.8) is {i5, i6, i7, i8, i9} with ``count=rows`` and {i3, i6, i7, i8, i9}
+with ``count=users``: i3 has five train rows from one user, i5 two rows from two users.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .generate import CATEGORIES, Scenario
+
+#: the metrics these scenarios are planned for
+POP_METRICS = frozenset({"bias_disparity", "popreo", "poprsp", "rsp", "reo", "aclt", "aplt", "arp", "novelty",
+                         "unexpectedness", "serendipity", "surprisal", "unseen", "intersection"})
+
+#: (user, item) train rows: φ by rows i1 5, i3 5, i2 4, i4 3, i5 2, i6 1; by users i1 5, i2 4, i4 3, i5 2, i3 1, i6 1
+POP_TRAIN: tuple[tuple[str, str], ...] = (
+    ("t1", "i1"), ("t2", "i1"), ("t3", "i1"), ("t4", "i1"), ("u1", "i1"),
+    ("t1", "i2"), ("t2", "i2"), ("t3", "i2"), ("u2", "i2"),
+    ("t5", "i3"), ("t5", "i3"), ("t5", "i3"), ("t5", "i3"), ("t5", "i3"),
+    ("t4", "i4"), ("t6", "i4"), ("t1", "i4"),
+    ("t6", "i5"), ("u1", "i5"),
+    ("t2", "i6"),
+)
+POP_CATALOG = tuple(f"i{n}" for n in range(1, 10))
+
+
+@dataclass(frozen=True)
+class PopScenario(Scenario):
+    """A scenario with its own train rows, item and user groups and baseline run (None: as
+    :meth:`Scenario.side` derives them), planned for :attr:`metrics` only."""
+
+    train: tuple[tuple[str, str], ...] = POP_TRAIN
+    item_groups: tuple[tuple[str, str], ...] | None = None
+    user_groups: tuple[tuple[str, str], ...] | None = None
+    baseline: tuple[tuple[str, str, float], ...] | None = None  # (user, item, score): rank = position within the user
+    metrics: frozenset[str] = POP_METRICS
+
+    def side(self) -> dict[str, list[tuple[Any, ...]]]:
+        out = super().side()
+        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in self.train})
+        out["train"] = [(u, i) for u, i in self.train if i in cat]
+        out["catalog"] = [(i,) for i in cat]
+        out["categories"] = [(i, c) for i in cat for c in CATEGORIES.get(i, ("z",))]
+        if self.item_groups is not None:
+            out["item_groups"] = [tuple(r) for r in self.item_groups]
+        else:
+            out["item_groups"] = [(i, "g1" if int(i[1:]) % 2 else "g2") for i in cat]
+        if self.user_groups is not None:
+            out["user_groups"] = [tuple(r) for r in self.user_groups]
+        if self.baseline is not None:
+            pos: dict[str, int] = {}
+            base = []
+            for u, i, s in self.baseline:
+                pos[u] = pos.get(u, 0) + 1
+                base.append((u, i, float(s), pos[u]))
+            out["baseline"] = base
+        return out
+
+
+SCENARIOS_POP: list[Scenario] = [
+    PopScenario(
+        "pop_count",
+        [("u1", "i3", .9), ("u1", "i5", .8), ("u1", "i1", .7), ("u1", "i7", .6),
+         ("u2", "i5", .9), ("u2", "i2", .8), ("u2", "i6", .7),
+         ("u3", "i8", .9), ("u3", "i4", .8), ("u3", "i9", .7)],
+        [("u1", "i3", 2), ("u1", "i7", 1), ("u1", "i2", 1), ("u2", "i5", 1), ("u2", "i6", 3), ("u2", "i1", 2),
+         ("u3", "i8", 0), ("u3", "i1", 0), ("u4", "i9", 1), ("u4", "i4", 1)],
+        (2, 3), ("popularity", "no_relevant", "no_recs"), catalog=POP_CATALOG,
+        why="i3 (five train rows of one user) is head by rows and tail by users, i5 the other way; u3's ratings are "
+            "all 0 (no relevant item under rel>0) and its list holds tail items; u4 has relevant items and no list",
+    ),
+]
+
+__all__ = ["PopScenario", "POP_TRAIN", "POP_METRICS", "SCENARIOS_POP"]
