@@ -226,6 +226,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
     ),
 ]}
+from . import scenarios_pop  # noqa: E402,F401  (adds the popularity metrics' scenarios to SCENARIOS)
 
 #: sample values of the numeric options (the standard default is always kept)
 NUMERIC_SAMPLES: dict[str, list[Any]] = {
