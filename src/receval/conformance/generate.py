@@ -241,6 +241,10 @@ EXTRA_OPTIONS: dict[str, list[dict[str, str]]] = {
     "ndcg": [{"gain": "linear", "neg": "zero"}, {"gain": "exp2", "ideal": "uncut"}],
     "map": [{"denominator": "r", "indicator": "no"}, {"denominator": "k", "indicator": "no"}],
     **{m: [{"split": "count", "cut": "2"}] for m in ("aplt", "aclt", "popreo", "poprsp")},
+    # ties=average (the default of order=score) where the denominator reads the order: defined only
+    # where the top k is settled (novelty), or a position term over a tie group (serendipity)
+    "novelty": [{"unknown": "skip", "order": "score"}, {"denominator": "k", "order": "score"}],
+    "serendipity": [{"denominator": "k", "order": "score"}],
 }
 
 #: options a metric's every plan carries: a required option without a default (bias disparity names one cell)
