@@ -29,6 +29,7 @@ from ..resolve import resolve
 from ..spec import parse_spec
 from ..dialects import all_dialects
 from ..metrics import all_metrics
+from .scenarios_pop import SCENARIOS_POP
 
 #: (user, item, score, rank) rows; rank is the list position (1-based, row order within a user)
 Rows = list[tuple[Any, ...]]
@@ -226,7 +227,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
     ),
 ]}
-from . import scenarios_pop  # noqa: E402,F401  (adds the popularity metrics' scenarios to SCENARIOS)
+SCENARIOS.update({s.name: s for s in SCENARIOS_POP})  # the popularity metrics' (scenarios_pop.py)
 
 #: sample values of the numeric options (the standard default is always kept)
 NUMERIC_SAMPLES: dict[str, list[Any]] = {

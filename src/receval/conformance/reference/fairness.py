@@ -101,7 +101,7 @@ def _bias(o, users, top, groups, train, user_groups) -> float:
         def member(u) -> bool:
             return ug.get(u) == ugroup
     share = sum(1 for c in cat_of.values() if c == icat) / len(cat_of)
-    bs = br = None
+    bs = 0.0
     if o["of"] != "br":
         if train is None:
             raise RefError("no train")
@@ -119,6 +119,6 @@ def _bias(o, users, top, groups, train, user_groups) -> float:
     br = sum(1 for i in shown if cat_of.get(i) == icat) / n_all / share
     if o["of"] == "br":
         return br
-    if bs == 0:
+    if bs == 0:  # of=bd (B_S computed above)
         raise RefError("B_S = 0")
     return (br - bs) / bs
