@@ -246,6 +246,7 @@ EXTRA_OPTIONS: dict[str, list[dict[str, str]]] = {
     # where the top k is settled (novelty), or a position term over a tie group (serendipity)
     "novelty": [{"unknown": "skip", "order": "score"}, {"denominator": "k", "order": "score"}],
     "serendipity": [{"denominator": "k", "order": "score"}],
+    "bias_disparity": [{"ugroup": "a"}, {"ugroup": "b", "of": "bs"}],  # a cell of one user group (user_groups)
 }
 
 #: options a metric's every plan carries: a required option without a default (bias disparity names one cell)
