@@ -171,8 +171,9 @@ SCENARIOS_POP: list[Any] = [
         (2, 3), ("popularity", "orderings", "ties", "fractional"), catalog=POP_CATALOG,
         baseline=(("u1", "i8", .9), ("u1", "i9", .9), ("u1", "i4", .9), ("u1", "i3", .2), ("u2", "i9", .2), ("u2", "i6", .9),
                   ("u3", "i6", .2), ("u3", "i8", .5), ("u4", "i3", .5), ("u4", "i7", .9), ("u4", "i8", .2), ("u4", "i6", .5)),
-        why="the rank column, the scores and the row order give every user a different top 2 and 3 of head and tail items "
-            "(a tie at .5 across k for u3 and u4); fractional and 0 ratings; a baseline run with ties of its own",
+        why="u2's rank column, scores and row order give three different top 2 of head and tail items; u3 and u4 tie "
+            "at .5 across k=2 (u4's rank column puts its lowest score first); fractional and 0 ratings; a baseline "
+            "run of its own",
     ),
     PopScenario(
         "pop_orders_listed",
