@@ -48,9 +48,11 @@ class SignatureError(SpecError):
 
 
 class TiesRefused(DataError):
-    """``ties=average`` refused on the data: ``counts[k]`` users have ties that change the value
+    """A tie rule refused on the data: ``counts[k]`` users have ties that change the value
     of ``metric`` at cut-off k (``kind`` "straddle": a tie group across position k, for the
-    metrics of the top-k set; "inside": a tie group reaching into the top k (k 0: anywhere in
+    metrics of the top-k set; "shared": rows sharing a position inside the top k, under
+    ``ties=optimistic`` or equal rank values, for the metrics that read the order of the list's
+    items (α-nDCG, αβ-nDCG); "inside": a tie group reaching into the top k (k 0: anywhere in
     the list), for the metrics with no tie-averaged value). The message names the smallest such
     k. The batched engines add the counts of their batches (:meth:`plus`), so every engine
     refuses with the same message."""
@@ -75,6 +77,9 @@ class TiesRefused(DataError):
         if self.kind == "straddle":
             return (f"pass ties=item (or item_desc, input, or a cut-off between tie groups): {m}@{k} has no "
                     f"tie-averaged value; {who} ties across position {k} (receval explain ties)")
+        if self.kind == "shared":
+            return (f"pass ties=item (or item_desc, input) or ranks without repeats: {m}@{k} reads the order of "
+                    f"items sharing a position; {who} such items within the top {k} (receval explain ties)")
         where = f"within the top {k}" if k else "in their lists"
         return (f"pass ties=item (or item_desc, input): {m}{'@' + str(k) if k else ''} has no tie-averaged value; "
                 f"{who} ties {where} (receval explain ties)")

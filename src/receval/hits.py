@@ -70,6 +70,8 @@ class Hits:
     truth_item: np.ndarray | None = None
     truth_rating: np.ndarray | None = None
     truth_rel: np.ndarray | None = None
+    #: the truth rows the ``tdup`` policy keeps (None: every row); ``truth_rel`` is false on the others
+    truth_keep: np.ndarray | None = None
     # ties=average: 1-based first and last position of each hit's tie group (else None)
     hit_lo: np.ndarray | None = None
     hit_hi: np.ndarray | None = None
@@ -461,6 +463,7 @@ def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str
         h.truth_item = ti
         h.truth_rating = rating
         h.truth_rel = counted
+        h.truth_keep = m.keep
     return h
 
 

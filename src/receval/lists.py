@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError, OutsideCatalogue
+from .errors import DataError, OutsideCatalogue, TiesRefused
 
 
 class ListSpace:
@@ -81,6 +81,32 @@ class ListSpace:
         self.t_items = self.truth_code[order].astype(np.int64)
         self.t_ratings = h.truth_rating[order].astype(np.float64)
         self.t_rel = h.truth_rel[order]
+        self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep[order]
+
+    def kept_truth(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(offsets, items, ratings) of the truth rows the ``tdup`` policy keeps, by user (every
+        row under ``tdup=keep``): the truth read row by row (αβ-nDCG's γ and ideal candidates)."""
+        if self.t_keep is None:
+            return self.t_offsets, self.t_items, self.t_ratings
+        user = np.repeat(np.arange(len(self.t_offsets) - 1), np.diff(self.t_offsets))[self.t_keep]
+        offsets = np.r_[0, np.cumsum(np.bincount(user, minlength=len(self.t_offsets) - 1))].astype(np.int64)
+        return offsets, self.t_items[self.t_keep], self.t_ratings[self.t_keep]
+
+    def check_order_of_shared(self, ks: list[int], metric: str) -> None:
+        """Refuse a metric that reads the order of a list's items (α-nDCG, αβ-nDCG) where rows
+        share a position inside the top k (``ties=optimistic``, equal rank values): their order
+        is not in the data, and the value would follow the row order (:class:`TiesRefused`
+        "shared", with the number of such users at each cut-off)."""
+        h = self._h
+        if h.row_pos is None or len(h.row_pos) < 2:
+            return
+        user, pos = h.row_user, h.row_pos
+        same = np.flatnonzero((user[1:] == user[:-1]) & (pos[1:] == pos[:-1]))
+        if not len(same):
+            return
+        counts = {int(k): int(np.unique(user[same[pos[same] <= k]]).size) for k in ks}
+        if any(counts.values()):
+            raise TiesRefused(metric, counts, "shared")
 
     def _layout(self, width: int) -> tuple[np.ndarray, np.ndarray, int]:
         """The rows at positions ≤ ``width`` (a mask over the rows), their columns and the

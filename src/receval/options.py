@@ -196,7 +196,11 @@ CONTEXT_AXES: dict[str, Axis] = {
                 "item": "the smaller item id ranks first",
                 "item_desc": "the larger item id ranks first (RePlay, NeuRec's Python backend)",
                 "text_desc": "the larger item id compared as text ranks first ('9' before '10'; trec_eval's docno rule)",
-                "optimistic": "an item's position is 1 + the number of items with a strictly greater score (OpenRec)",
+                "optimistic": (
+                    "an item's position is 1 + the number of items with a strictly greater score (OpenRec); "
+                    "alpha_ndcg and ab_ndcg, whose gains read the order of the list's items, are refused where "
+                    "tied items share a position inside the top k"
+                ),
                 "average": (
                     "the expected value over all orderings of equally scored items (McSherry & Najork, ECIR 2008; "
                     "scikit-learn's ndcg_score): in closed form for most metrics; for the metrics of the top-k set "
@@ -288,7 +292,9 @@ TIES_EXPLAINED = (
     "quality) when a tie group straddles position k (items of the group on both sides of k), and some others and "
     "variants when a tie group reaches into the top k. ties=average is then refused with the number of users; the "
     "fix is a tie rule in the spec (coverage(ties=item)@10) or the call (ties='item'), which is then recorded in the "
-    "signature, or for the top-k set a cut-off at a tie-group boundary."
+    "signature, or for the top-k set a cut-off at a tie-group boundary. Under ties=optimistic (OpenRec) tied "
+    "items share one position; alpha_ndcg and ab_ndcg read the order of a list's items, so they are refused "
+    "where items share a position inside the top k (the same under equal values of a rank column)."
 )
 
 

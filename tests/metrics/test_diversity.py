@@ -457,3 +457,63 @@ def test_renaming_categories_leaves_every_bit(monkeypatch, kernel):
     got = _renamed_values()
     assert len(got[0]) == 1 and len(got[1]) == 1, got
     assert got == default
+
+
+# ---- α-nDCG and αβ-nDCG read the order of the list's items: ties=optimistic, tdup (issue 35) ----
+
+_OPT_CATS = {"item_id": list(range(1, 9)), "category": ["a", "b", "a", "c", "b", "d", "a", "c"]}
+_OPT_RECS = {"user_id": [1] * 6 + [2] * 3, "item_id": [1, 2, 3, 4, 5, 6, 2, 7, 8],
+             "score": [3.0, 2.0, 2.0, 2.0, 2.0, 1.0, 0.9, 0.8, 0.7]}
+_OPT_TRUTH = {"user_id": [1, 1, 1, 2], "item_id": [1, 3, 6, 7], "rating": [5.0, 3.0, 4.0, 2.0]}
+
+
+def _rows_in(order: list[int], cols: dict) -> dict:
+    return {c: [v[i] for i in order] for c, v in cols.items()}
+
+
+@pytest.mark.parametrize("metric", ["alpha_ndcg", "ab_ndcg"])
+def test_optimistic_ties_inside_the_top_k_are_refused_in_every_row_order(metric):
+    """ties=optimistic gives tied rows one position; the α-gains read their order, which the
+    data do not give: refused (once 0.492 vs 0.330 in two row orders); beyond k the plain value."""
+    from receval import evaluate
+    from receval.backends.polars import evaluate_polars
+    from receval.errors import TiesRefused
+
+    spec = f"{metric}(ties=optimistic)@3"
+    messages = set()
+    for order in ([0, 1, 2, 3, 4, 5, 6, 7, 8], [8, 4, 3, 2, 1, 0, 5, 7, 6], [5, 3, 1, 4, 2, 0, 6, 8, 7]):
+        with pytest.raises(TiesRefused) as e:
+            evaluate(_rows_in(order, _OPT_RECS), _OPT_TRUTH, [spec], categories=_OPT_CATS)
+        messages.add(str(e.value))
+    assert messages == {f"pass ties=item (or item_desc, input) or ranks without repeats: {metric}@3 reads the order of "
+                        "items sharing a position; 1 user has such items within the top 3 (receval explain ties)"}
+    import polars as pl
+
+    with pytest.raises(TiesRefused) as e:  # the batched engine adds its batches' counts: the same message
+        evaluate_polars(pl.DataFrame(_OPT_RECS).lazy(), pl.DataFrame(_OPT_TRUTH).lazy(), [spec],
+                        n_batches=2, categories=_OPT_CATS)
+    assert str(e.value) in messages
+    # the tie group of user 1 starts at position 2: at k = 1 no rows share a position inside the top k
+    one = f"{metric}(ties=optimistic)@1"
+    got = {evaluate(_rows_in(o, _OPT_RECS), _OPT_TRUTH, [one], categories=_OPT_CATS)[one]
+           for o in ([0, 1, 2, 3, 4, 5, 6, 7, 8], [8, 4, 3, 2, 1, 0, 5, 7, 6])}
+    assert got == {evaluate(_OPT_RECS, _OPT_TRUTH, [f"{metric}(ties=input)@1"], categories=_OPT_CATS)[f"{metric}(ties=input)@1"]}
+
+
+def test_ab_ndcg_reads_the_truth_rows_tdup_keeps():
+    """ab_ndcg(tdup=max) reads one row of a repeated (user, item) pair, at its highest rating, in γ
+    and among the ideal's candidates: the value of the deduplicated truth, not tdup=keep's."""
+    from receval import evaluate
+
+    cats = {"item_id": [1, 2, 3, 4], "category": ["a", "b", "a", "c"]}
+    recs = {"user_id": [1, 1, 1], "item_id": [1, 2, 3], "score": [3.0, 2.0, 1.0]}
+    truth = {"user_id": [1, 1, 1, 1], "item_id": [1, 1, 2, 4], "rating": [2.0, 5.0, 3.0, 4.0]}
+    once = {"user_id": [1, 1, 1], "item_id": [1, 2, 4], "rating": [5.0, 3.0, 4.0]}
+    first = {"user_id": [1, 1, 1, 1], "item_id": [1, 1, 2, 4], "rating": [5.0, 5.0, 3.0, 4.0]}
+
+    def ab(t: dict, tdup: str) -> float:
+        spec = f"ab_ndcg(tdup={tdup},rmax=5)@3"
+        return evaluate(recs, t, [spec], categories=cats)[spec]
+
+    assert ab(truth, "max") == ab(once, "error") == ab(first, "first") == pytest.approx(0.800062304436183, abs=1e-12)
+    assert ab(truth, "keep") == pytest.approx(0.8300319688071104, abs=1e-12)

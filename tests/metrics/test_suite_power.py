@@ -190,6 +190,9 @@ EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('precision', 'average=micro', 'order=rank_value'): 'the same as standard (den:k, see above); order=rank_value equals standard on the suite (no equal or skipped ranks)',
     ('ab_ndcg', 'empty=zero', 'rel=all'): 'a user without a relevant item has no rating > 0, so no ideal candidate (P > 0): DCG* = 0 and the value 0, left in the mean either way',
     ('ab_ndcg', 'order=rank_value', 'standard'): RANKS,
+    ('ab_ndcg', 'order=score,ties=average', 'order=score,ties=optimistic'): (
+        'both refuse exactly where a tie group starts at a position <= k (average: no tie-averaged value; optimistic: '
+        'its rows share that position, whose order the gains read) and give the plain value elsewhere'),
     ('auc', 'noneg=skip', 'nopos=skip'): 'auc@k refuses both (a per-user mean leaves no user out: only auc(form=users) skips) and the stacked auc reads neither',
     ('aclt', 'hitscore=positive', 'standard'): 'reads no hit: which recommended relevant items count as hits does not enter',
     ('aclt', 'order=rank_value', 'standard'): RANKS,
@@ -321,14 +324,9 @@ EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
 #: metrics of the worked arithmetic cases (coverage, entropy, gini, reo, rsp, bias_disparity, ...), worked in the
 #: standard context only
 NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
-    # ab_ndcg: receval reads every truth row under tdup=max (as under keep: in gamma and the ideal's
-    # candidates) and fills the k slots of ties=optimistic with the first k rows in input order (as
-    # ties=input); the reference (conformance/reference/aspects.py) leaves both out; no input has a
-    # user whose ratings all lie in (0, 1) (rel=1 leaves such a user out)
+    # ab_ndcg: no input has a user whose ratings all lie in (0, 1) (rel=1 leaves such a user out)
     ('ab_ndcg', 'order=rank_value', 'rel=1'),
-    ('ab_ndcg', 'order=score,ties=input', 'order=score,ties=optimistic'),
     ('ab_ndcg', 'rel=1', 'standard'),
-    ('ab_ndcg', 'tdup=keep', 'tdup=max'),
     ('alpha_ndcg', 'dup=first', 'dup=keep'),
     ('alpha_ndcg', 'dup=first', 'order=rank_value'),
     ('alpha_ndcg', 'dup=first', 'standard'),

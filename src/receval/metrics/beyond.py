@@ -491,6 +491,7 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     s = h.lists
     s.need("categories", "alpha_ndcg")
+    s.check_order_of_shared(ks, "alpha_ndcg")
     thr = o["rel"] if o["rel"] is not None else -np.inf
     ratings = np.where(s.t_rel, s.t_ratings, -np.inf) if o["rel"] is not None else np.where(s.t_rel, 1.0, -np.inf)
     thr = thr if o["rel"] is not None else 0.0
@@ -555,11 +556,13 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     """
     s = h.lists
     s.need("categories", "ab_ndcg")
+    s.check_order_of_shared(ks, "ab_ndcg")
+    t_offsets, t_items, t_ratings = s.kept_truth()  # the rows tdup keeps: γ and the ideal's candidates
 
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
         items, _, rating = s.top(k)
-        return _asp.alpha_beta_ndcg(items, rating, s.aspects, s.t_offsets, s.t_items, s.t_ratings,
+        return _asp.alpha_beta_ndcg(items, rating, s.aspects, t_offsets, t_items, t_ratings,
                                     alpha=o["alpha"], beta=o["beta"], r_max=r_max, k=k)
 
     # rmax's default, the largest truth rating, is over all truth users (a batched engine

@@ -28,12 +28,10 @@ attain it, every choice is followed and the largest DCG kept. r_max is ``rmax`` 
 truth rating (1 when that is not positive); the value is DCG / DCG* (0 when DCG* = 0) under the
 ``empty`` and ``norecs`` policies of the ranking reference.
 
-Not covered (``NotImplementedError``, the case is left out): a negative truth rating (P would be a
-negative probability), ``ties=average`` (the expectation over tie orders), rows sharing a position
-in the top k (``ties=optimistic``, equal rank values: which of them fill the k slots is not
-defined; receval keeps the first k rows in ranked order), ``tdup=first``/``max`` with a repeated
-truth pair (receval's ``ab_ndcg`` reads every truth row there, in γ and among the ideal's candidates,
-as under ``tdup=keep``: reported in issue 35's audit work, not encoded here).
+Refused (any user's rows sharing a position in the top k, under ``ties=optimistic`` or equal rank
+values): the gains read the order of the list's items, which the data do not give there. Not
+covered (``NotImplementedError``, the case is left out): a negative truth rating (P would be a
+negative probability), ``ties=average`` (the expectation over tie orders).
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from __future__ import annotations
 import math
 import struct
 
-from .ranking import CONTEXT_DEFAULTS, policy_values, prepare
+from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
 
 ASPECT_DEFAULTS = {"ab_ndcg": {"alpha": 0.02, "beta": 0.2, "rmax": None}}
 
@@ -124,8 +122,6 @@ def per_user_ab(o: dict, k: int, ranked: list, rating_of: dict, kept: list[tuple
     gamma = {c: (v / den if den > 0 else 0.0) for c, v in num.items()}
 
     top = [(j, pos, i) for j, (pos, i) in enumerate(ranked) if pos <= k]
-    if len({pos for _, pos, _ in top}) < len(top):
-        raise NotImplementedError("rows sharing a position in the top k")
     dcg, state = 0.0, {}
     for j, pos, i in top:
         r = None if j in unmatched else rating_of.get(i)
@@ -164,8 +160,10 @@ def reference_aspects(recs, truth, metric, k, options=None, *, categories=None):
     kept: dict = {u: [] for u in users}
     matched: dict = {u: {} for u in users}
     rel = ctx["rel"]
-    if ctx["tdup"] in ("first", "max") and any(len(rs) > 1 for rs in rows.values()):
-        raise NotImplementedError("tdup=first/max with a repeated truth pair")
+    for data in users.values():  # rows sharing a position in the top k: their order is not in the data
+        top = [pos for pos, _ in data["ranked"] if pos <= k]
+        if len(set(top)) < len(top):
+            raise RefError("rows sharing a position in the top k")
     for (u, i), rs in rows.items():
         mine = rs if ctx["tdup"] == "keep" else [max(rs) if ctx["tdup"] == "max" else rs[0]]
         kept[u].extend((i, r) for r in mine)
