@@ -22,10 +22,12 @@ from typing import Any
 from receval._version import __version__
 from receval.conformance.arithmetic import ARITHMETIC, worked
 from receval.conformance.generate import SCENARIOS, plans
+from receval.conformance.reference.average import tie_average
 from receval.conformance.reference.aspects import ALPHA_DEFAULTS, ASPECT_DEFAULTS, reference_alpha, reference_aspects
 from receval.conformance.reference.auc import AUC_DEFAULTS, reference_auc
 from receval.conformance.reference.dist import DIST_DEFAULTS, reference_dist
 from receval.conformance.reference.errors import ERROR_DEFAULTS, reference_errors
+from receval.conformance.reference.fairness import FAIRNESS_DEFAULTS, reference_fairness
 from receval.conformance.reference.ir import IR_DEFAULTS, reference_ir
 from receval.conformance.reference.lists import DEFAULTS as LIST_DEFAULTS
 from receval.conformance.reference.lists2 import LISTS2_DEFAULTS, reference_lists2
@@ -56,6 +58,7 @@ def _dicts(sc: Any) -> dict[str, Any]:
         "categories": {"item_id": [r[0] for r in side["categories"]], "category": [r[1] for r in side["categories"]]},
         "baseline": {"user_id": [r[0] for r in side["baseline"]], "item_id": [r[1] for r in side["baseline"]],
                      "score": [r[2] for r in side["baseline"]], "rank": [r[3] for r in side["baseline"]]},
+        "item_groups": {"item_id": [r[0] for r in side["item_groups"]], "group": [r[1] for r in side["item_groups"]]},
         "user_groups": {"user_id": [r[0] for r in side["user_groups"]], "group": [r[1] for r in side["user_groups"]]},
     }
 
@@ -63,7 +66,7 @@ def _dicts(sc: Any) -> dict[str, Any]:
 def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: dict[str, Any]) -> Any:
     """(per_user, mean), "refused", or None (the reference does not cover this metric or option)."""
     if options.get("ties") == "average" and options.get("order") == "score":
-        return None  # the reference has no tie-averaged values
+        return _tie_averaged(metric, k, options, d) if metric in TIES_AVERAGED else None  # else no tie-averaged values
     try:
         if metric in METRIC_DEFAULTS:
             return reference(d["recs"], d["truth"], metric, k, options)  # type: ignore[arg-type]  # k as planned (None for a metric without cut-off)
@@ -72,6 +75,9 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
         if metric in POP_DEFAULTS:
             return reference_pop(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"],
                                  baseline=d["baseline"])
+        if metric in FAIRNESS_DEFAULTS:
+            return reference_fairness(d["recs"], d["truth"], metric, k, options, train=d["train"],
+                                      item_groups=d["item_groups"], user_groups=d["user_groups"])
         if metric in AUC_DEFAULTS:
             return reference_auc(d["recs"], d["truth"], metric, k, options, train=d["train"], catalog=d["catalog"])
         if metric in ASPECT_DEFAULTS:
@@ -93,6 +99,34 @@ def reference_outcome(metric: str, k: int | None, options: dict[str, Any], d: di
     except Exception:  # an option the reference does not know
         return None
     return None
+
+
+#: the metrics whose ties=average the reference computes by brute force (reference/average.py), and those
+#: of them (and novelty(unknown=skip)) that have a value only where no tie group straddles k
+TIES_AVERAGED = frozenset({"arp", "aplt", "aclt", "novelty", "surprisal", "unseen", "unexpectedness", "serendipity",
+                           "intersection", "popreo", "poprsp", "reo", "rsp", "bias_disparity"})
+TOPK_SETTLED = frozenset({"popreo", "poprsp", "reo", "rsp", "bias_disparity"})
+
+
+def _tie_averaged(metric: str, k: int | None, options: dict[str, Any], d: dict[str, Any]) -> Any:
+    """The reference's ``ties=input`` value averaged over every ordering of the ties (or refused)."""
+    inner = {**options, "ties": "input"}
+
+    def run(recs: dict[str, Any]) -> Any:
+        got = reference_outcome(metric, k, inner, {**d, "recs": recs})
+        if got == "refused":
+            raise RefError("refused")
+        if got is None:
+            raise LookupError("no reference")
+        return got
+
+    settled = metric in TOPK_SETTLED or (metric == "novelty" and options.get("unknown") == "skip")
+    try:
+        return tie_average(run, d["recs"], d["truth"], k, options, metric, settled=settled)  # type: ignore[arg-type]
+    except RefError:
+        return "refused"
+    except Exception:  # no reference, or too many orderings
+        return None
 
 
 def agree(ours: dict[str, Any], ref: Any) -> bool:

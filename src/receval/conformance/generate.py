@@ -29,6 +29,7 @@ from ..resolve import resolve
 from ..spec import parse_spec
 from ..dialects import all_dialects
 from ..metrics import all_metrics
+from .scenarios_pop import SCENARIOS_POP
 
 #: (user, item, score, rank) rows; rank is the list position (1-based, row order within a user)
 Rows = list[tuple[Any, ...]]
@@ -226,6 +227,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
         (2, 3), ("duplicates",), why="a repeated irrelevant item pushes u1's first hit past k=2 when every row is a position",
     ),
 ]}
+SCENARIOS.update({s.name: s for s in SCENARIOS_POP})  # the popularity metrics' (scenarios_pop.py)
 
 from .scenarios_rank import RANK_SCENARIOS  # noqa: E402  (issue 35: the scenarios of the rank helper, as keyword arguments)
 SCENARIOS.update({d["name"]: Scenario(**d) for d in RANK_SCENARIOS})
@@ -243,7 +245,15 @@ EXTRA_OPTIONS: dict[str, list[dict[str, str]]] = {
     "ndcg": [{"gain": "linear", "neg": "zero"}, {"gain": "exp2", "ideal": "uncut"}],
     "map": [{"denominator": "r", "indicator": "no"}, {"denominator": "k", "indicator": "no"}],
     **{m: [{"split": "count", "cut": "2"}] for m in ("aplt", "aclt", "popreo", "poprsp")},
+    # ties=average (the default of order=score) where the denominator reads the order: defined only
+    # where the top k is settled (novelty), or a position term over a tie group (serendipity)
+    "novelty": [{"unknown": "skip", "order": "score"}, {"denominator": "k", "order": "score"}],
+    "serendipity": [{"denominator": "k", "order": "score"}],
+    "bias_disparity": [{"ugroup": "a"}, {"ugroup": "b", "of": "bs"}],  # a cell of one user group (user_groups)
 }
+
+#: options a metric's every plan carries: a required option without a default (bias disparity names one cell)
+REQUIRED_OPTIONS: dict[str, dict[str, str]] = {"bias_disparity": {"icat": "g1"}}
 
 #: context options varied on the scenario that makes them matter
 CONTEXT_BY_TAG: dict[str, list[dict[str, str]]] = {
@@ -312,6 +322,12 @@ def _ks(metric: Any, scenario: Scenario) -> list[int | None]:
     return ks
 
 
+def planned(sc: Scenario, metric: str) -> bool:
+    """Whether ``metric`` is planned on ``sc`` (a scenario may name the metrics it is for)."""
+    only = getattr(sc, "metrics", None)
+    return only is None or metric in only
+
+
 def plans() -> Iterator[Plan]:
     """Every plan, in a fixed order: per metric, per scenario, per cut-off, per option set;
     then per dialect, per metric it offers, per scenario, per cut-off."""
@@ -320,7 +336,7 @@ def plans() -> Iterator[Plan]:
 
     def emit(metric: Any, options: dict[str, str], sc: Scenario, k: int | None, dialect: str | None,
              tags: tuple[str, ...]) -> Iterator[Plan]:
-        opts = {**options, **{a: v for a, v in sc.extra.items() if a not in options}}
+        opts = {**REQUIRED_OPTIONS.get(metric.name, {}), **options, **{a: v for a, v in sc.extra.items() if a not in options}}
         spec = _spec(metric.name, opts, k, dialect)
         if spec is None or (spec, sc.name, dialect) in seen:
             return
@@ -329,6 +345,8 @@ def plans() -> Iterator[Plan]:
 
     for m in all_metrics():
         for sc in SCENARIOS.values():
+            if not planned(sc, m.name):
+                continue
             for k in _ks(m, sc):
                 for opts in metric_variants(m.name):
                     yield from emit(m, opts, sc, k, None, ())
@@ -346,10 +364,12 @@ def plans() -> Iterator[Plan]:
             except StopIteration:
                 continue
             for sc in SCENARIOS.values():
+                if not planned(sc, m.name):
+                    continue
                 for k in _ks(m, sc):
                     if d.entry_name(name, k) != entry_name:
                         continue
                     yield from emit(m, {}, sc, k, d.label, ("dialect",))
 
 
-__all__ = ["Scenario", "SCENARIOS", "Plan", "plans", "metric_variants", "TRAIN", "CATEGORIES"]
+__all__ = ["Scenario", "SCENARIOS", "Plan", "plans", "planned", "metric_variants", "TRAIN", "CATEGORIES"]

@@ -76,6 +76,15 @@ RANK_SCENARIOS: list[dict[str, Any]] = [
             "answer, the standard refuses (mae, rmse)",
     ),
     Scenario(
+        "low_ratings",
+        [("u1", "i1", .9), ("u1", "i2", .6), ("u1", "i3", .4), ("u2", "i2", .8), ("u2", "i4", .7), ("u2", "i1", .2)],
+        [("u1", "i1", .5), ("u1", "i3", .25), ("u2", "i2", 3), ("u2", "i4", 1)],
+        (2,), ("graded", "fractional"),
+        why="u1's ratings all lie in (0, 1): relevant under the standard rel:>0, not under rel=1 (then u1 has no "
+            "relevant item and the empty policy decides), so every metric that reads the user set tells them apart "
+            "(ab_ndcg among them)",
+    ),
+    Scenario(
         "rating_conflicts",
         [("u1", "i1", 3.5), ("u1", "i2", 2.0), ("u1", "i3", 4.0), ("u2", "i4", 1.5), ("u2", "i5", 3.0)],
         [("u1", "i1", 4), ("u1", "i1", 2), ("u1", "i2", 1), ("u2", "i4", 2), ("u2", "i5", 2.5)],
