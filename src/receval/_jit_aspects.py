@@ -60,13 +60,16 @@ def _gamma_at(u, c, C, gmode, gdense, gkeys, gvals):  # pragma: no cover - compi
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def _gain(buf, cs, ce, tcat, tpg, st, ab):  # pragma: no cover - compiled
-    """The gain of a candidate whose triples are ``cs .. ce - 1`` at the state row ``st``:
+@njit(cache=True, nogil=True, inline="always")
+def _gain(buf, cs, ce, tcat, tpg, st, s0, ab):  # pragma: no cover - compiled
+    """The gain of a candidate whose triples are ``cs .. ce - 1`` at the states ``st[s0 + ...]``:
     α: the sum of the states, αβ: ``1 - prod(1 - (P γ) s)``, the terms in ascending order."""
     d = ce - cs
+    if d == 1:
+        s = st[s0 + tcat[cs]]
+        return 1.0 - (1.0 - tpg[cs] * s) if ab else s
     for i in range(d):
-        s = st[tcat[cs + i]]
+        s = st[s0 + tcat[cs + i]]
         v = 1.0 - tpg[cs + i] * s if ab else s
         # insertion sort, ascending
         h = i
@@ -86,44 +89,36 @@ def _gain(buf, cs, ce, tcat, tpg, st, ab):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
-          budget, loc, keys_out):  # pragma: no cover - compiled
+          budget, loc, keys_out, W):  # pragma: no cover - compiled
     """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``); returns (value, ok): ok
-    False when the choices grew past ``budget`` steps. Writes the candidates' tie keys."""
+    False when the choices grew past ``budget`` steps. Writes the candidates' tie keys.
+    ``W``: the scratch arrays of the part (:func:`_scratch`), large enough for this user."""
+    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, ACC, CH, NCH, PTR, GM, buf, hit,
+     fresh, alive, aoff, adj) = W
     n = b - a
     # the user's triples (candidate, category): local category numbers, in the candidates' order
-    T = 0
-    for d in range(n):
-        it = ci[a + d]
-        T += indptr[it + 1] - indptr[it]
-    tst = np.empty(n + 1, np.int64)
-    tcat = np.empty(T, np.int64)
-    tpg = np.zeros(T, np.float64)
-    cats = np.empty(T, np.int64)
     L = 0
     pos = 0
-    dmax = 1
     for d in range(n):
         tst[d] = pos
         it = ci[a + d]
-        dmax = max(dmax, indptr[it + 1] - indptr[it])
         for t in range(indptr[it], indptr[it + 1]):
             c = indices[t]
             if loc[c] < 0:
                 loc[c] = L
                 cats[L] = c
+                cnt[L] = 0
                 L += 1
-            tcat[pos] = loc[c]
+            lc = loc[c]
+            tcat[pos] = lc
+            cnt[lc] += 1
             if ab:
                 tpg[pos] = _gamma_at(u, c, C, gmode, gdense, gkeys, gvals) * cp[a + d]
             pos += 1
     tst[n] = pos
     for i in range(L):
         loc[cats[i]] = -1
-    # tie keys (aspects._tie_keys): m_c, h1, b_c, kappa
-    cnt = np.zeros(L, np.int64)
-    for t in range(T):
-        cnt[tcat[t]] += 1
-    h1 = np.empty(n, np.uint64)
+    # tie keys (aspects._tie_keys): m_c (cnt), h1, b_c, kappa
     for d in range(n):
         s = np.uint64(0)
         for t in range(tst[d], tst[d + 1]):
@@ -131,12 +126,12 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
         if ab:
             s += _mix(cpbits[a + d], np.uint64(4))
         h1[d] = s
-    bb = np.zeros(L, np.uint64)
+    for i in range(L):
+        bb[i] = np.uint64(0)
     for d in range(n):
         hm = _mix(h1[d], np.uint64(2))
         for t in range(tst[d], tst[d + 1]):
             bb[tcat[t]] += hm
-    key = np.empty(n, np.uint64)
     for d in range(n):
         s = np.uint64(0)
         for t in range(tst[d], tst[d + 1]):
@@ -149,9 +144,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     while size < 2 * n:
         size *= 2
     mask = np.uint64(size - 1)
-    table = np.full(size, -1, np.int64)
-    crep = np.empty(n, np.int64)  # a class's representative candidate
-    cmult = np.zeros(n, np.int64)
+    for i in range(size):
+        table[i] = -1
     ncls = 0
     for d in range(n):
         it = ci[a + d]
@@ -183,19 +177,88 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                 cmult[r] += 1
                 break
             s = (s + np.uint64(1)) & mask
-    # the greedy, every choice among tied classes of different content followed (depth-first)
     kd = min(k, n)
-    S = np.empty((kd + 1, L), np.float64)
-    S[0, :] = 1.0
-    M = np.empty((kd + 1, ncls), np.int64)
-    M[0, :] = cmult[:ncls]
-    ACC = np.zeros(kd + 1, np.float64)
-    CH = np.empty((max(kd, 1), ncls), np.int64)
-    NCH = np.zeros(max(kd, 1), np.int64)
-    PTR = np.zeros(max(kd, 1), np.int64)
-    GM = np.zeros(max(kd, 1), np.float64)
-    gains = np.empty(ncls, np.float64)
-    buf = np.empty(dmax, np.float64)
+    # the greedy alone, while no two classes of different content tie (gain and key): gains only
+    # fall, so a class's last gain bounds its gain now, and only the classes of the largest
+    # bounds are computed again (each exactly as below: the same picks and sums)
+    for i in range(L + 1):
+        aoff[i] = 0
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            aoff[tcat[t] + 1] += 1
+    for i in range(L):
+        aoff[i + 1] += aoff[i]
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            adj[aoff[tcat[t]]] = c
+            aoff[tcat[t]] += 1
+    for i in range(L, 0, -1):
+        aoff[i] = aoff[i - 1]
+    aoff[0] = 0
+    for i in range(L):
+        S[i] = 1.0
+    na = ncls
+    for c in range(ncls):
+        d = crep[c]
+        G[c] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+        fresh[c] = True
+        alive[c] = c
+        M[c] = cmult[c]
+    acc = 0.0
+    plain = True
+    for j in range(kd):
+        while True:
+            bi = alive[0]
+            for x in range(1, na):
+                c = alive[x]
+                if G[c] > G[bi] or (G[c] == G[bi] and key[crep[c]] > key[crep[bi]]):
+                    bi = c
+            if fresh[bi]:
+                break
+            d = crep[bi]
+            G[bi] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+            fresh[bi] = True
+        gmax = G[bi]
+        kb = key[crep[bi]]
+        for x in range(na):
+            c = alive[x]
+            if c != bi and G[c] == gmax and key[crep[c]] == kb:
+                if not fresh[c]:
+                    d = crep[c]
+                    G[c] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+                    fresh[c] = True
+                if G[c] == gmax:
+                    plain = False
+                    break
+        if not plain:
+            break
+        acc = acc + gmax * disc[j]
+        d = crep[bi]
+        mult = 1.0 - cp[a + d] if ab else oma
+        for t in range(tst[d], tst[d + 1]):
+            lc = tcat[t]
+            S[lc] = S[lc] * mult
+            for e in range(aoff[lc], aoff[lc + 1]):
+                fresh[adj[e]] = False
+        M[bi] -= 1
+        if M[bi] == 0:
+            for x in range(na):
+                if alive[x] == bi:
+                    alive[x] = alive[na - 1]
+                    na -= 1
+                    break
+    if plain:
+        return acc, True
+    # the greedy, every choice among tied classes of different content followed (depth-first);
+    # level j: the states S[j * L ...], the multiplicities M[j * ncls ...], the gains G[j * ncls ...]
+    # (a class's gain is computed again only when a state it reads changed), the DCG ACC[j]
+    for i in range(L):
+        S[i] = 1.0
+    for c in range(ncls):
+        M[c] = cmult[c]
+    ACC[0] = 0.0
     best = -np.inf
     steps = 0
     j = 0
@@ -213,26 +276,43 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             steps += 1
             if steps > budget:
                 return 0.0, False
+            sj = j * L
+            mj = j * ncls
+            if j > 0:  # the states the previous pick changed
+                for i in range(L):
+                    hit[i] = False
+                dp = crep[CH[(j - 1) * ncls + PTR[j - 1] - 1]]
+                for t in range(tst[dp], tst[dp + 1]):
+                    hit[tcat[t]] = True
             gmax = -np.inf
             for c in range(ncls):
-                if M[j, c] > 0:
+                if M[mj + c] > 0:
                     d = crep[c]
-                    g = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S[j], ab)
-                    gains[c] = g
+                    if j > 0:
+                        stale = False
+                        for t in range(tst[d], tst[d + 1]):
+                            if hit[tcat[t]]:
+                                stale = True
+                                break
+                    if j == 0 or stale:
+                        g = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, sj, ab)
+                    else:
+                        g = G[mj - ncls + c]
+                    G[mj + c] = g
                     if g > gmax:
                         gmax = g
             kmax = np.uint64(0)
             found = False
             for c in range(ncls):
-                if M[j, c] > 0 and gains[c] == gmax:
+                if M[mj + c] > 0 and G[mj + c] == gmax:
                     kc = key[crep[c]]
                     if not found or kc > kmax:
                         kmax = kc
                         found = True
             nt = 0
             for c in range(ncls):
-                if M[j, c] > 0 and gains[c] == gmax and key[crep[c]] == kmax:
-                    CH[j, nt] = c
+                if M[mj + c] > 0 and G[mj + c] == gmax and key[crep[c]] == kmax:
+                    CH[mj + nt] = c
                     nt += 1
             NCH[j] = nt
             PTR[j] = 0
@@ -243,19 +323,40 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             if j < 0:
                 break
             continue
-        c = CH[j, PTR[j]]
+        c = CH[j * ncls + PTR[j]]
         PTR[j] += 1
         d = crep[c]
         mult = 1.0 - cp[a + d] if ab else oma
-        S[j + 1, :] = S[j, :]
+        sj = j * L
+        for i in range(L):
+            S[sj + L + i] = S[sj + i]
         for t in range(tst[d], tst[d + 1]):
-            S[j + 1, tcat[t]] = S[j + 1, tcat[t]] * mult
-        M[j + 1, :] = M[j, :]
-        M[j + 1, c] -= 1
+            S[sj + L + tcat[t]] = S[sj + L + tcat[t]] * mult
+        mj = j * ncls
+        for i in range(ncls):
+            M[mj + ncls + i] = M[mj + i]
+        M[mj + ncls + c] -= 1
         ACC[j + 1] = ACC[j] + GM[j] * disc[j]
         j += 1
         expand = True
     return best, True
+
+
+@njit(cache=True, nogil=True)
+def _scratch(nmax, Tmax, dmax, k):  # pragma: no cover - compiled
+    """The scratch arrays of :func:`_user` for users of at most ``nmax`` candidates, ``Tmax``
+    (candidate, category) triples, ``dmax`` categories per candidate, cut-off ``k``."""
+    size = 4
+    while size < 2 * nmax:
+        size *= 2
+    return (np.empty(nmax + 1, np.int64), np.empty(Tmax, np.int64), np.zeros(Tmax, np.float64),
+            np.empty(Tmax, np.int64), np.empty(Tmax, np.int64), np.empty(nmax, np.uint64),
+            np.empty(Tmax, np.uint64), np.empty(nmax, np.uint64), np.empty(size, np.int64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty((k + 1) * Tmax, np.float64),
+            np.empty((k + 1) * nmax, np.int64), np.empty((k + 1) * nmax, np.float64), np.empty(k + 1, np.float64),
+            np.empty(k * nmax, np.int64), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64),
+            np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
+            np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -269,6 +370,16 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
     for p in prange(PARTS):
         u0 = p * U // PARTS
         u1 = (p + 1) * U // PARTS
+        nmax, Tmax, dmax = 1, 1, 1
+        for u in range(u0, u1):
+            nmax = max(nmax, coff[u + 1] - coff[u])
+            T = 0
+            for x in range(coff[u], coff[u + 1]):
+                dg = indptr[ci[x] + 1] - indptr[ci[x]]
+                T += dg
+                dmax = max(dmax, dg)
+            Tmax = max(Tmax, T)
+        W = _scratch(nmax, Tmax, dmax, k)
         loc = np.full(C, -1, np.int64)
         for u in range(u0, u1):
             a, b = coff[u], coff[u + 1]
@@ -277,6 +388,6 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
                 ok[u] = True
                 continue
             v, good = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma,
-                            disc, k, budget, loc, keys_out)
+                            disc, k, budget, loc, keys_out, W)
             idcg[u] = v
             ok[u] = good
