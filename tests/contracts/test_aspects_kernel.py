@@ -190,6 +190,44 @@ def test_renamed_items_and_categories_give_the_same_ideal(monkeypatch, calls, se
     assert calls
 
 
+#: inputs ``make(seed, U=40, C=C, max_deg=D, n_truth=T, grid=G)`` with a user whose greedy ideal
+#: depends on the choice between tied candidates (equal gain and key) of different content: the
+#: greedy that takes one of them (the largest item code) gives a smaller ideal than the search
+#: (found by trying seeds); (seed, C, D, T, G, user, alpha-beta)
+SEARCHED = [(35, 4, 2, 12, (4.0, 5.0), 15, False), (124, 4, 2, 12, (4.0, 5.0), 4, False),
+            (265, 4, 2, 12, (4.0, 5.0), 19, False), (392, 4, 2, 12, (4.0, 5.0), 7, False),
+            (15, 6, 3, 16, (5.0,), 8, True), (19, 4, 2, 16, (5.0,), 27, True), (32, 4, 2, 16, (5.0,), 15, True),
+            (34, 5, 2, 16, (5.0,), 32, True)]
+
+
+@pytest.mark.parametrize("case", SEARCHED, ids=[f"seed{c[0]}-{'ab' if c[-1] else 'alpha'}" for c in SEARCHED])
+def test_tied_choices_that_matter_are_searched(monkeypatch, calls, case):
+    # the kernel follows every choice where the numpy path searches, and finds the same ideal
+    seed, C, D, T, G, user, ab = case
+    asp, items, rating, off, ti, tr = make(seed, U=40, C=C, max_deg=D, n_truth=T, grid=G)
+    indptr, indices, C = A._aspects_csr(asp)
+    U, k = off.shape[0] - 1, 10
+    if ab:
+        got = both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=k,
+                                                          return_parts=True))
+        cp_all = 0.2 * (tr / 5.0)
+        m = np.diff(indptr)[ti] > 0
+        cu, ci, cp = A._sort_candidates(*A._candidates(off, m, ti, cp_all))
+        cu, ci, _, cp = A._order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
+        gam = A._gamma_pairs(*A._truth_users(off), ti, tr, indptr, indices, C)
+        greedy = A._greedy_ideal(cu, ci, cp, A._Greedy(indptr, indices, C, U, k, 0.02, gam))
+    else:
+        rel = np.nan_to_num(rating, nan=0.0) >= 4.0
+        got = both(monkeypatch, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 4.0, k=k, return_parts=True))
+        m = (tr >= 4.0) & (np.diff(indptr)[ti] > 0)
+        cu, ci = A._sort_candidates(*A._candidates(off, m, ti))
+        cu, ci, _ = A._order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
+        greedy = A._greedy_ideal(cu, ci, None, A._Greedy(indptr, indices, C, U, k, 0.5, None))
+    same(*got)
+    assert got[1][2][user] > greedy[user]  # the choice matters for this user
+    assert calls
+
+
 def test_gains_that_may_rise_stay_on_the_numpy_path(monkeypatch, calls):
     # alpha outside [0, 1], P above 1 or gamma outside [0, 1]: the kernel is not called
     asp, items, rating, off, ti, tr = make(5)
