@@ -94,7 +94,7 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     False when the choices grew past ``budget`` steps. Writes the candidates' tie keys.
     ``W``: the scratch arrays of the part (:func:`_scratch`), large enough for this user."""
     (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, ACC, CH, NCH, PTR, GM, buf, hit,
-     fresh, alive, aoff, adj) = W
+     fresh, alive, aoff, adj, ckey, cs0, cs1) = W
     n = b - a
     # the user's triples (candidate, category): local category numbers, in the candidates' order
     L = 0
@@ -177,6 +177,11 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                 cmult[r] += 1
                 break
             s = (s + np.uint64(1)) & mask
+    for c in range(ncls):
+        d = crep[c]
+        ckey[c] = key[d]
+        cs0[c] = tst[d]
+        cs1[c] = tst[d + 1]
     kd = min(k, n)
     # the greedy alone, while no two classes of different content tie (gain and key): gains only
     # fall, so a class's last gain bounds its gain now, and only the classes of the largest
@@ -201,33 +206,30 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
         S[i] = 1.0
     na = ncls
     for c in range(ncls):
-        d = crep[c]
-        G[c] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
         fresh[c] = True
         alive[c] = c
         M[c] = cmult[c]
     acc = 0.0
     plain = True
     for j in range(kd):
-        while True:
+        while True:  # the largest (bound, key): computed again until it is fresh
             bi = alive[0]
             for x in range(1, na):
                 c = alive[x]
-                if G[c] > G[bi] or (G[c] == G[bi] and key[crep[c]] > key[crep[bi]]):
+                if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
                     bi = c
             if fresh[bi]:
                 break
-            d = crep[bi]
-            G[bi] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+            G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
             fresh[bi] = True
         gmax = G[bi]
-        kb = key[crep[bi]]
+        kb = ckey[bi]
         for x in range(na):
             c = alive[x]
-            if c != bi and G[c] == gmax and key[crep[c]] == kb:
+            if c != bi and G[c] == gmax and ckey[c] == kb:
                 if not fresh[c]:
-                    d = crep[c]
-                    G[c] = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, 0, ab)
+                    G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
                     fresh[c] = True
                 if G[c] == gmax:
                     plain = False
@@ -356,7 +358,8 @@ def _scratch(nmax, Tmax, dmax, k):  # pragma: no cover - compiled
             np.empty((k + 1) * nmax, np.int64), np.empty((k + 1) * nmax, np.float64), np.empty(k + 1, np.float64),
             np.empty(k * nmax, np.int64), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64),
             np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
-            np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64))
+            np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
+            np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
