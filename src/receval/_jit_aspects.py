@@ -205,37 +205,44 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     for i in range(L):
         S[i] = 1.0
     na = ncls
+    pos = table  # free once the classes are found: each class's place in ``alive``
     for c in range(ncls):
         G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
         fresh[c] = True
         alive[c] = c
+        pos[c] = c
         M[c] = cmult[c]
     acc = 0.0
     plain = True
     for j in range(kd):
-        while True:  # the largest (bound, key): computed again until it is fresh
+        while True:  # the largest (bound, key), computed again until it is fresh; eq: others equal to it
             bi = alive[0]
+            eq = 0
             for x in range(1, na):
                 c = alive[x]
                 if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
                     bi = c
+                    eq = 0
+                elif G[c] == G[bi] and ckey[c] == ckey[bi]:
+                    eq += 1
             if fresh[bi]:
                 break
             G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
             fresh[bi] = True
         gmax = G[bi]
         kb = ckey[bi]
-        for x in range(na):
-            c = alive[x]
-            if c != bi and G[c] == gmax and ckey[c] == kb:
-                if not fresh[c]:
-                    G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
-                    fresh[c] = True
-                if G[c] == gmax:
-                    plain = False
-                    break
-        if not plain:
-            break
+        if eq:
+            for x in range(na):
+                c = alive[x]
+                if c != bi and G[c] == gmax and ckey[c] == kb:
+                    if not fresh[c]:
+                        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
+                        fresh[c] = True
+                    if G[c] == gmax:
+                        plain = False
+                        break
+            if not plain:
+                break
         acc = acc + gmax * disc[j]
         d = crep[bi]
         mult = 1.0 - cp[a + d] if ab else oma
@@ -245,12 +252,11 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             for e in range(aoff[lc], aoff[lc + 1]):
                 fresh[adj[e]] = False
         M[bi] -= 1
-        if M[bi] == 0:
-            for x in range(na):
-                if alive[x] == bi:
-                    alive[x] = alive[na - 1]
-                    na -= 1
-                    break
+        if M[bi] == 0:  # out of the alive classes: the last one takes its place
+            last = alive[na - 1]
+            alive[pos[bi]] = last
+            pos[last] = pos[bi]
+            na -= 1
     if plain:
         return acc, True
     # the greedy, every choice among tied classes of different content followed (depth-first);
