@@ -88,13 +88,70 @@ def _gain(buf, cs, ce, tcat, tpg, st, s0, ab):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _sorted_pairs(x, y, n):  # pragma: no cover - compiled
+    """Sort the pairs ``(x[i], y[i])``, ``i < n``, in place (insertion sort, lexicographic)."""
+    for i in range(1, n):
+        a, b = x[i], y[i]
+        h = i
+        while h > 0 and (x[h - 1] > a or (x[h - 1] == a and y[h - 1] > b)):
+            x[h] = x[h - 1]
+            y[h] = y[h - 1]
+            h -= 1
+        x[h] = a
+        y[h] = b
+
+
+@njit(cache=True, nogil=True)
+def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, pbi, pbe, fb, ib):  # pragma: no cover
+    """Whether tied classes ``i`` and ``e`` lead to the same ideal (``_ideal_search``'s rule):
+    the same multiplicity (``M[mo + ...]``), the same P (bits ``pbi``, ``pbe``), the same
+    shared categories (held by another class still to pick) and the same private ones up to
+    their (state, P γ): swapping the private categories maps the state onto itself. ``fb``,
+    ``ib``: scratch of at least 4 and 2 times the largest number of categories of a candidate."""
+    if M[mo + i] != M[mo + e] or pbi != pbe:
+        return False
+    D = fb.shape[0] // 4
+    ns = np.zeros(2, np.int64)
+    npv = np.zeros(2, np.int64)
+    for side in range(2):
+        c = i if side == 0 else e
+        for t in range(cs0[c], cs1[c]):
+            lc = tcat[t]
+            shared = False
+            for q in range(aoff[lc], aoff[lc + 1]):
+                x = adj[q]
+                if x != c and M[mo + x] > 0:
+                    shared = True
+                    break
+            if shared:
+                ib[side * D + ns[side]] = cats[lc]
+                ns[side] += 1
+            else:
+                fb[side * 2 * D + npv[side]] = S[so + lc]
+                fb[side * 2 * D + D + npv[side]] = tpg[t]
+                npv[side] += 1
+    if ns[0] != ns[1] or npv[0] != npv[1]:
+        return False
+    for q in range(ns[0]):  # the shared categories, ascending on both sides
+        if ib[q] != ib[D + q]:
+            return False
+    n = npv[0]
+    _sorted_pairs(fb[0:D], fb[D:2 * D], n)
+    _sorted_pairs(fb[2 * D:3 * D], fb[3 * D:4 * D], n)
+    for q in range(n):
+        if fb[q] != fb[2 * D + q] or fb[D + q] != fb[3 * D + q]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
           budget, loc, keys_out, W):  # pragma: no cover - compiled
     """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``); returns (value, ok): ok
     False when the choices grew past ``budget`` steps. Writes the candidates' tie keys.
     ``W``: the scratch arrays of the part (:func:`_scratch`), large enough for this user."""
     (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, ACC, CH, NCH, PTR, GM, buf, hit,
-     fresh, alive, aoff, adj, ckey, cs0, cs1) = W
+     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
     n = b - a
     # the user's triples (candidate, category): local category numbers, in the candidates' order
     L = 0
@@ -238,7 +295,10 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                     if not fresh[c]:
                         G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
                         fresh[c] = True
-                    if G[c] == gmax:
+                    if G[c] == gmax and not _interchangeable(
+                            c, bi, M, 0, S, 0, cs0, cs1, tcat, tpg, cats, aoff, adj,
+                            cpbits[a + crep[c]] if ab else np.uint64(0), cpbits[a + crep[bi]] if ab else np.uint64(0),
+                            fb, ib):
                         plain = False
                         break
             if not plain:
@@ -320,8 +380,17 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             nt = 0
             for c in range(ncls):
                 if M[mj + c] > 0 and G[mj + c] == gmax and key[crep[c]] == kmax:
-                    CH[mj + nt] = c
-                    nt += 1
+                    dup = False
+                    for q in range(nt):
+                        e = CH[mj + q]
+                        if _interchangeable(c, e, M, mj, S, sj, cs0, cs1, tcat, tpg, cats, aoff, adj,
+                                            cpbits[a + crep[c]] if ab else np.uint64(0),
+                                            cpbits[a + crep[e]] if ab else np.uint64(0), fb, ib):
+                            dup = True
+                            break
+                    if not dup:
+                        CH[mj + nt] = c
+                        nt += 1
             NCH[j] = nt
             PTR[j] = 0
             GM[j] = gmax
@@ -365,7 +434,8 @@ def _scratch(nmax, Tmax, dmax, k):  # pragma: no cover - compiled
             np.empty(k * nmax, np.int64), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64),
             np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
             np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
-            np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64))
+            np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64),
+            np.empty(4 * max(dmax, 1), np.float64), np.empty(2 * max(dmax, 1), np.int64))
 
 
 @njit(cache=True, nogil=True, parallel=True)
