@@ -1270,7 +1270,7 @@ def _ideal_numpy(off, m, titems, cp_all, problem: _Greedy, gext=None) -> np.ndar
 #: ideal candidates (the truth pairs the greedy ideal may pick) from which the ideal runs in the
 #: compiled kernel: below it the numpy path runs and numba is never imported
 #: (``RECEVAL_JIT_ASPECTS_MIN``; 0 forces the kernel on, e.g. to run a test suite)
-JIT_MIN_CANDIDATES = 200_000
+JIT_MIN_CANDIDATES = 250_000
 
 #: greedy steps of one user's tied choices the kernel follows before it leaves the user to the
 #: numpy path (:func:`_ideal_search`, which merges equal states)
