@@ -230,14 +230,69 @@ def end_to_end(d, k, thr, repeat):
     return out
 
 
+def render(data, commit):
+    """The diversity section of RESULTS.md from a run's JSON (``data``), measured at ``commit``."""
+    meta, res, e2e = data["meta"], data["results"], data["end_to_end"]
+    lo, hi = meta["loadavg_before"], meta["loadavg_after"]
+    cold = meta["kernel_cold_compile_s"]
+    lines = [
+        "## α-nDCG and αβ-nDCG: the greedy ideal compiled (`benchmarks/bench_diversity.py`, issue 37)",
+        "",
+        f"{meta['users']:,} users × k = {meta['k']}, {meta['categories']} categories, {meta['truth_pairs']:,} truth "
+        f"pairs ({meta['relevant_pairs']:,} relevant), work tree at {commit}; the numpy path and the kernel in the "
+        f"same process, interleaved, {meta['repeat']} calls each (end to end: {max(3, meta['repeat'] // 2)}). CPU = "
+        "the process's CPU time (every thread), the minimum; wall: median (minimum). 1-minute load average "
+        f"{lo[0]:.1f} before, {hi[0]:.1f} after (a shared 2-core VM: wall times follow the other work, CPU "
+        "times less so). The kernel loaded from numba's cache in "
+        f"{meta['kernel_load_s']:.2f} s" + ("" if cold is None else f"; compiled cold (fresh process, empty cache) in {cold:.1f} s") + ".",
+        "",
+        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | value |",
+        "|---|---|---|---|---|---|",
+    ]
+    base = e2e["ndcg@20"]
+    for name, v in e2e.items():
+        metric, _, path = name.partition(" [")
+        lines.append(f"| `{metric}` end to end | {path.rstrip(']') or 'numpy'} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
+                     f"(min {v['min_s']:.3f}) | {v['cpu_s'] / base['cpu_s']:.2f}× / {v['min_s'] / base['min_s']:.2f}× | "
+                     f"{v['value']:.6f} |")
+    for name, v in res.items():
+        if "nDCG" in name and "[" in name:
+            metric, _, path = name.partition(" [")
+            lines.append(f"| `{metric}` (function) | {path.rstrip(']')} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
+                         f"(min {v['min_s']:.3f}) | | {v['value']:.6f} |")
+    same = meta["bit_identical"]
+    lines += ["", "Values, numpy path against kernel: " + "; ".join(
+        f"{m}: {'bit-identical' if ok else 'DIFFERENT'}" for m, ok in same.items()) + "."]
+    return "\n".join(lines)
+
+
+def write_section(text):
+    """Replace the ``<!-- diversity:start -->`` ... ``<!-- diversity:end -->`` section of
+    RESULTS.md (appended when missing)."""
+    path = Path(__file__).resolve().parent / "RESULTS.md"
+    doc = path.read_text(encoding="utf-8")
+    a, b = "<!-- diversity:start -->", "<!-- diversity:end -->"
+    block = f"{a}\n{text}\n{b}"
+    if a in doc and b in doc:
+        doc = doc[:doc.index(a)] + block + doc[doc.index(b) + len(b):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(doc, encoding="utf-8")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--users", type=int, default=100_000)
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--write", metavar="COMMIT", help="rewrite the diversity section of RESULTS.md, naming COMMIT")
+    ap.add_argument("--render", metavar="JSON", help="only write the section from a run's JSON (with --write)")
     ap.add_argument("--cold", action="store_true", help="also time the kernel's compile in a fresh process, empty cache")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "diversity.json"))
     a = ap.parse_args(argv)
+    if a.render:
+        write_section(render(json.loads(Path(a.render).read_text()), a.write or "?"))
+        return None
     t0 = time.perf_counter()
     d = make_data(U=a.users, K=a.k)
     gen = time.perf_counter() - t0
@@ -309,6 +364,9 @@ def main(argv=None):
               f"{v['x_ndcg']:5.1f} / {v['x_ndcg_wall_min']:4.1f} / {v['x_ndcg_cpu']:4.1f} {v['value']:11.5f}")
     print("numpy path vs kernel, bit for bit: " + ", ".join(f"{m} {'yes' if ok else 'NO'}" for m, ok in same.items()))
     print(f"wrote {a.out}")
+    if a.write:
+        write_section(render(json.loads(Path(a.out).read_text()), a.write))
+        print("rewrote the diversity section of RESULTS.md")
     return res
 
 

@@ -194,7 +194,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
         for t in range(tst[d], tst[d + 1]):
             s += _mix(bb[tcat[t]], np.uint64(3))
         key[d] = s + _mix(h1[d], np.uint64(5))
-        keys_out[a + d] = key[d]
+        if keys_out.shape[0]:
+            keys_out[a + d] = key[d]
     # classes of equal content (categories, and P): a hash table of content hashes, each match
     # confirmed on the categories and P
     size = 4
@@ -444,7 +445,7 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
     """The greedy ideal DCG@k of every user (candidates ``coff[u] .. coff[u+1] - 1``: items
     ``ci``, for αβ-nDCG (``ab``) their P ``cp`` and its bits ``cpbits``) into ``idcg``; ``ok[u]``
     False for a user left to the numpy path (its choices grew past ``budget`` steps);
-    ``keys_out``: the candidates' tie keys."""
+    ``keys_out``: the candidates' tie keys (when it is not empty)."""
     U = coff.shape[0] - 1
     for p in prange(PARTS):
         u0 = p * U // PARTS

@@ -158,11 +158,11 @@ def test_the_kernels_tie_keys_are_the_numpy_keys():
     cp = 0.2 * tr[m] / 5.0
     jit = A._jit()
     disc = A.ndeval_discount(5)
-    _, ok, keys = A._jit_call(jit, coff, ci, None, indptr, indices, C, disc, 0.5, 5, None)
+    _, ok, keys = A._jit_call(jit, coff, ci, None, indptr, indices, C, disc, 0.5, 5, None, keys=True)
     assert ok.all()
     np.testing.assert_array_equal(keys, A._tie_keys(cu, ci, indptr, indices, C))
     gam = A._gamma_pairs(*A._truth_users(off), ti, tr, indptr, indices, C)
-    _, ok, keys = A._jit_call(jit, coff, ci, cp, indptr, indices, C, disc, 0.02, 5, gam)
+    _, ok, keys = A._jit_call(jit, coff, ci, cp, indptr, indices, C, disc, 0.02, 5, gam, keys=True)
     np.testing.assert_array_equal(keys, A._tie_keys(cu, ci, indptr, indices, C, cp))
 
 

@@ -1335,8 +1335,9 @@ def _jit() -> Any:
     return jit
 
 
-def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma):
-    """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok)``."""
+def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False):
+    """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok, tie keys)`` (the
+    keys only with ``keys``, else an empty array)."""
     U = coff.shape[0] - 1
     ab = cp is not None
     cpa = np.ascontiguousarray(cp if ab else np.zeros(0), dtype=np.float64)
@@ -1349,7 +1350,7 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma):
         gvals = np.ascontiguousarray(gamma.values, dtype=np.float64)
     idcg = np.empty(U, dtype=np.float64)
     ok = np.empty(U, dtype=np.bool_)
-    keys = np.empty(ci.shape[0], dtype=np.uint64)
+    keys = np.empty(ci.shape[0] if keys else 0, dtype=np.uint64)
     jit.greedy_ideals(coff, ci, cpa, cpa.view(np.uint64), ab, indptr, indices, int(C), gmode, gdense, gkeys, gvals,
                       float(1.0 - alpha), np.ascontiguousarray(disc, dtype=np.float64), int(k), int(JIT_BUDGET),
                       idcg, ok, keys)
