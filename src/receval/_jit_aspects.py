@@ -146,11 +146,13 @@ def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, p
 
 @njit(cache=True, nogil=True)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
-          budget, loc, keys_out, W):  # pragma: no cover - compiled
-    """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``); returns (value, ok): ok
-    False when the choices grew past ``budget`` steps. Writes the candidates' tie keys.
-    ``W``: the scratch arrays of the part (:func:`_scratch`), large enough for this user."""
-    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, ACC, CH, NCH, PTR, GM, buf, hit,
+          loc, keys_out, W):  # pragma: no cover - compiled
+    """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``) when no two classes of
+    different content tie: returns (value, 0, L, ncls); else (0, 1, L, ncls) and the user's
+    triples and classes in ``W`` for :func:`_search` (``L`` categories, ``ncls`` classes).
+    Writes the candidates' tie keys. ``W``: the scratch arrays of the part (:func:`_scratch`),
+    large enough for this user."""
+    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, buf, hit,
      fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
     n = b - a
     # the user's triples (candidate, category): local category numbers, in the candidates' order
@@ -319,8 +321,20 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             pos[last] = pos[bi]
             na -= 1
     if plain:
-        return acc, True
-    # the greedy, every choice among tied classes of different content followed (depth-first);
+        return acc, 0, L, ncls
+    return 0.0, 1, L, ncls
+
+
+@njit(cache=True, nogil=True)
+def _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd):  # pragma: no cover - compiled
+    """The greedy ideal of the user :func:`_user` left in ``W`` (``L`` categories, ``ncls``
+    classes, ``kd`` ranks), every choice among tied classes of different content followed
+    (depth-first); ``V``: the levels' arrays (:func:`_levels`). Returns (value, ok): ok False
+    when the choices grew past ``budget`` steps."""
+    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S0, M0, G0, buf, hit,
+     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
+    S, M, G, ACC, CH, NCH, PTR, GM = V
+    # every choice among tied classes of different content followed (depth-first);
     # level j: the states S[j * L ...], the multiplicities M[j * ncls ...], the gains G[j * ncls ...]
     # (a class's gain is computed again only when a state it reads changed), the DCG ACC[j]
     for i in range(L):
@@ -421,30 +435,38 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
 
 
 @njit(cache=True, nogil=True)
-def _scratch(nmax, Tmax, dmax, k):  # pragma: no cover - compiled
+def _scratch(nmax, Tmax, dmax):  # pragma: no cover - compiled
     """The scratch arrays of :func:`_user` for users of at most ``nmax`` candidates, ``Tmax``
-    (candidate, category) triples, ``dmax`` categories per candidate, cut-off ``k``."""
+    (candidate, category) triples, ``dmax`` categories per candidate."""
     size = 4
     while size < 2 * nmax:
         size *= 2
     return (np.empty(nmax + 1, np.int64), np.empty(Tmax, np.int64), np.zeros(Tmax, np.float64),
             np.empty(Tmax, np.int64), np.empty(Tmax, np.int64), np.empty(nmax, np.uint64),
             np.empty(Tmax, np.uint64), np.empty(nmax, np.uint64), np.empty(size, np.int64),
-            np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty((k + 1) * Tmax, np.float64),
-            np.empty((k + 1) * nmax, np.int64), np.empty((k + 1) * nmax, np.float64), np.empty(k + 1, np.float64),
-            np.empty(k * nmax, np.int64), np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty(Tmax, np.float64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.float64),
             np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
             np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
             np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64),
             np.empty(4 * max(dmax, 1), np.float64), np.empty(2 * max(dmax, 1), np.int64))
 
 
+@njit(cache=True, nogil=True)
+def _levels(nS, nM, kd):  # pragma: no cover - compiled
+    """The arrays of :func:`_search`'s levels: ``nS`` states, ``nM`` multiplicities and gains
+    (and choices), ``kd`` ranks."""
+    return (np.empty(nS, np.float64), np.empty(nM, np.int64), np.empty(nM, np.float64), np.empty(kd + 1, np.float64),
+            np.empty(nM, np.int64), np.empty(kd + 1, np.int64), np.empty(kd + 1, np.int64), np.empty(kd + 1, np.float64))
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
-                  budget, idcg, ok, keys_out):  # pragma: no cover - compiled
+                  budget, max_cells, idcg, ok, keys_out):  # pragma: no cover - compiled
     """The greedy ideal DCG@k of every user (candidates ``coff[u] .. coff[u+1] - 1``: items
     ``ci``, for αβ-nDCG (``ab``) their P ``cp`` and its bits ``cpbits``) into ``idcg``; ``ok[u]``
-    False for a user left to the numpy path (its choices grew past ``budget`` steps);
+    False for a user left to the numpy path (its choices grew past ``budget`` steps, or its
+    search would hold more than ``max_cells`` cells per array: ranks x classes or categories);
     ``keys_out``: the candidates' tie keys (when it is not empty)."""
     U = coff.shape[0] - 1
     for p in prange(PARTS):
@@ -459,7 +481,8 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
                 T += dg
                 dmax = max(dmax, dg)
             Tmax = max(Tmax, T)
-        W = _scratch(nmax, Tmax, dmax, k)
+        W = _scratch(nmax, Tmax, dmax)
+        V = _levels(1, 1, 0)
         loc = np.full(C, -1, np.int64)
         for u in range(u0, u1):
             a, b = coff[u], coff[u + 1]
@@ -467,7 +490,17 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
                 idcg[u] = 0.0
                 ok[u] = True
                 continue
-            v, good = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma,
-                            disc, k, budget, loc, keys_out, W)
+            v, status, L, ncls = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals,
+                                       oma, disc, k, loc, keys_out, W)
+            good = True
+            if status == 1:
+                kd = min(k, b - a)
+                nS, nM = (kd + 1) * L, (kd + 1) * ncls
+                if nS > max_cells or nM > max_cells:
+                    good = False
+                else:
+                    if V[0].shape[0] < nS or V[1].shape[0] < nM or V[3].shape[0] < kd + 1:
+                        V = _levels(max(nS, V[0].shape[0]), max(nM, V[1].shape[0]), max(kd, V[3].shape[0] - 1))
+                    v, good = _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd)
             idcg[u] = v
             ok[u] = good

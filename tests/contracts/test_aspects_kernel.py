@@ -132,15 +132,26 @@ def test_many_categories_and_sparse_gamma(monkeypatch, calls, seed):
     assert calls
 
 
-@pytest.mark.parametrize("budget", [1, 7, 40])
-def test_users_past_the_budget_take_the_numpy_path(monkeypatch, calls, budget):
-    # a user whose tied choices need more steps than the budget is computed by the numpy path,
-    # the others by the kernel: the same values either way
+@pytest.mark.parametrize("budget, cells", [(1, 1 << 22), (7, 1 << 22), (40, 1 << 22), (2048, 1), (2048, 30)])
+def test_users_past_the_budget_take_the_numpy_path(monkeypatch, calls, budget, cells):
+    # a user whose tied choices need more steps than the budget (or a search larger than the
+    # cells) is computed by the numpy path, the others by the kernel: the same values either way
     monkeypatch.setattr(A, "JIT_BUDGET", budget)
+    monkeypatch.setattr(A, "JIT_MAX_CELLS", cells)
     asp, items, rating, off, ti, tr = make(3, U=80, C=2, max_deg=2, n_truth=14, grid=(4.0, 5.0))
     rel = np.nan_to_num(rating, nan=0.0) >= 4.0
     same(*both(monkeypatch, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 4.0, k=10, return_parts=True)))
     same(*both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=10,
+                                                      return_parts=True)))
+    assert calls
+
+
+@pytest.mark.parametrize("k", [25, 300])
+def test_cut_offs_beyond_every_list_and_every_candidate(monkeypatch, calls, k):
+    asp, items, rating, off, ti, tr = make(8, U=50, C=3, max_deg=2, n_truth=20, grid=(4.0, 5.0))
+    rel = np.nan_to_num(rating, nan=0.0) >= 4.0
+    same(*both(monkeypatch, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 4.0, k=k, return_parts=True)))
+    same(*both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=k,
                                                       return_parts=True)))
     assert calls
 

@@ -1276,6 +1276,10 @@ JIT_MIN_CANDIDATES = 250_000
 #: numpy path (:func:`_ideal_search`, which merges equal states)
 JIT_BUDGET = 2048
 
+#: the most cells (ranks x classes, or ranks x categories) one user's search in the kernel may hold
+#: per array (32 MB); a user past it takes the numpy path
+JIT_MAX_CELLS = 1 << 22
+
 _jit_loaded: Any = None
 
 
@@ -1353,6 +1357,7 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys
     keys = np.empty(ci.shape[0] if keys else 0, dtype=np.uint64)
     jit.greedy_ideals(coff, ci, cpa, cpa.view(np.uint64), ab, indptr, indices, int(C), gmode, gdense, gkeys, gvals,
                       float(1.0 - alpha), np.ascontiguousarray(disc, dtype=np.float64), int(k), int(JIT_BUDGET),
+                      int(JIT_MAX_CELLS),
                       idcg, ok, keys)
     return idcg, ok, keys
 
@@ -1361,7 +1366,8 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None) -> np.ndarray:
     """The greedy ideal DCG@k of every user: the compiled kernel for at least
     :data:`JIT_MIN_CANDIDATES` candidates when every gain can only fall (α in [0, 1]; αβ: every
     P and every γ in [0, 1]), else :func:`_ideal_numpy`; the same values, bit for bit (the
-    kernel's users past :data:`JIT_BUDGET` steps of choices take the numpy path)."""
+    kernel's users past :data:`JIT_BUDGET` steps of choices or :data:`JIT_MAX_CELLS` take the
+    numpy path)."""
     indptr, indices, C, U, k, alpha, gamma = problem
     n = int(np.count_nonzero(m))
     if not _jit_enabled(n):
