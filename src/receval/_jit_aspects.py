@@ -145,13 +145,39 @@ def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, p
 
 
 @njit(cache=True, nogil=True)
+def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pragma: no cover - compiled
+    """The tie key of each of the user's ``n`` candidates into ``key`` (and ``keys_out`` when it is
+    not empty), as ``aspects._tie_keys``: m_c (``cnt``), h1, b_c, kappa."""
+    for d in range(n):
+        s = np.uint64(0)
+        for t in range(tst[d], tst[d + 1]):
+            s += _mix(np.uint64(cnt[tcat[t]]), np.uint64(1))
+        if ab:
+            s += _mix(cpbits[a + d], np.uint64(4))
+        h1[d] = s
+    for i in range(L):
+        bb[i] = np.uint64(0)
+    for d in range(n):
+        hm = _mix(h1[d], np.uint64(2))
+        for t in range(tst[d], tst[d + 1]):
+            bb[tcat[t]] += hm
+    for d in range(n):
+        s = np.uint64(0)
+        for t in range(tst[d], tst[d + 1]):
+            s += _mix(bb[tcat[t]], np.uint64(3))
+        key[d] = s + _mix(h1[d], np.uint64(5))
+        if keys_out.shape[0]:
+            keys_out[a + d] = key[d]
+
+
+@njit(cache=True, nogil=True)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
           loc, keys_out, W):  # pragma: no cover - compiled
     """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``) when no two classes of
     different content tie: returns (value, 0, L, ncls); else (0, 1, L, ncls) and the user's
     triples and classes in ``W`` for :func:`_search` (``L`` categories, ``ncls`` classes).
-    Writes the candidates' tie keys. ``W``: the scratch arrays of the part (:func:`_scratch`),
-    large enough for this user."""
+    Writes the candidates' tie keys when ``keys_out`` is not empty. ``W``: the scratch arrays of
+    the part (:func:`_scratch`), large enough for this user."""
     (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, buf, hit,
      fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
     n = b - a
@@ -177,27 +203,6 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     tst[n] = pos
     for i in range(L):
         loc[cats[i]] = -1
-    # tie keys (aspects._tie_keys): m_c (cnt), h1, b_c, kappa
-    for d in range(n):
-        s = np.uint64(0)
-        for t in range(tst[d], tst[d + 1]):
-            s += _mix(np.uint64(cnt[tcat[t]]), np.uint64(1))
-        if ab:
-            s += _mix(cpbits[a + d], np.uint64(4))
-        h1[d] = s
-    for i in range(L):
-        bb[i] = np.uint64(0)
-    for d in range(n):
-        hm = _mix(h1[d], np.uint64(2))
-        for t in range(tst[d], tst[d + 1]):
-            bb[tcat[t]] += hm
-    for d in range(n):
-        s = np.uint64(0)
-        for t in range(tst[d], tst[d + 1]):
-            s += _mix(bb[tcat[t]], np.uint64(3))
-        key[d] = s + _mix(h1[d], np.uint64(5))
-        if keys_out.shape[0]:
-            keys_out[a + d] = key[d]
     # classes of equal content (categories, and P): a hash table of content hashes, each match
     # confirmed on the categories and P
     size = 4
@@ -239,9 +244,14 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             s = (s + np.uint64(1)) & mask
     for c in range(ncls):
         d = crep[c]
-        ckey[c] = key[d]
         cs0[c] = tst[d]
         cs1[c] = tst[d + 1]
+    # the tie keys only decide between equal gains: computed when two classes first tie (or asked)
+    keyed = keys_out.shape[0] > 0
+    if keyed:
+        _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+        for c in range(ncls):
+            ckey[c] = key[crep[c]]
     kd = min(k, n)
     # the greedy alone, while no two classes of different content tie (gain and key): gains only
     # fall, so a class's last gain bounds its gain now, and only the classes of the largest
@@ -280,6 +290,11 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             eq = 0
             for x in range(1, na):
                 c = alive[x]
+                if G[c] == G[bi] and not keyed:
+                    _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+                    for e in range(ncls):
+                        ckey[e] = key[crep[e]]
+                    keyed = True
                 if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
                     bi = c
                     eq = 0
@@ -322,6 +337,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             na -= 1
     if plain:
         return acc, 0, L, ncls
+    if not keyed:  # (a tie is only found between keyed classes)
+        _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
     return 0.0, 1, L, ncls
 
 
