@@ -7,20 +7,25 @@ what the numpy path does in :func:`receval.metrics.aspects._order_by_tie_key`,
 ``_greedy_ideal`` and ``_resolve_ambiguous``, with the same floating point operations in the
 same order:
 
-* the label-free tie key κ of every candidate (``_tie_keys``: the same SplitMix64 sums, modulo
-  2^64);
 * the candidates grouped in classes of equal content (categories, and P for αβ-nDCG): the
   candidates of one class are interchangeable, so each class's gain is computed once;
-* the greedy: at each rank the classes of the largest gain, among them those of the largest
-  key; when several such classes remain (equal gain and key, different content), every
-  choice is followed and the ideal is the largest DCG over the choices (``_ideal_search``).
-  A gain's terms are folded in ascending order of their values (``_fold_sorted``), each state
-  multiplied pick by pick, the DCG summed rank by rank from 0.
+* the greedy, lazily: gains only fall, so a class's last gain bounds its gain now, and only the
+  classes of the largest bound are computed again (each gain exactly as the numpy kernels: the
+  same picks and sums). At each rank the classes of the largest gain, among them those of the
+  largest label-free tie key κ (``_tie_keys``: the same SplitMix64 sums, modulo 2^64; computed
+  for a user only once two of its classes tie on gain at the top);
+* when several classes of different content remain (equal gain and key) and they are not
+  interchangeable by ``_ideal_search``'s rule (the same shared categories, the private ones
+  equal up to their state and P γ), :func:`_search` follows every choice, depth-first, and the
+  ideal is the largest DCG over the choices (``_ideal_search``). A gain's terms are folded in
+  ascending order of their values (``_fold_sorted``), each state multiplied pick by pick, the
+  DCG summed rank by rank from 0.
 
 Only called when every gain can only fall and stays finite (α in [0, 1]; αβ: every P and every
 ``P γ`` in [0, 1]), where the numpy path resolves exactly the users whose tied choices may lead
 to different ideals and proves the others' greedy equal to every choice. A user whose choices
-grow past ``budget`` steps is flagged and left to the numpy path.
+grow past ``budget`` steps, or whose search would need more than ``max_cells`` cells per level
+array, is flagged and left to the numpy path.
 """
 
 from __future__ import annotations
