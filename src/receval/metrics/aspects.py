@@ -59,8 +59,8 @@ a numba kernel (:mod:`receval._jit_aspects`, imported lazily, cached by numba li
 with lazily recomputed gains, and every choice among tied candidates of different content
 followed, with the same floating point operations in the same order, so the same ideal bit for
 bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
-:data:`JIT_MAX_CELLS`), smaller inputs,
-``RECEVAL_NO_JIT=1`` and a missing numba take the numpy path.
+:data:`JIT_MAX_CELLS` cells), smaller inputs, ``RECEVAL_NO_JIT=1`` and a missing numba take the
+numpy path.
 """
 
 from __future__ import annotations
