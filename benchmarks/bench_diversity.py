@@ -7,7 +7,15 @@ the same arrays (contract of receval.metrics.aspects); the beyond-accuracy
 aggregates are timed too.  Writes ``benchmarks/out/diversity.json`` and prints
 a table.
 
-    PYTHONPATH=src python benchmarks/bench_diversity.py [--users N] [--repeat R]
+α-nDCG and αβ-nDCG are timed on both paths of their greedy ideal in the same run (issue 37):
+the numpy path (``RECEVAL_JIT_ASPECTS_MIN`` above the input) and the compiled kernel
+(``RECEVAL_JIT_ASPECTS_MIN=0``), interleaved, with their values compared bit for bit. Every
+row gives the process CPU time (the minimum over the repetitions: the machine is shared) and
+the wall time (median, minimum); the load average is printed before and after. The kernel's
+load time (from numba's cache) is printed; ``--cold`` also compiles it in a fresh process
+with an empty cache and prints that time.
+
+    PYTHONPATH=src python benchmarks/bench_diversity.py [--users N] [--repeat R] [--cold]
 """
 
 from __future__ import annotations
@@ -17,7 +25,9 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +36,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import receval.metrics.aspects as aspects_mod  # noqa: E402
 from receval.metrics.aspects import alpha_beta_ndcg, alpha_ndcg  # noqa: E402
 from receval.metrics.diversity import (  # noqa: E402
     catalog_coverage,
@@ -114,12 +125,70 @@ def ndcg_binary(items, rel, offsets, t_rating, threshold, k):
 
 
 def timeit(fn, repeat):
-    ts = []
+    """(median wall, min wall, min CPU, last output) of ``repeat`` calls; CPU = the process's
+    CPU time (every thread)."""
+    ts, cs = [], []
+    out = None
     for _ in range(repeat):
+        c = time.process_time()
         t = time.perf_counter()
         out = fn()
         ts.append(time.perf_counter() - t)
-    return float(np.median(ts)), float(min(ts)), out
+        cs.append(time.process_time() - c)
+    return float(np.median(ts)), float(min(ts)), float(min(cs)), out
+
+
+#: the environment of each path of the aspect metrics' greedy ideal
+PATHS = {"numpy": str(10**18), "kernel": "0"}
+
+
+def on_path(path, fn):
+    """``fn`` run with the greedy ideal on ``path`` (:data:`PATHS`)."""
+    def run():
+        old = os.environ.get("RECEVAL_JIT_ASPECTS_MIN")
+        os.environ["RECEVAL_JIT_ASPECTS_MIN"] = PATHS[path]
+        try:
+            return fn()
+        finally:
+            if old is None:
+                os.environ.pop("RECEVAL_JIT_ASPECTS_MIN", None)
+            else:
+                os.environ["RECEVAL_JIT_ASPECTS_MIN"] = old
+    return run
+
+
+def interleaved(cases, repeat):
+    """Time ``cases`` (name -> fn) round-robin, ``repeat`` rounds: each round calls every case
+    once, so both paths of a metric see the same load."""
+    walls = {n: [] for n in cases}
+    cpus = {n: [] for n in cases}
+    outs = {}
+    for _ in range(repeat):
+        for n, fn in cases.items():
+            c = time.process_time()
+            t = time.perf_counter()
+            outs[n] = fn()
+            walls[n].append(time.perf_counter() - t)
+            cpus[n].append(time.process_time() - c)
+    return {n: (float(np.median(walls[n])), float(min(walls[n])), float(min(cpus[n])), outs[n]) for n in cases}
+
+
+def kernel_times(cold):
+    """(load s, cold compile s or None): the kernel loaded in this process (from numba's cache,
+    compiled first if the cache is empty), and with ``cold`` compiled in a fresh process with an
+    empty cache."""
+    t = time.perf_counter()
+    aspects_mod._jit()
+    load = time.perf_counter() - t
+    compile_s = None
+    if cold:
+        code = ("import time, receval.metrics.aspects as A\n"
+                "t = time.perf_counter(); A._jit(); print(time.perf_counter() - t)\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, NUMBA_CACHE_DIR=tmp, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            compile_s = float(out.stdout.strip().splitlines()[-1])
+    return load, compile_s
 
 
 def end_to_end(d, k, thr, repeat):
@@ -146,14 +215,69 @@ def end_to_end(d, k, thr, repeat):
         f"alpha_ndcg@{k}": {"categories": cats},
         f"ab_ndcg(rmax=5)@{k}": {"categories": cats},
     }
-    out = {}
+    cases = {}
     for spec, side in specs.items():
-        med, mn, res = timeit(lambda spec=spec, side=side: receval.evaluate(recs, truth, [spec], rel=thr, **side), repeat)
-        out[spec] = {"median_s": med, "min_s": mn, "value": res[spec]}
-    base = out[f"ndcg@{k}"]["median_s"]
+        call = (lambda spec=spec, side=side: receval.evaluate(recs, truth, [spec], rel=thr, **side)[spec])
+        for path in (("numpy",) if spec.startswith("ndcg") else ("numpy", "kernel")):
+            cases[f"{spec} [{path}]" if not spec.startswith("ndcg") else spec] = on_path(path, call)
+    got = interleaved(cases, repeat)
+    out = {n: {"median_s": v[0], "min_s": v[1], "cpu_s": v[2], "value": v[3]} for n, v in got.items()}
+    base = out[f"ndcg@{k}"]
     for v in out.values():
-        v["x_ndcg"] = v["median_s"] / base
+        v["x_ndcg"] = v["median_s"] / base["median_s"]
+        v["x_ndcg_wall_min"] = v["min_s"] / base["min_s"]
+        v["x_ndcg_cpu"] = v["cpu_s"] / base["cpu_s"]
     return out
+
+
+def render(data, commit):
+    """The diversity section of RESULTS.md from a run's JSON (``data``), measured at ``commit``."""
+    meta, res, e2e = data["meta"], data["results"], data["end_to_end"]
+    lo, hi = meta["loadavg_before"], meta["loadavg_after"]
+    cold = meta["kernel_cold_compile_s"]
+    lines = [
+        "## α-nDCG and αβ-nDCG: the greedy ideal compiled (`benchmarks/bench_diversity.py`, issue 37)",
+        "",
+        f"{meta['users']:,} users × k = {meta['k']}, {meta['categories']} categories, {meta['truth_pairs']:,} truth "
+        f"pairs ({meta['relevant_pairs']:,} relevant), work tree at {commit}; the numpy path and the kernel in the "
+        f"same process, interleaved, {meta['repeat']} calls each (end to end: {max(3, meta['repeat'] // 2)}). CPU = "
+        "the process's CPU time (every thread), the minimum; wall: median (minimum). 1-minute load average "
+        f"{lo[0]:.1f} before, {hi[0]:.1f} after (a shared 2-core VM: wall times follow the other work, CPU "
+        "times less so). The kernel loaded from numba's cache in "
+        f"{meta['kernel_load_s']:.2f} s" + ("" if cold is None else f"; compiled cold (fresh process, empty cache) in {cold:.1f} s") + ".",
+        "",
+        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | value |",
+        "|---|---|---|---|---|---|",
+    ]
+    base = e2e["ndcg@20"]
+    for name, v in e2e.items():
+        metric, _, path = name.partition(" [")
+        lines.append(f"| `{metric}` end to end | {path.rstrip(']') or 'numpy'} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
+                     f"(min {v['min_s']:.3f}) | {v['cpu_s'] / base['cpu_s']:.2f}× / {v['min_s'] / base['min_s']:.2f}× | "
+                     f"{v['value']:.6f} |")
+    for name, v in res.items():
+        if "nDCG" in name and "[" in name:
+            metric, _, path = name.partition(" [")
+            lines.append(f"| `{metric}` (function) | {path.rstrip(']')} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
+                         f"(min {v['min_s']:.3f}) | | {v['value']:.6f} |")
+    same = meta["bit_identical"]
+    lines += ["", "Values, numpy path against kernel: " + "; ".join(
+        f"{m}: {'bit-identical' if ok else 'DIFFERENT'}" for m, ok in same.items()) + "."]
+    return "\n".join(lines)
+
+
+def write_section(text):
+    """Replace the ``<!-- diversity:start -->`` ... ``<!-- diversity:end -->`` section of
+    RESULTS.md (appended when missing)."""
+    path = Path(__file__).resolve().parent / "RESULTS.md"
+    doc = path.read_text(encoding="utf-8")
+    a, b = "<!-- diversity:start -->", "<!-- diversity:end -->"
+    block = f"{a}\n{text}\n{b}"
+    if a in doc and b in doc:
+        doc = doc[:doc.index(a)] + block + doc[doc.index(b) + len(b):]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(doc, encoding="utf-8")
 
 
 def main(argv=None):
@@ -161,8 +285,14 @@ def main(argv=None):
     ap.add_argument("--users", type=int, default=100_000)
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--write", metavar="COMMIT", help="rewrite the diversity section of RESULTS.md, naming COMMIT")
+    ap.add_argument("--render", metavar="JSON", help="only write the section from a run's JSON (with --write)")
+    ap.add_argument("--cold", action="store_true", help="also time the kernel's compile in a fresh process, empty cache")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "out" / "diversity.json"))
     a = ap.parse_args(argv)
+    if a.render:
+        write_section(render(json.loads(Path(a.render).read_text()), a.write or "?"))
+        return None
     t0 = time.perf_counter()
     d = make_data(U=a.users, K=a.k)
     gen = time.perf_counter() - t0
@@ -171,10 +301,10 @@ def main(argv=None):
     off, ti, tr = d["offsets"], d["t_item"], d["t_rating"]
     its, asp = d["items"], d["aspects"]
 
-    cases = {
+    load0 = os.getloadavg()
+    jit_load, jit_compile = kernel_times(a.cold)
+    plain = {
         "ndcg@20 (binary, plain)": lambda: ndcg_binary(its, rel, off, tr, thr, k),
-        "alpha-nDCG@20": lambda: alpha_ndcg(its, rel, asp, off, ti, tr, thr, k=k),
-        "alpha-beta-nDCG@20": lambda: alpha_beta_ndcg(its, d["rating"], asp, off, ti, tr, r_max=5.0, k=k),
         "entropy": lambda: shannon_entropy(its),
         "gini": lambda: gini_index(its, d["n_items"]),
         "coverage": lambda: catalog_coverage(its, d["n_items"]),
@@ -183,15 +313,30 @@ def main(argv=None):
         "ILD cosine": lambda: intra_list_diversity(its, asp, distance="cosine"),
     }
     res = {}
-    for name, fn in cases.items():
-        med, mn, out = timeit(fn, a.repeat)
+    for name, fn in plain.items():
+        med, mn, cpu, out = timeit(fn, a.repeat)
         mean = float(np.nanmean(out)) if isinstance(out, np.ndarray) else float(out)
-        res[name] = {"median_s": med, "min_s": mn, "value": mean}
-    base = res["ndcg@20 (binary, plain)"]["median_s"]
+        res[name] = {"median_s": med, "min_s": mn, "cpu_s": cpu, "value": mean}
+    paired = {}
+    for path in ("numpy", "kernel"):
+        paired[f"alpha-nDCG@20 [{path}]"] = on_path(path, lambda: alpha_ndcg(its, rel, asp, off, ti, tr, thr, k=k,
+                                                                             return_parts=True))
+        paired[f"alpha-beta-nDCG@20 [{path}]"] = on_path(path, lambda: alpha_beta_ndcg(
+            its, d["rating"], asp, off, ti, tr, r_max=5.0, k=k, return_parts=True))
+    got = interleaved(paired, a.repeat)
+    same = {}
+    for name, (med, mn, cpu, out) in got.items():
+        res[name] = {"median_s": med, "min_s": mn, "cpu_s": cpu, "value": float(np.nanmean(out[0]))}
+    for metric in ("alpha-nDCG@20", "alpha-beta-nDCG@20"):
+        x, y = got[f"{metric} [numpy]"][3], got[f"{metric} [kernel]"][3]
+        same[metric] = all(p.tobytes() == q.tobytes() for p, q in zip(x, y))  # value, dcg, idcg
+    base = res["ndcg@20 (binary, plain)"]
     for v in res.values():
-        v["x_ndcg"] = v["median_s"] / base
+        v["x_ndcg"] = v["median_s"] / base["median_s"]
     e2e = end_to_end(d, k, thr, max(3, a.repeat // 2))
-    # phase split of the aspect metrics: run side vs greedy ideal
+    for metric in ("alpha_ndcg@20", "ab_ndcg(rmax=5)@20"):
+        same[metric + " end to end"] = e2e[f"{metric} [numpy]"]["value"] == e2e[f"{metric} [kernel]"]["value"]
+    load1 = os.getloadavg()
     n_truth = int(off[-1])
     n_rel = int((tr >= thr).sum())
     meta = {
@@ -200,19 +345,28 @@ def main(argv=None):
         "repeat": a.repeat, "data_gen_s": gen,
         "python": platform.python_version(), "numpy": np.__version__,
         "machine": platform.machine(), "cpus": os.cpu_count(),
+        "loadavg_before": load0, "loadavg_after": load1,
+        "kernel_load_s": jit_load, "kernel_cold_compile_s": jit_compile, "bit_identical": same,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w") as f:
         json.dump({"meta": meta, "results": res, "end_to_end": e2e}, f, indent=2)
     print(f"{a.users} users x k={k}, {asp.shape[1]} categories, {n_truth} truth pairs "
           f"({n_rel} relevant), numpy {np.__version__}")
-    print(f"{'metric':28s} {'median ms':>10s} {'min ms':>9s} {'x NDCG':>7s} {'mean value':>11s}")
+    print(f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    print(f"aspect kernel: loaded in {jit_load:.2f} s" + ("" if jit_compile is None else f", cold compile {jit_compile:.1f} s"))
+    print(f"{'metric':32s} {'median ms':>10s} {'min ms':>9s} {'CPU ms':>9s} {'x NDCG':>7s} {'mean value':>11s}")
     for name, v in res.items():
-        print(f"{name:28s} {v['median_s']*1e3:10.1f} {v['min_s']*1e3:9.1f} {v['x_ndcg']:7.1f} {v['value']:11.5f}")
-    print("end to end (receval.evaluate from polars frames):")
+        print(f"{name:32s} {v['median_s']*1e3:10.1f} {v['min_s']*1e3:9.1f} {v['cpu_s']*1e3:9.1f} {v['x_ndcg']:7.1f} {v['value']:11.5f}")
+    print("end to end (receval.evaluate from polars frames; x NDCG: wall median / wall min / CPU):")
     for name, v in e2e.items():
-        print(f"{name:28s} {v['median_s']*1e3:10.1f} {v['min_s']*1e3:9.1f} {v['x_ndcg']:7.1f} {v['value']:11.5f}")
+        print(f"{name:32s} {v['median_s']*1e3:10.1f} {v['min_s']*1e3:9.1f} {v['cpu_s']*1e3:9.1f} "
+              f"{v['x_ndcg']:5.1f} / {v['x_ndcg_wall_min']:4.1f} / {v['x_ndcg_cpu']:4.1f} {v['value']:11.5f}")
+    print("numpy path vs kernel, bit for bit: " + ", ".join(f"{m} {'yes' if ok else 'NO'}" for m, ok in same.items()))
     print(f"wrote {a.out}")
+    if a.write:
+        write_section(render(json.loads(Path(a.out).read_text()), a.write))
+        print("rewrote the diversity section of RESULTS.md")
     return res
 
 

@@ -49,13 +49,29 @@ exact for ratings on a grid of halves).  It equals ``ndeval``'s whenever
 share their categories).  The greedy is an approximation: a run can, rarely,
 beat it, so values slightly above 1 are possible (``ndeval`` does not clip
 either; neither do we).
+
+Compiled greedy ideal (issue 37)
+--------------------------------
+From :data:`JIT_MIN_CANDIDATES` ideal candidates on (``RECEVAL_JIT_ASPECTS_MIN``), when every
+gain can only fall (α in [0, 1]; αβ: every P and every γ in [0, 1]), the greedy ideal runs in
+a numba kernel (:mod:`receval._jit_aspects`, imported lazily, cached by numba like
+:mod:`receval.kernels`): per user the tie keys, the candidates grouped by content, the greedy
+with lazily recomputed gains, and every choice among tied candidates of different content
+followed, with the same floating point operations in the same order, so the same ideal bit for
+bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
+:data:`JIT_MAX_CELLS` cells), smaller inputs, ``RECEVAL_NO_JIT=1`` and a missing numba take the
+numpy path.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
+import time
 from collections.abc import Callable
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -1231,6 +1247,153 @@ def _resolve_ambiguous(idcg, cu, ci, key, problem: _Greedy, cp=None) -> None:
                                 alpha=alpha, gamma=g)
 
 
+def _ideal_numpy(off, m, titems, cp_all, problem: _Greedy, gext=None) -> np.ndarray:
+    """The greedy ideal DCG@k of every user on the numpy path: the candidates (truth pairs with
+    mask ``m``; ``cp_all`` their P for αβ-nDCG, None for α-nDCG) ordered by the tie key, the
+    greedy kernels, then the users whose ties may read the item codes searched exactly."""
+    ip, ix, C = problem.indptr, problem.indices, problem.C
+    if cp_all is None:
+        cu, ci = _sort_candidates(*_candidates(off, m, titems))
+        cu, ci, key = _order_by_tie_key(cu, ci, indptr=ip, indices=ix, C=C)
+        idcg = _greedy_ideal(cu, ci, None, problem)
+        _resolve_ambiguous(idcg, cu, ci, key, problem)
+        return idcg
+    cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
+    cu, ci, key, cp = _order_by_tie_key(cu, ci, cp, indptr=ip, indices=ix, C=C, p=cp)
+    idcg = _greedy_ideal(cu, ci, cp, problem, gext=gext)
+    _resolve_ambiguous(idcg, cu, ci, key, problem, cp=cp)
+    return idcg
+
+
+# ---------------------------------------------------------------------------
+# the greedy ideal compiled (numba, :mod:`receval._jit_aspects`) for large inputs
+# ---------------------------------------------------------------------------
+#: ideal candidates (the truth pairs the greedy ideal may pick) from which the ideal runs in the
+#: compiled kernel: below it the numpy path runs and numba is never imported
+#: (``RECEVAL_JIT_ASPECTS_MIN``; 0 forces the kernel on, e.g. to run a test suite)
+JIT_MIN_CANDIDATES = 250_000
+
+#: greedy steps of one user's tied choices the kernel follows before it leaves the user to the
+#: numpy path (:func:`_ideal_search`, which merges equal states)
+JIT_BUDGET = 2048
+
+#: the most cells (ranks x classes, or ranks x categories) one user's search in the kernel may hold
+#: per array (32 MB); a user past it takes the numpy path
+JIT_MAX_CELLS = 1 << 22
+
+_jit_loaded: Any = None
+
+
+def _jit_min() -> int:
+    return int(os.environ.get("RECEVAL_JIT_ASPECTS_MIN", JIT_MIN_CANDIDATES))
+
+
+def _jit_enabled(n: int) -> bool:
+    """Whether ``n`` candidates go to the kernel: at least :func:`_jit_min`, ``RECEVAL_NO_JIT``
+    unset (or 0) and numba installed."""
+    if n < _jit_min() or os.environ.get("RECEVAL_NO_JIT", "0") not in ("", "0"):
+        return False
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
+def _jit_cache_dir() -> Path:
+    """Where numba caches the kernel: beside its module when that folder is writable, else
+    ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``), as :mod:`receval.kernels`."""
+    here = Path(__file__).resolve().parents[1]
+    pycache = here / "__pycache__"
+    if os.access(pycache if pycache.exists() else here, os.W_OK):
+        return pycache
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "receval" / "numba"
+
+
+def _jit() -> Any:
+    """The kernel module, imported (and compiled, the first time on this install) on first use;
+    a line on stderr says when the kernel is compiled rather than loaded from the cache."""
+    global _jit_loaded
+    if _jit_loaded is not None:
+        return _jit_loaded
+    where = _jit_cache_dir()
+    if "NUMBA_CACHE_DIR" not in os.environ and where.name != "__pycache__":
+        where.mkdir(parents=True, exist_ok=True)
+        os.environ["NUMBA_CACHE_DIR"] = str(where)
+    elif "NUMBA_CACHE_DIR" in os.environ:
+        where = Path(os.environ["NUMBA_CACHE_DIR"])
+    cold = not any(where.rglob("_jit_aspects.*.nbi")) if where.exists() else True
+    if cold:
+        print(f"receval: compiling the aspect kernels (once per install, 5-20 s; cached in {where})",
+              file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    from .. import _jit_aspects as jit  # lazy: cost: numba (loaded only for a large input)
+
+    # compile (or load) both signatures now, on a tiny input: one message, one wait
+    one = np.ones(1, dtype=np.float64)
+    for ab in (False, True):
+        _jit_call(jit, np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), one if ab else None,
+                  np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), 1, one, 0.5, 1,
+                  _Gamma(1, dense=one) if ab else None)
+    if cold:
+        print(f"receval: aspect kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    _jit_loaded = jit
+    return jit
+
+
+def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False):
+    """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok, tie keys)`` (the
+    keys only with ``keys``, else an empty array)."""
+    U = coff.shape[0] - 1
+    ab = cp is not None
+    cpa = np.ascontiguousarray(cp if ab else np.zeros(0), dtype=np.float64)
+    empty_f, empty_i = np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
+    gmode, gdense, gkeys, gvals = 1, empty_f, empty_i, empty_f
+    if ab and gamma.dense is not None:
+        gmode, gdense = 0, np.ascontiguousarray(gamma.dense, dtype=np.float64)
+    elif ab and gamma.keys is not None:
+        gkeys = np.ascontiguousarray(gamma.keys, dtype=np.int64)
+        gvals = np.ascontiguousarray(gamma.values, dtype=np.float64)
+    idcg = np.empty(U, dtype=np.float64)
+    ok = np.empty(U, dtype=np.bool_)
+    keys = np.empty(ci.shape[0] if keys else 0, dtype=np.uint64)
+    jit.greedy_ideals(coff, ci, cpa, cpa.view(np.uint64), ab, indptr, indices, int(C), gmode, gdense, gkeys, gvals,
+                      float(1.0 - alpha), np.ascontiguousarray(disc, dtype=np.float64), int(k), int(JIT_BUDGET),
+                      int(JIT_MAX_CELLS),
+                      idcg, ok, keys)
+    return idcg, ok, keys
+
+
+def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None) -> np.ndarray:
+    """The greedy ideal DCG@k of every user: the compiled kernel for at least
+    :data:`JIT_MIN_CANDIDATES` candidates when every gain can only fall (α in [0, 1]; αβ: every
+    P and every γ in [0, 1]), else :func:`_ideal_numpy`; the same values, bit for bit (the
+    kernel's users past :data:`JIT_BUDGET` steps of choices or :data:`JIT_MAX_CELLS` take the
+    numpy path)."""
+    indptr, indices, C, U, k, alpha, gamma = problem
+    n = int(np.count_nonzero(m))
+    if not _jit_enabled(n):
+        return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+    if cp_all is None:
+        if not 0.0 <= alpha <= 1.0:
+            return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+        cp = None
+    else:
+        cp = cp_all[m]
+        g = gamma.dense if gamma.dense is not None else gamma.values
+        if not _unit(cp) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
+            return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+    cs = np.zeros(m.shape[0] + 1, dtype=np.int64)
+    np.cumsum(m, out=cs[1:])
+    coff = cs[off]
+    ci = np.ascontiguousarray(titems[m], dtype=np.int64)
+    idcg, ok, _ = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma)
+    if not ok.all():  # users whose choices grew past the budget: the numpy path
+        bad = ~ok
+        sub = _ideal_numpy(off, m & np.repeat(bad, np.diff(off)), titems, cp_all, problem, gext)
+        idcg[bad] = sub[bad]
+    return idcg
+
+
 def _divide(dcg, idcg):
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
@@ -1377,11 +1540,8 @@ def alpha_ndcg(
     trat = np.asarray(truth_ratings, dtype=np.float64)
     m = trat >= threshold
     m &= np.diff(indptr)[titems] > 0
-    cu, ci = _sort_candidates(*_candidates(off, m, titems))
-    cu, ci, key = _order_by_tie_key(cu, ci, indptr=indptr, indices=indices, C=C)
     problem = _Greedy(indptr, indices, C, U, k, alpha, None)
-    idcg = _greedy_ideal(cu, ci, None, problem)
-    _resolve_ambiguous(idcg, cu, ci, key, problem)
+    idcg = _ideal(off, m, titems, None, problem)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1648,11 +1808,8 @@ def alpha_beta_ndcg(
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
     m = (cp_all > 0) & (ideg[titems] > 0)
-    cu, ci, cp = _sort_candidates(*_candidates(off, m, titems, cp_all))
-    cu, ci, key, cp = _order_by_tie_key(cu, ci, cp, indptr=indptr, indices=indices, C=C, p=cp)
     problem = _Greedy(indptr, indices, C, U, k, alpha, gam)
-    idcg = _greedy_ideal(cu, ci, cp, problem, gext=gtab)
-    _resolve_ambiguous(idcg, cu, ci, key, problem, cp=cp)
+    idcg = _ideal(off, m, titems, cp_all, problem, gext=gtab)
     val = _divide(dcg, idcg)
     if return_parts:
         return val, dcg, idcg

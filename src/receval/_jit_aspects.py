@@ -1,0 +1,528 @@
+"""The compiled greedy ideals of α-nDCG and αβ-nDCG (numba; imported only by the loader of
+:mod:`receval.metrics.aspects`, which sets the cache directory first).
+
+One user at a time (users in a fixed number of parts, in parallel: every user writes only its
+own places, so the arrays never depend on the number of threads), :func:`greedy_ideals` does
+what the numpy path does in :func:`receval.metrics.aspects._order_by_tie_key`,
+``_greedy_ideal`` and ``_resolve_ambiguous``, with the same floating point operations in the
+same order:
+
+* the candidates grouped in classes of equal content (categories, and P for αβ-nDCG): the
+  candidates of one class are interchangeable, so each class's gain is computed once;
+* the greedy, lazily: gains only fall, so a class's last gain bounds its gain now, and only the
+  classes of the largest bound are computed again (each gain exactly as the numpy kernels: the
+  same picks and sums). At each rank the classes of the largest gain, among them those of the
+  largest label-free tie key κ (``_tie_keys``: the same SplitMix64 sums, modulo 2^64; computed
+  for a user only once two of its classes tie on gain at the top);
+* when several classes of different content remain (equal gain and key) and they are not
+  interchangeable by ``_ideal_search``'s rule (the same shared categories, the private ones
+  equal up to their state and P γ), :func:`_search` follows every choice, depth-first, and the
+  ideal is the largest DCG over the choices (``_ideal_search``). A gain's terms are folded in
+  ascending order of their values (``_fold_sorted``), each state multiplied pick by pick, the
+  DCG summed rank by rank from 0.
+
+Only called when every gain can only fall and stays finite (α in [0, 1]; αβ: every P and every
+``P γ`` in [0, 1]), where the numpy path resolves exactly the users whose tied choices may lead
+to different ideals and proves the others' greedy equal to every choice. A user whose choices
+grow past ``budget`` steps, or whose search would need more than ``max_cells`` cells per level
+array, is flagged and left to the numpy path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+#: the parts users are split into (fixed: the arrays never depend on the number of threads)
+PARTS = 64
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(x, salt):  # pragma: no cover - compiled
+    """SplitMix64's finaliser of ``x + salt`` (uint64, wrapping), as ``aspects._mix``."""
+    z = x + salt
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _gamma_at(u, c, C, gmode, gdense, gkeys, gvals):  # pragma: no cover - compiled
+    """γ of the pair (user ``u``, category ``c``): dense ``[U * C]`` (``gmode`` 0) or the sorted
+    keys ``u * C + c`` of the pairs that have one (``gmode`` 1; 0 elsewhere)."""
+    key = u * C + c
+    if gmode == 0:
+        return gdense[key]
+    n = gkeys.shape[0]
+    if n == 0:
+        return 0.0
+    i = np.searchsorted(gkeys, key)
+    if i < n and gkeys[i] == key:
+        return gvals[i]
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _gain(buf, cs, ce, tcat, tpg, st, s0, ab):  # pragma: no cover - compiled
+    """The gain of a candidate whose triples are ``cs .. ce - 1`` at the states ``st[s0 + ...]``:
+    α: the sum of the states, αβ: ``1 - prod(1 - (P γ) s)``, the terms in ascending order."""
+    d = ce - cs
+    if d == 1:
+        s = st[s0 + tcat[cs]]
+        return 1.0 - (1.0 - tpg[cs] * s) if ab else s
+    for i in range(d):
+        s = st[s0 + tcat[cs + i]]
+        v = 1.0 - tpg[cs + i] * s if ab else s
+        # insertion sort, ascending
+        h = i
+        while h > 0 and buf[h - 1] > v:
+            buf[h] = buf[h - 1]
+            h -= 1
+        buf[h] = v
+    g = buf[0]
+    if ab:
+        for i in range(1, d):
+            g *= buf[i]
+        return 1.0 - g
+    for i in range(1, d):
+        g += buf[i]
+    return g
+
+
+@njit(cache=True, nogil=True)
+def _sorted_pairs(x, y, n):  # pragma: no cover - compiled
+    """Sort the pairs ``(x[i], y[i])``, ``i < n``, in place (insertion sort, lexicographic)."""
+    for i in range(1, n):
+        a, b = x[i], y[i]
+        h = i
+        while h > 0 and (x[h - 1] > a or (x[h - 1] == a and y[h - 1] > b)):
+            x[h] = x[h - 1]
+            y[h] = y[h - 1]
+            h -= 1
+        x[h] = a
+        y[h] = b
+
+
+@njit(cache=True, nogil=True)
+def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, pbi, pbe, fb, ib):  # pragma: no cover
+    """Whether tied classes ``i`` and ``e`` lead to the same ideal (``_ideal_search``'s rule):
+    the same multiplicity (``M[mo + ...]``), the same P (bits ``pbi``, ``pbe``), the same
+    shared categories (held by another class still to pick) and the same private ones up to
+    their (state, P γ): swapping the private categories maps the state onto itself. ``fb``,
+    ``ib``: scratch of at least 4 and 2 times the largest number of categories of a candidate."""
+    if M[mo + i] != M[mo + e] or pbi != pbe:
+        return False
+    D = fb.shape[0] // 4
+    ns = np.zeros(2, np.int64)
+    npv = np.zeros(2, np.int64)
+    for side in range(2):
+        c = i if side == 0 else e
+        for t in range(cs0[c], cs1[c]):
+            lc = tcat[t]
+            shared = False
+            for q in range(aoff[lc], aoff[lc + 1]):
+                x = adj[q]
+                if x != c and M[mo + x] > 0:
+                    shared = True
+                    break
+            if shared:
+                ib[side * D + ns[side]] = cats[lc]
+                ns[side] += 1
+            else:
+                fb[side * 2 * D + npv[side]] = S[so + lc]
+                fb[side * 2 * D + D + npv[side]] = tpg[t]
+                npv[side] += 1
+    if ns[0] != ns[1] or npv[0] != npv[1]:
+        return False
+    for q in range(ns[0]):  # the shared categories, ascending on both sides
+        if ib[q] != ib[D + q]:
+            return False
+    n = npv[0]
+    _sorted_pairs(fb[0:D], fb[D:2 * D], n)
+    _sorted_pairs(fb[2 * D:3 * D], fb[3 * D:4 * D], n)
+    for q in range(n):
+        if fb[q] != fb[2 * D + q] or fb[D + q] != fb[3 * D + q]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pragma: no cover - compiled
+    """The tie key of each of the user's ``n`` candidates into ``key`` (and ``keys_out`` when it is
+    not empty), as ``aspects._tie_keys``: m_c (``cnt``), h1, b_c, kappa."""
+    for d in range(n):
+        s = np.uint64(0)
+        for t in range(tst[d], tst[d + 1]):
+            s += _mix(np.uint64(cnt[tcat[t]]), np.uint64(1))
+        if ab:
+            s += _mix(cpbits[a + d], np.uint64(4))
+        h1[d] = s
+    for i in range(L):
+        bb[i] = np.uint64(0)
+    for d in range(n):
+        hm = _mix(h1[d], np.uint64(2))
+        for t in range(tst[d], tst[d + 1]):
+            bb[tcat[t]] += hm
+    for d in range(n):
+        s = np.uint64(0)
+        for t in range(tst[d], tst[d + 1]):
+            s += _mix(bb[tcat[t]], np.uint64(3))
+        key[d] = s + _mix(h1[d], np.uint64(5))
+        if keys_out.shape[0]:
+            keys_out[a + d] = key[d]
+
+
+@njit(cache=True, nogil=True)
+def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
+          loc, keys_out, W):  # pragma: no cover - compiled
+    """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``) when no two classes of
+    different content tie: returns (value, 0, L, ncls); else (0, 1, L, ncls) and the user's
+    triples and classes in ``W`` for :func:`_search` (``L`` categories, ``ncls`` classes).
+    Writes the candidates' tie keys when ``keys_out`` is not empty. ``W``: the scratch arrays of
+    the part (:func:`_scratch`), large enough for this user."""
+    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, buf, hit,
+     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
+    n = b - a
+    # the user's triples (candidate, category): local category numbers, in the candidates' order
+    L = 0
+    pos = 0
+    for d in range(n):
+        tst[d] = pos
+        it = ci[a + d]
+        for t in range(indptr[it], indptr[it + 1]):
+            c = indices[t]
+            if loc[c] < 0:
+                loc[c] = L
+                cats[L] = c
+                cnt[L] = 0
+                L += 1
+            lc = loc[c]
+            tcat[pos] = lc
+            cnt[lc] += 1
+            if ab:
+                tpg[pos] = _gamma_at(u, c, C, gmode, gdense, gkeys, gvals) * cp[a + d]
+            pos += 1
+    tst[n] = pos
+    for i in range(L):
+        loc[cats[i]] = -1
+    # classes of equal content (categories, and P): a hash table of content hashes, each match
+    # confirmed on the categories and P
+    size = 4
+    while size < 2 * n:
+        size *= 2
+    mask = np.uint64(size - 1)
+    for i in range(size):
+        table[i] = -1
+    ncls = 0
+    for d in range(n):
+        it = ci[a + d]
+        hsh = np.uint64(0x9E3779B97F4A7C15)
+        for t in range(indptr[it], indptr[it + 1]):
+            hsh = _mix(hsh ^ np.uint64(indices[t]), np.uint64(7))
+        if ab:
+            hsh = _mix(hsh ^ cpbits[a + d], np.uint64(9))
+        s = hsh & mask
+        while True:
+            r = table[s]
+            if r < 0:
+                table[s] = ncls
+                crep[ncls] = d
+                cmult[ncls] = 1
+                ncls += 1
+                break
+            e = crep[r]
+            ie = ci[a + e]
+            same = indptr[ie + 1] - indptr[ie] == indptr[it + 1] - indptr[it]
+            if same and ab:
+                same = cpbits[a + e] == cpbits[a + d]
+            if same:
+                for t in range(indptr[it + 1] - indptr[it]):
+                    if indices[indptr[it] + t] != indices[indptr[ie] + t]:
+                        same = False
+                        break
+            if same:
+                cmult[r] += 1
+                break
+            s = (s + np.uint64(1)) & mask
+    for c in range(ncls):
+        d = crep[c]
+        cs0[c] = tst[d]
+        cs1[c] = tst[d + 1]
+    # the tie keys only decide between equal gains: computed when two classes first tie (or asked)
+    keyed = keys_out.shape[0] > 0
+    if keyed:
+        _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+        for c in range(ncls):
+            ckey[c] = key[crep[c]]
+    kd = min(k, n)
+    # the greedy alone, while no two classes of different content tie (gain and key): gains only
+    # fall, so a class's last gain bounds its gain now, and only the classes of the largest
+    # bounds are computed again (each exactly as below: the same picks and sums)
+    for i in range(L + 1):
+        aoff[i] = 0
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            aoff[tcat[t] + 1] += 1
+    for i in range(L):
+        aoff[i + 1] += aoff[i]
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            adj[aoff[tcat[t]]] = c
+            aoff[tcat[t]] += 1
+    for i in range(L, 0, -1):
+        aoff[i] = aoff[i - 1]
+    aoff[0] = 0
+    for i in range(L):
+        S[i] = 1.0
+    na = ncls
+    pos = table  # free once the classes are found: each class's place in ``alive``
+    for c in range(ncls):
+        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
+        fresh[c] = True
+        alive[c] = c
+        pos[c] = c
+        M[c] = cmult[c]
+    acc = 0.0
+    plain = True
+    for j in range(kd):
+        while True:  # the largest (bound, key), computed again until it is fresh; eq: others equal to it
+            bi = alive[0]
+            eq = 0
+            for x in range(1, na):
+                c = alive[x]
+                if G[c] == G[bi] and not keyed:
+                    _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+                    for e in range(ncls):
+                        ckey[e] = key[crep[e]]
+                    keyed = True
+                if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
+                    bi = c
+                    eq = 0
+                elif G[c] == G[bi] and ckey[c] == ckey[bi]:
+                    eq += 1
+            if fresh[bi]:
+                break
+            G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
+            fresh[bi] = True
+        gmax = G[bi]
+        kb = ckey[bi]
+        if eq:
+            for x in range(na):
+                c = alive[x]
+                if c != bi and G[c] == gmax and ckey[c] == kb:
+                    if not fresh[c]:
+                        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
+                        fresh[c] = True
+                    if G[c] == gmax and not _interchangeable(
+                            c, bi, M, 0, S, 0, cs0, cs1, tcat, tpg, cats, aoff, adj,
+                            cpbits[a + crep[c]] if ab else np.uint64(0), cpbits[a + crep[bi]] if ab else np.uint64(0),
+                            fb, ib):
+                        plain = False
+                        break
+            if not plain:
+                break
+        acc = acc + gmax * disc[j]
+        d = crep[bi]
+        mult = 1.0 - cp[a + d] if ab else oma
+        for t in range(tst[d], tst[d + 1]):
+            lc = tcat[t]
+            S[lc] = S[lc] * mult
+            for e in range(aoff[lc], aoff[lc + 1]):
+                fresh[adj[e]] = False
+        M[bi] -= 1
+        if M[bi] == 0:  # out of the alive classes: the last one takes its place
+            last = alive[na - 1]
+            alive[pos[bi]] = last
+            pos[last] = pos[bi]
+            na -= 1
+    if plain:
+        return acc, 0, L, ncls
+    if not keyed:  # (a tie is only found between keyed classes)
+        _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+    return 0.0, 1, L, ncls
+
+
+@njit(cache=True, nogil=True)
+def _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd):  # pragma: no cover - compiled
+    """The greedy ideal of the user :func:`_user` left in ``W`` (``L`` categories, ``ncls``
+    classes, ``kd`` ranks), every choice among tied classes of different content followed
+    (depth-first); ``V``: the levels' arrays (:func:`_levels`). Returns (value, ok): ok False
+    when the choices grew past ``budget`` steps."""
+    (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S0, M0, G0, buf, hit,
+     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
+    S, M, G, ACC, CH, NCH, PTR, GM = V
+    # every choice among tied classes of different content followed (depth-first);
+    # level j: the states S[j * L ...], the multiplicities M[j * ncls ...], the gains G[j * ncls ...]
+    # (a class's gain is computed again only when a state it reads changed), the DCG ACC[j]
+    for i in range(L):
+        S[i] = 1.0
+    for c in range(ncls):
+        M[c] = cmult[c]
+    ACC[0] = 0.0
+    best = -np.inf
+    steps = 0
+    j = 0
+    expand = True
+    while True:
+        if expand:
+            if j == kd:  # a leaf
+                if ACC[j] > best or best == -np.inf:
+                    best = ACC[j]
+                j -= 1
+                expand = False
+                if j < 0:
+                    break
+                continue
+            steps += 1
+            if steps > budget:
+                return 0.0, False
+            sj = j * L
+            mj = j * ncls
+            if j > 0:  # the states the previous pick changed
+                for i in range(L):
+                    hit[i] = False
+                dp = crep[CH[(j - 1) * ncls + PTR[j - 1] - 1]]
+                for t in range(tst[dp], tst[dp + 1]):
+                    hit[tcat[t]] = True
+            gmax = -np.inf
+            for c in range(ncls):
+                if M[mj + c] > 0:
+                    d = crep[c]
+                    if j > 0:
+                        stale = False
+                        for t in range(tst[d], tst[d + 1]):
+                            if hit[tcat[t]]:
+                                stale = True
+                                break
+                    if j == 0 or stale:
+                        g = _gain(buf, tst[d], tst[d + 1], tcat, tpg, S, sj, ab)
+                    else:
+                        g = G[mj - ncls + c]
+                    G[mj + c] = g
+                    if g > gmax:
+                        gmax = g
+            kmax = np.uint64(0)
+            found = False
+            for c in range(ncls):
+                if M[mj + c] > 0 and G[mj + c] == gmax:
+                    kc = key[crep[c]]
+                    if not found or kc > kmax:
+                        kmax = kc
+                        found = True
+            nt = 0
+            for c in range(ncls):
+                if M[mj + c] > 0 and G[mj + c] == gmax and key[crep[c]] == kmax:
+                    dup = False
+                    for q in range(nt):
+                        e = CH[mj + q]
+                        if _interchangeable(c, e, M, mj, S, sj, cs0, cs1, tcat, tpg, cats, aoff, adj,
+                                            cpbits[a + crep[c]] if ab else np.uint64(0),
+                                            cpbits[a + crep[e]] if ab else np.uint64(0), fb, ib):
+                            dup = True
+                            break
+                    if not dup:
+                        CH[mj + nt] = c
+                        nt += 1
+            NCH[j] = nt
+            PTR[j] = 0
+            GM[j] = gmax
+        if PTR[j] == NCH[j]:  # every choice followed: back up
+            j -= 1
+            expand = False
+            if j < 0:
+                break
+            continue
+        c = CH[j * ncls + PTR[j]]
+        PTR[j] += 1
+        d = crep[c]
+        mult = 1.0 - cp[a + d] if ab else oma
+        sj = j * L
+        for i in range(L):
+            S[sj + L + i] = S[sj + i]
+        for t in range(tst[d], tst[d + 1]):
+            S[sj + L + tcat[t]] = S[sj + L + tcat[t]] * mult
+        mj = j * ncls
+        for i in range(ncls):
+            M[mj + ncls + i] = M[mj + i]
+        M[mj + ncls + c] -= 1
+        ACC[j + 1] = ACC[j] + GM[j] * disc[j]
+        j += 1
+        expand = True
+    return best, True
+
+
+@njit(cache=True, nogil=True)
+def _scratch(nmax, Tmax, dmax):  # pragma: no cover - compiled
+    """The scratch arrays of :func:`_user` for users of at most ``nmax`` candidates, ``Tmax``
+    (candidate, category) triples, ``dmax`` categories per candidate."""
+    size = 4
+    while size < 2 * nmax:
+        size *= 2
+    return (np.empty(nmax + 1, np.int64), np.empty(Tmax, np.int64), np.zeros(Tmax, np.float64),
+            np.empty(Tmax, np.int64), np.empty(Tmax, np.int64), np.empty(nmax, np.uint64),
+            np.empty(Tmax, np.uint64), np.empty(nmax, np.uint64), np.empty(size, np.int64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty(Tmax, np.float64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.float64),
+            np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
+            np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
+            np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64),
+            np.empty(4 * max(dmax, 1), np.float64), np.empty(2 * max(dmax, 1), np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _levels(nS, nM, kd):  # pragma: no cover - compiled
+    """The arrays of :func:`_search`'s levels: ``nS`` states, ``nM`` multiplicities and gains
+    (and choices), ``kd`` ranks."""
+    return (np.empty(nS, np.float64), np.empty(nM, np.int64), np.empty(nM, np.float64), np.empty(kd + 1, np.float64),
+            np.empty(nM, np.int64), np.empty(kd + 1, np.int64), np.empty(kd + 1, np.int64), np.empty(kd + 1, np.float64))
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
+                  budget, max_cells, idcg, ok, keys_out):  # pragma: no cover - compiled
+    """The greedy ideal DCG@k of every user (candidates ``coff[u] .. coff[u+1] - 1``: items
+    ``ci``, for αβ-nDCG (``ab``) their P ``cp`` and its bits ``cpbits``) into ``idcg``; ``ok[u]``
+    False for a user left to the numpy path (its choices grew past ``budget`` steps, or its
+    search would hold more than ``max_cells`` cells per array: ranks x classes or categories);
+    ``keys_out``: the candidates' tie keys (when it is not empty)."""
+    U = coff.shape[0] - 1
+    for p in prange(PARTS):
+        u0 = p * U // PARTS
+        u1 = (p + 1) * U // PARTS
+        nmax, Tmax, dmax = 1, 1, 1
+        for u in range(u0, u1):
+            nmax = max(nmax, coff[u + 1] - coff[u])
+            T = 0
+            for x in range(coff[u], coff[u + 1]):
+                dg = indptr[ci[x] + 1] - indptr[ci[x]]
+                T += dg
+                dmax = max(dmax, dg)
+            Tmax = max(Tmax, T)
+        W = _scratch(nmax, Tmax, dmax)
+        V = _levels(1, 1, 0)
+        loc = np.full(C, -1, np.int64)
+        for u in range(u0, u1):
+            a, b = coff[u], coff[u + 1]
+            if a == b:
+                idcg[u] = 0.0
+                ok[u] = True
+                continue
+            v, status, L, ncls = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals,
+                                       oma, disc, k, loc, keys_out, W)
+            good = True
+            if status == 1:
+                kd = min(k, b - a)
+                nS, nM = (kd + 1) * L, (kd + 1) * ncls
+                if nS > max_cells or nM > max_cells:
+                    good = False
+                else:
+                    if V[0].shape[0] < nS or V[1].shape[0] < nM or V[3].shape[0] < kd + 1:
+                        V = _levels(max(nS, V[0].shape[0]), max(nM, V[1].shape[0]), max(kd, V[3].shape[0] - 1))
+                    v, good = _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd)
+            idcg[u] = v
+            ok[u] = good
