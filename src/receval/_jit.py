@@ -455,10 +455,6 @@ def settle(out, starts, lo_bits):  # pragma: no cover - compiled
 
 # ---- rows grouped by the user's own hash (inline user ids: no table probe per row) ----------
 
-#: the user code of a record whose user is no truth user (:func:`place_users`)
-NO_USER = np.uint64(2**64 - 1)
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _part_of(h, n_parts):  # pragma: no cover - compiled
     """The part (0 .. ``n_parts`` - 1) of a user hash: its high 32 bits scaled."""
@@ -468,7 +464,7 @@ def _part_of(h, n_parts):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True, inline="always")
 def _bucket_of(h, n_buckets):  # pragma: no cover - compiled
     """The bucket (0 .. ``n_buckets`` - 1) of a user hash within its part: its low 32 bits scaled
-    (the slots of :func:`place_users`' own set read the lowest bits)."""
+    (the slots of :func:`group_match`'s own set read the lowest bits)."""
     return np.int64(((h & np.uint64(0xFFFFFFFF)) * np.uint64(n_buckets)) >> np.uint64(32))
 
 
@@ -488,7 +484,7 @@ def scatter_hashed(uviews, row0, part, n_parts, n_buckets, fill, out, iviews, ih
     row): each row of part ``part`` written at ``fill`` of its bucket as a (row, item hash, score
     bits, user view word 0, word 1) record; the item hash from the inline view (:func:`_mix`,
     ``from_views``) or ``ihashes``; -0.0 as 0.0. The user's view travels with the row:
-    :func:`place_users` tells the users apart on it, in cache."""
+    :func:`group_match` tells the users apart on it, in cache."""
     neg_zero = np.uint64(1) << np.uint64(63)
     for j in range(len(uviews)):
         v0, v1 = uviews[j, 0], uviews[j, 1]
@@ -507,12 +503,16 @@ def scatter_hashed(uviews, row0, part, n_parts, n_buckets, fill, out, iviews, ih
 
 
 @njit(cache=True, nogil=True)
-def _place_chunk(b0, b1, out, bst, table, slot_rank, tst, hmask, cnt, bstats):  # pragma: no cover - compiled
-    """:func:`place_users` for the buckets ``b0`` .. ``b1`` - 1."""
+def _group_match_chunk(b0, b1, out, bst, table, slot_rank, tst, tg, relevant, mode, r_view, r_starts, t_view,
+                       t_starts, exact, hmask, at, cnt, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie,
+                       max_pos, bstats):  # pragma: no cover - compiled
+    """:func:`group_match` for the buckets ``b0`` .. ``b1`` - 1: hits written from ``at``.
+    Returns (status, number of hits)."""
     widest = 1
     for bk in range(b0, b1):
         widest = max(widest, bst[bk + 1] - bst[bk])
-    scratch = np.empty((widest, 5), np.uint64)
+    rg = np.empty((widest, 3), np.uint64)  # one bucket's records grouped by user (in cache)
+    fv = rg.view(np.float64)
     lid = np.empty(widest, np.int64)
     l_slot = np.empty(widest, np.int64)
     l_first = np.empty(widest, np.int64)
@@ -523,33 +523,36 @@ def _place_chunk(b0, b1, out, bst, table, slot_rank, tst, hmask, cnt, bstats):  
     val = np.empty(size, np.int64)
     gmask = np.uint64(len(table) - 1)
     one = np.uint64(1)
+    wide = 128
+    mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(wide)
+    n_hits = at
     for bk in range(b0, b1):
         B0, B1 = bst[bk], bst[bk + 1]
         n = B1 - B0
         n_loc = 0
         for i in range(n):  # the bucket's users, told apart on their views (first appearance order)
             v0, v1 = out[B0 + i, 3], out[B0 + i, 4]
-            mask = np.uint64(size - 1)
-            s = _slot(_mix(v0, v1) & hmask, mask)
+            lmask = np.uint64(size - 1)
+            s = _slot(_mix(v0, v1) & hmask, lmask)
             while keys[s, 0] != EMPTY and not (keys[s, 0] == v0 and keys[s, 1] == v1):
-                s = (s + one) & mask
+                s = (s + one) & lmask
             if keys[s, 0] == EMPTY:
                 if 2 * (n_loc + 1) > size:  # grow: the bucket's users placed again
                     size *= 2
                     keys = np.full((size, 2), EMPTY, np.uint64)
                     val = np.empty(size, np.int64)
-                    mask = np.uint64(size - 1)
+                    lmask = np.uint64(size - 1)
                     for q in range(n_loc):
                         w0, w1 = out[B0 + l_first[q], 3], out[B0 + l_first[q], 4]
-                        g = _slot(_mix(w0, w1) & hmask, mask)
+                        g = _slot(_mix(w0, w1) & hmask, lmask)
                         while keys[g, 0] != EMPTY:
-                            g = (g + one) & mask
+                            g = (g + one) & lmask
                         keys[g, 0], keys[g, 1] = w0, w1
                         val[g] = q
                         l_slot[q] = g
-                    s = _slot(_mix(v0, v1) & hmask, mask)
+                    s = _slot(_mix(v0, v1) & hmask, lmask)
                     while keys[s, 0] != EMPTY:
-                        s = (s + one) & mask
+                        s = (s + one) & lmask
                 keys[s, 0], keys[s, 1] = v0, v1
                 val[s] = n_loc
                 l_slot[n_loc] = s
@@ -559,101 +562,66 @@ def _place_chunk(b0, b1, out, bst, table, slot_rank, tst, hmask, cnt, bstats):  
             q = val[s]
             lid[i] = q
             l_cnt[q] += 1
-        t_rows, out_rows, out_users, wide, at = 0, 0, 0, 0, 0
+        done = 0
         for q in range(n_loc):  # each user's code: one probe of the truth users' table
             w0, w1 = out[B0 + l_first[q], 3], out[B0 + l_first[q], 4]
             g = _probe(table, w0, w1, gmask, hmask)
-            c = np.int64(-1) if table[g, 0] == EMPTY else np.int64(slot_rank[g])
-            l_code[q] = c
+            l_code[q] = np.int64(-1) if table[g, 0] == EMPTY else np.int64(slot_rank[g])
             m = l_cnt[q]
-            l_first[q] = at  # (now the user's first place)
-            at += m
-            if c >= 0:
-                cnt[c] = m
-                tn = tst[c + 1] - tst[c]
-                t_rows += tn
-                wide = max(wide, m + tn)
-            else:
-                out_rows += m
-                out_users += 1
+            l_first[q] = done  # (now the user's first place in rg)
+            done += m
             keys[l_slot[q], 0] = EMPTY
-        if n > 1:  # the records grouped by user, input order kept
-            scratch[:n] = out[B0:B1]
-            for i in range(n):
-                q = lid[i]
-                r = B0 + l_first[q]
-                l_first[q] += 1
-                out[r, 0] = scratch[i, 0]
-                out[r, 1] = scratch[i, 1]
-                out[r, 2] = scratch[i, 2]
-                out[r, 3] = NO_USER if l_code[q] < 0 else np.uint64(l_code[q])
-        elif n == 1:
-            out[B0, 3] = NO_USER if l_code[0] < 0 else np.uint64(l_code[0])
-        bstats[bk, 0] = t_rows
-        bstats[bk, 1] = out_rows
-        bstats[bk, 2] = out_users
-        bstats[bk, 3] = wide
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def place_users(out, bst, table, slot_rank, tst, hmask, cnt, bstats):  # pragma: no cover - compiled
-    """The second pass of the grouping by user hash: in each bucket (records of
-    :func:`scatter_hashed`, ``bst``: the buckets' first places), the users told apart on their
-    views in a small set (a hash is only an index: two ids sharing it are two users), each
-    user's code found once (``table``, ``slot_rank``: :func:`code_users`' table and each slot's
-    code, -1 empty) and its records moved together, input order kept; column 3 becomes the
-    user's code (:data:`NO_USER`: no truth user). Buckets in :data:`PARTS` parts in parallel.
-    Writes ``cnt[code]`` (the user's rows) and per bucket ``bstats``: the truth rows of its
-    users, its rows and users outside the truth, its widest user (rows + truth rows)."""
-    nb = len(bst) - 1
-    parts = max(1, min(nb, PARTS))
-    for p in prange(parts):
-        _place_chunk(p * nb // parts, (p + 1) * nb // parts, out, bst, table, slot_rank, tst, hmask, cnt, bstats)
-
-
-@njit(cache=True, nogil=True)
-def _match_chunk(b0, b1, bst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact, widest,
-                 at, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos):  # pragma: no cover
-    """:func:`match_hashed` for the buckets ``b0`` .. ``b1`` - 1: hits written from ``at``."""
-    mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(widest)
-    n_hits = at
-    for bk in range(b0, b1):
-        i, end = bst[bk], bst[bk + 1]
-        while i < end:
-            c = rg[i, 3]
-            j = i + 1
-            while j < end and rg[j, 3] == c:
-                j += 1
-            if c != NO_USER:
-                u = np.int64(c)
-                status, n_hits = _match_user(u, i, j, tst[u], tst[u + 1], rg, tg, fv, relevant, mode, r_view,
-                                             r_starts, t_view, t_starts, exact, mask, i_key, i_row, i_truth, i_rec,
-                                             s_key, s_cnt, i_slots, s_slots, hit_user, hit_row, hit_t, hit_pos,
-                                             hit_lo, hit_hi, n_hits, first_tie, max_pos)
-                if status != OK:
-                    return status, 0
-            i = j
+        for i in range(n):  # the records grouped by user, input order kept
+            q = lid[i]
+            r = l_first[q]
+            l_first[q] = r + 1
+            rg[r, 0] = out[B0 + i, 0]
+            rg[r, 1] = out[B0 + i, 1]
+            rg[r, 2] = out[B0 + i, 2]
+        for q in range(n_loc):  # each truth user matched (l_first[q]: the end of its records)
+            c = l_code[q]
+            m = l_cnt[q]
+            if c < 0:
+                bstats[bk, 0] += m
+                bstats[bk, 1] += 1
+                continue
+            cnt[c] = m
+            ta, tb = tst[c], tst[c + 1]
+            if m + tb - ta > wide:
+                wide = m + tb - ta
+                mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(wide)
+            status, n_hits = _match_user(c, l_first[q] - m, l_first[q], ta, tb, rg, tg, fv, relevant, mode, r_view,
+                                         r_starts, t_view, t_starts, exact, mask, i_key, i_row, i_truth, i_rec,
+                                         s_key, s_cnt, i_slots, s_slots, hit_user, hit_row, hit_t, hit_pos, hit_lo,
+                                         hit_hi, n_hits, first_tie, max_pos)
+            if status != OK:
+                return status, 0
     return OK, n_hits - at
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def match_hashed(rg, bst, bstats, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact, first_tie,
-                 max_pos):  # pragma: no cover - compiled
-    """:func:`match` on records grouped by :func:`place_users` (users in runs of one code in
-    column 3, buckets ``bst``): buckets in :data:`PARTS` parts in parallel, each user matched
-    against its truth records ``tg[tst[code]:tst[code + 1]]``; ``first_tie`` and ``max_pos``
-    written at the users' codes. Returns (status, hit_user, hit_row, hit_t, hit_pos, hit_lo,
-    hit_hi): the hits grouped by user in position order, users in the records' order."""
+def group_match(out, bst, t_rows, table, slot_rank, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts,
+                exact, hmask, cnt, first_tie, max_pos):  # pragma: no cover - compiled
+    """The second pass of the grouping by user hash and the match, bucket by bucket (records of
+    :func:`scatter_hashed`, ``bst``: the buckets' first places; buckets in :data:`PARTS` parts
+    in parallel): the bucket's users told apart on their views in a small set (a hash is only
+    an index: two ids sharing it are two users), each user's code found once (``table``,
+    ``slot_rank``: :func:`code_users`' table and each slot's code, -1 empty), its records moved
+    together (input order kept) into a buffer of the bucket's size (in cache) and matched there
+    (:func:`match`'s per-user work) against its truth records ``tg[tst[code]:tst[code + 1]]``.
+    ``t_rows``: the truth rows of each bucket's users (a bound on its hits). Writes ``cnt``
+    (each user's rows), ``first_tie`` and ``max_pos`` at the users' codes.
+
+    Returns (status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, bstats): the hits grouped
+    by user in position order, users in the buckets' order; ``bstats`` per bucket: its rows and
+    users outside the truth."""
     nb = len(bst) - 1
     parts = max(1, min(nb, PARTS))
-    at = np.zeros(parts + 1, np.int64)  # each part's hits from its users' first truth row on
-    wide = np.ones(parts, np.int64)
+    at = np.zeros(parts + 1, np.int64)  # each part's hits from its buckets' first truth row on
     for p in range(parts):
-        b0, b1 = p * nb // parts, (p + 1) * nb // parts
         t = 0
-        for bk in range(b0, b1):
-            t += bstats[bk, 0]
-            wide[p] = max(wide[p], bstats[bk, 3])
+        for bk in range(p * nb // parts, (p + 1) * nb // parts):
+            t += t_rows[bk]
         at[p + 1] = at[p] + t
     cap = at[parts]
     hit_user = np.empty(cap, np.int64)
@@ -662,16 +630,17 @@ def match_hashed(rg, bst, bstats, tst, tg, relevant, mode, r_view, r_starts, t_v
     hit_pos = np.empty(cap, np.int64)
     hit_lo = np.empty(cap, np.int64)
     hit_hi = np.empty(cap, np.int64)
-    fv = rg.view(np.float64)
+    bstats = np.zeros((nb, 2), np.int64)
     status = np.zeros(parts, np.int64)
     count = np.zeros(parts, np.int64)
     for p in prange(parts):
-        status[p], count[p] = _match_chunk(p * nb // parts, (p + 1) * nb // parts, bst, rg, tst, tg, fv, relevant,
-                                           mode, r_view, r_starts, t_view, t_starts, exact, wide[p], at[p], hit_user,
-                                           hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos)
+        status[p], count[p] = _group_match_chunk(p * nb // parts, (p + 1) * nb // parts, out, bst, table, slot_rank,
+                                                 tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
+                                                 hmask, at[p], cnt, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi,
+                                                 first_tie, max_pos, bstats)
     for p in range(parts):
         if status[p] != OK:
-            return status[p], hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], hit_lo[:0], hit_hi[:0]
+            return (status[p], hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], hit_lo[:0], hit_hi[:0], bstats)
     n_hits = 0
     for p in range(parts):
         for q in range(at[p], at[p] + count[p]):
@@ -683,7 +652,7 @@ def match_hashed(rg, bst, bstats, tst, tg, relevant, mode, r_view, r_starts, t_v
             hit_hi[n_hits] = hit_hi[q]
             n_hits += 1
     return (OK, hit_user[:n_hits].copy(), hit_row[:n_hits].copy(), hit_t[:n_hits].copy(), hit_pos[:n_hits].copy(),
-            hit_lo[:n_hits].copy(), hit_hi[:n_hits].copy())
+            hit_lo[:n_hits].copy(), hit_hi[:n_hits].copy(), bstats)
 
 
 @njit(cache=True, nogil=True)

@@ -135,10 +135,8 @@ def _jit() -> Any:
         jit.count_hashed(v, c1, 1, 1, HASH_MASK)
         g5 = np.empty((1, 5), dtype=np.uint64)
         jit.scatter_hashed(v, 0, 0, 1, 1, np.zeros(1, np.int64), g5, v, u, True, HASH_MASK, u)
-        b4 = np.zeros((1, 4), dtype=np.int64)
-        jit.place_users(g5, st, table, z, st, HASH_MASK, np.zeros(1, np.int64), b4)
-        _, hu, *_ = jit.match_hashed(g5, st, b4, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True,
-                                     np.zeros(1, np.int64), np.zeros(1, np.int64))
+        _, hu, *_ = jit.group_match(g5, st, c1, table, z, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True,
+                                    HASH_MASK, c1, np.zeros(1, np.int64), np.zeros(1, np.int64))
         jit.by_user(hu, 1)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
@@ -198,6 +196,13 @@ def _segment(chunks: list[np.ndarray], starts: list[int], a: int, b: int) -> np.
 def _threads() -> int:
     """The threads the kernels run on (numba's, at most the cores)."""
     return max(1, min(int(_jit().numba_threads()), os.cpu_count() or 1))
+
+
+def _hash_shape(n_rows: int) -> tuple[int, int]:
+    """The parts (about :data:`PART_ROWS` rows each) and the buckets of a part (about 16k rows
+    each, 16 .. 2048) of ``n_rows`` recommendation rows grouped by their users' hashes."""
+    n_parts = max(1, -(-n_rows // max(1, PART_ROWS)))
+    return n_parts, 1 << max(4, min(11, (n_rows // n_parts // 16384).bit_length() - 1))
 
 
 def _on_threads(run: Any, n: int) -> None:
@@ -437,7 +442,6 @@ class Deferred(Encoded):
         r_user = None
         if hashed:  # coded in the kernel, on the views; the recommendations grouped by the users' hashes
             t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
-            del tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
             uni = reps.gather(order)
@@ -446,12 +450,16 @@ class Deferred(Encoded):
             t_user = rank[t_code]
             slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
             del slot_code
+            n_parts, n_buckets = _hash_shape(len(ru))
+            t_rows = np.zeros(n_parts * n_buckets, dtype=np.int64)  # the truth rows of each part's buckets
+            jit.count_hashed(tv, t_rows, n_parts, n_buckets, HASH_MASK)
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
             r_user = np.empty(len(ru), dtype=np.int32)
             r_user[:] = E._hash_codes(ru, uni)
-            table = slot_rank = None
+            table = slot_rank = t_rows = None
+        del tv
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
@@ -461,7 +469,7 @@ class Deferred(Encoded):
             scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
                           t_user=t_user, r_user=r_user, scores=scores, hashed=hashed, r_uviews=r_uviews,
-                          table=table, slot_rank=slot_rank)
+                          table=table, slot_rank=slot_rank, t_rows=t_rows)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -495,7 +503,7 @@ class Deferred(Encoded):
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
-            p["count"] = (np.zeros(n_users, dtype=np.int64) if p["hashed"]  # (written by place_users)
+            p["count"] = (np.zeros(n_users, dtype=np.int64) if p["hashed"]  # (written by group_match)
                           else jit.count_codes(p["r_user"], n_users))
             del views
         tst, tg = p["t_group"]
@@ -561,21 +569,25 @@ class Deferred(Encoded):
 
     def _match_hashed(self, p: dict[str, Any], relevant: np.ndarray, mode: int, first_tie: np.ndarray,
                       max_pos: np.ndarray) -> tuple[np.ndarray, ...] | None:
-        """:func:`receval._jit.match_hashed` part by part (:meth:`_hashed_part`): the hits in
+        """:func:`receval._jit.group_match` part by part (:meth:`_hashed_part`): the hits in
         user and position order; ``first_tie`` and ``max_pos`` filled; None when the kernels do
         not decide the call."""
         jit = _jit()
         tst, tg = p["t_group"]
         first_tie.fill(jit.NO_TIE)
         max_pos.fill(0)
+        lay = self._hashed_layout(p)
+        nb = lay["buckets"]
         got = []
-        for k in range(self._hashed_layout(p)["parts"]):
-            bst, rg, bstats = self._hashed_part(p, k)
-            status, *hits = jit.match_hashed(rg, bst, bstats, tst, tg, relevant, mode, *p["views"], p["exact"],
-                                             first_tie, max_pos)
-            del rg
+        for k in range(lay["parts"]):
+            bst, out = self._hashed_part(p, k)
+            status, *hits, bstats = jit.group_match(out, bst, p["t_rows"][k * nb:(k + 1) * nb], p["table"],
+                                                    p["slot_rank"], tst, tg, relevant, mode, *p["views"], p["exact"],
+                                                    HASH_MASK, p["count"], first_tie, max_pos)
+            del out
             if status != jit.OK:
                 return None
+            lay["stats"][k] = (int(bstats[:, 0].sum()), int(bstats[:, 1].sum()))
             got.append(hits)
         found = [np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6)]
         order = jit.by_user(found[0], len(first_tie))
@@ -592,8 +604,7 @@ class Deferred(Encoded):
         uviews, iviews, hashes, scores = p["r_uviews"], p["r_views"], p.get("r_hash"), p["scores"]
         exact = iviews is not None
         n_rows = sum(len(v) for v in uviews)
-        n_parts = max(1, -(-n_rows // max(1, PART_ROWS)))
-        n_buckets = 1 << max(4, min(11, (n_rows // n_parts // 16384).bit_length() - 1))
+        n_parts, n_buckets = _hash_shape(n_rows)
         u_at, i_at, s_at = _starts(uviews), _starts(iviews if exact else [hashes]), _starts(scores)
         bounds = sorted({0, n_rows, *u_at, *i_at, *s_at})
         segs = [(a, b, _segment(uviews, u_at, a, b), _segment(iviews, i_at, a, b) if exact else _NONE_V,
@@ -612,11 +623,11 @@ class Deferred(Encoded):
         p["hlayout"] = {"parts": n_parts, "buckets": n_buckets, "halves": halves, "counts": counts, "stats": {}}
         return p["hlayout"]
 
-    def _hashed_part(self, p: dict[str, Any], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The recommended rows of part ``k`` grouped by user (:func:`receval._jit.scatter_hashed`,
-        then :func:`receval._jit.place_users`): the buckets' first places, the records (row, item
-        hash, score bits, user code, -) and each bucket's counts. Kept when the rows are one part
-        (every build group reads them)."""
+    def _hashed_part(self, p: dict[str, Any], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The recommended rows of part ``k`` in buckets of their users' hashes
+        (:func:`receval._jit.scatter_hashed`, each half of the rows on a thread, from its own
+        places in every bucket): the buckets' first places and the (row, item hash, score bits,
+        user view) records. Kept when the rows are one part (every build group reads them)."""
         if p.get("hpart", (None,))[0] == k:
             return p["hpart"][1]
         jit = _jit()
@@ -635,12 +646,9 @@ class Deferred(Encoded):
                 jit.scatter_hashed(uv, a, k, lay["parts"], nb, fills[h], out, iv, ih, exact, HASH_MASK, sb)
 
         _on_threads(run, len(lay["halves"]))
-        bstats = np.zeros((nb, 4), dtype=np.int64)
-        jit.place_users(out, bst, p["table"], p["slot_rank"], p["t_group"][0], HASH_MASK, p["count"], bstats)
-        lay["stats"][k] = (int(bstats[:, 1].sum()), int(bstats[:, 2].sum()))
         if lay["parts"] == 1:
-            p["hpart"] = (k, (bst, out, bstats))
-        return bst, out, bstats
+            p["hpart"] = (k, (bst, out))
+        return bst, out
 
     def _group_part(self, p: dict[str, Any], g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
         """The recommended rows of the users ``g0`` .. ``g1`` - 1 grouped by user (input order

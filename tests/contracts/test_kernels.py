@@ -353,3 +353,47 @@ def test_rows_scattered_on_two_threads_group_as_on_one():
         users = codes[rows]
         assert np.all(np.diff(users) >= 0) and np.all((np.diff(rows) > 0) | (np.diff(users) > 0))
         assert len(rows) == int(((codes >= g0) & (codes < g1)).sum())
+
+
+def _deferred(recs, truth):
+    roles = ({"user": "user_id", "item": "item_id", "score": "score"}, {"user": "user_id", "item": "item_id"})
+    return K.Deferred(recs, truth, roles, (False, False), True, None)
+
+
+@pytest.mark.parametrize("mask", [2**64 - 1, 3, 0])
+def test_rows_grouped_by_user_hash_on_two_threads_as_on_one(monkeypatch, mask):
+    """Inline user ids are grouped by their own hash (no table of users probed per row): the
+    rows of each part and bucket scattered in two halves on two threads are the records of one
+    pass in row order, every row of a part once; users sharing a hash (a weak mask) included."""
+    recs, truth = data(14)
+    recs = pl.concat([recs.slice(0, 200), recs.slice(200, 150), recs.slice(350)], rechunk=False)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(mask))
+    monkeypatch.setattr(K, "PART_ROWS", 300)
+    got = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(K, "_threads", lambda n=threads: n)
+        d = _deferred(recs, truth)
+        p = d._prepare()
+        assert p["hashed"] and p["r_user"] is None
+        p["r_views"], p["r_hash"] = K._chunk_views(p["ri"]), None
+        lay = d._hashed_layout(p)
+        assert len(lay["halves"]) == threads and lay["parts"] == -(-recs.height // 300)
+        got[threads] = [d._hashed_part(p, k) for k in range(lay["parts"])]
+    rows = []
+    for (b1, o1), (b2, o2) in zip(got[1], got[2]):
+        assert np.array_equal(b1, b2) and np.array_equal(o1, o2)
+        for k in range(len(b1) - 1):  # row order within a bucket
+            assert np.all(np.diff(o1[b1[k]:b1[k + 1], 0].astype(np.int64)) > 0)
+        rows.append(o1[:, 0].astype(np.int64))
+    assert np.array_equal(np.sort(np.concatenate(rows)), np.arange(recs.height))
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+def test_many_users_in_one_bucket_stay_apart(monkeypatch, counted):
+    """Every user in one bucket (the kernels' hash reduced to nothing): the bucket's own set of
+    users grows and tells 400 users apart on their ids; the values are the numpy path's."""
+    recs, truth = data(15, ties=True, n_users=400)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(0))
+    want, got = both(monkeypatch, recs, truth, SPECS)
+    same(want, got)
+    assert counted["formed"] == 1
