@@ -469,24 +469,33 @@ def _bucket_of(h, n_buckets):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def count_hashed(uviews, counts, n_parts, n_buckets, hmask):  # pragma: no cover - compiled
+def count_hashed(uviews, counts, n_parts, n_buckets, hmask, pid):  # pragma: no cover - compiled
     """``counts[part * n_buckets + bucket]`` += the rows (inline user views ``uviews``) of each
-    part and bucket of their user's hash (:func:`_mix`)."""
+    part and bucket of their user's hash (:func:`_mix`); ``pid[j]``: row ``j``'s part (when
+    ``pid`` is not empty: each part's pass of :func:`scatter_hashed` then reads one byte a row)."""
+    keep = len(pid) > 0
     for j in range(len(uviews)):
         h = _mix(uviews[j, 0], uviews[j, 1]) & hmask
-        counts[_part_of(h, n_parts) * n_buckets + _bucket_of(h, n_buckets)] += 1
+        k = _part_of(h, n_parts)
+        counts[k * n_buckets + _bucket_of(h, n_buckets)] += 1
+        if keep:
+            pid[j] = k
 
 
 @njit(cache=True, nogil=True)
 def scatter_hashed(uviews, row0, part, n_parts, n_buckets, fill, out, iviews, ihashes, from_views, hmask,
-                   sbits):  # pragma: no cover - compiled
+                   sbits, pid):  # pragma: no cover - compiled
     """The first pass of the grouping by user hash, for one segment of rows (``row0``: its first
     row): each row of part ``part`` written at ``fill`` of its bucket as a (row, item hash, score
     bits, user view word 0, word 1) record; the item hash from the inline view (:func:`_mix`,
     ``from_views``) or ``ihashes``; -0.0 as 0.0. The user's view travels with the row:
-    :func:`group_match` tells the users apart on it, in cache."""
+    :func:`group_match` tells the users apart on it, in cache. ``pid``: each row's part
+    (:func:`count_hashed`), or empty."""
     neg_zero = np.uint64(1) << np.uint64(63)
+    known = len(pid) > 0
     for j in range(len(uviews)):
+        if known and pid[j] != part:
+            continue
         v0, v1 = uviews[j, 0], uviews[j, 1]
         h = _mix(v0, v1) & hmask
         if _part_of(h, n_parts) != part:

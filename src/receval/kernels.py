@@ -132,9 +132,10 @@ def _jit() -> Any:
         warnings.simplefilter("ignore")
         jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
         c1 = np.zeros(1, np.int64)
-        jit.count_hashed(v, c1, 1, 1, HASH_MASK)
+        pid = np.zeros(1, np.uint8)
+        jit.count_hashed(v, c1, 1, 1, HASH_MASK, pid)
         g5 = np.empty((1, 5), dtype=np.uint64)
-        jit.scatter_hashed(v, 0, 0, 1, 1, np.zeros(1, np.int64), g5, v, u, True, HASH_MASK, u)
+        jit.scatter_hashed(v, 0, 0, 1, 1, np.zeros(1, np.int64), g5, v, u, True, HASH_MASK, u, pid)
         _, hu, *_ = jit.group_match(g5, st, c1, table, z, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True,
                                     HASH_MASK, c1, np.zeros(1, np.int64), np.zeros(1, np.int64))
         jit.by_user(hu, 1)
@@ -247,6 +248,7 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
 
 _NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
 _NONE_H = _ro(np.zeros(0, dtype=np.uint64))
+_NONE_P = np.zeros(0, dtype=np.uint8)
 
 
 Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
@@ -452,7 +454,7 @@ class Deferred(Encoded):
             del slot_code
             n_parts, n_buckets = _hash_shape(len(ru))
             t_rows = np.zeros(n_parts * n_buckets, dtype=np.int64)  # the truth rows of each part's buckets
-            jit.count_hashed(tv, t_rows, n_parts, n_buckets, HASH_MASK)
+            jit.count_hashed(tv, t_rows, n_parts, n_buckets, HASH_MASK, _NONE_P)
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
@@ -607,8 +609,9 @@ class Deferred(Encoded):
         n_parts, n_buckets = _hash_shape(n_rows)
         u_at, i_at, s_at = _starts(uviews), _starts(iviews if exact else [hashes]), _starts(scores)
         bounds = sorted({0, n_rows, *u_at, *i_at, *s_at})
+        pid = np.empty(n_rows if 1 < n_parts < 256 else 0, dtype=np.uint8)  # each row's part (one byte)
         segs = [(a, b, _segment(uviews, u_at, a, b), _segment(iviews, i_at, a, b) if exact else _NONE_V,
-                 _NONE_H if exact else hashes[a:b], exact, _segment(scores, s_at, a, b))
+                 _NONE_H if exact else hashes[a:b], exact, _segment(scores, s_at, a, b), pid[a:b] if len(pid) else pid)
                 for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
         halves = ([[x for x in segs if x[0] < cut], [x for x in segs if x[0] >= cut]]
@@ -617,7 +620,7 @@ class Deferred(Encoded):
 
         def count(k: int) -> None:
             for x in halves[k]:
-                jit.count_hashed(x[2], counts[k], n_parts, n_buckets, HASH_MASK)
+                jit.count_hashed(x[2], counts[k], n_parts, n_buckets, HASH_MASK, x[7])
 
         _on_threads(count, len(halves))
         p["hlayout"] = {"parts": n_parts, "buckets": n_buckets, "halves": halves, "counts": counts, "stats": {}}
@@ -642,8 +645,8 @@ class Deferred(Encoded):
         out = np.empty((int(bst[-1]), 5), dtype=np.uint64)
 
         def run(h: int) -> None:
-            for a, _, uv, iv, ih, exact, sb in lay["halves"][h]:
-                jit.scatter_hashed(uv, a, k, lay["parts"], nb, fills[h], out, iv, ih, exact, HASH_MASK, sb)
+            for a, _, uv, iv, ih, exact, sb, pid in lay["halves"][h]:
+                jit.scatter_hashed(uv, a, k, lay["parts"], nb, fills[h], out, iv, ih, exact, HASH_MASK, sb, pid)
 
         _on_threads(run, len(lay["halves"]))
         if lay["parts"] == 1:
