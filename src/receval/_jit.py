@@ -148,28 +148,18 @@ def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def seen_users(codes, n_users):  # pragma: no cover - compiled
-    """The number of users (codes 0 .. ``n_users`` - 1) that occur in ``codes`` and the number
-    of rows without a user (code < 0)."""
-    seen = np.zeros(n_users, np.bool_)
-    n_seen, n_out = 0, 0
-    for i in range(len(codes)):
-        c = codes[i]
-        if c < 0:
-            n_out += 1
-        elif not seen[c]:
-            seen[c] = True
-            n_seen += 1
-    return n_seen, n_out
-
-
-@njit(cache=True, nogil=True)
-def recode(codes, rank):  # pragma: no cover - compiled
-    """``rank[codes]`` in place, -1 kept."""
+def recode(codes, rank, n_groups):  # pragma: no cover - compiled
+    """``rank[codes]`` in place, -1 kept (``rank`` < 0: no group); returns the rows of each new
+    code 0 .. ``n_groups`` - 1 (:func:`count_codes` of the new codes, in the same pass)."""
+    cnt = np.zeros(n_groups, np.int64)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
-            codes[i] = rank[c]
+            c = rank[c]
+            codes[i] = c
+            if c >= 0:
+                cnt[c] += 1
+    return cnt
 
 
 #: the parts the parallel kernels split rows or users into (fixed: the arrays never depend on
@@ -185,135 +175,6 @@ NO_TIE = np.iinfo(np.int64).max
 
 
 @njit(cache=True, nogil=True)
-def _match_user(u, a, b, ta, tb, rg, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact, mask,
-                i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots, hit_user, hit_row, hit_t, hit_pos,
-                hit_lo, hit_hi, n_hits, first_tie, max_pos):  # pragma: no cover - compiled
-    """One user of :func:`match` (code ``u``): its recommended records ``rg[a:b]`` and truth
-    records ``tg[ta:tb]``; its hits written from ``n_hits`` on. Returns (status, number of hits
-    written so far); the item and score sets are left empty for the next user."""
-    one = np.uint64(1)
-    n_items = 0
-    for j in range(ta, tb):  # the user's truth items
-        t = np.int64(tg[j, 0])
-        h = tg[j, 1]
-        s = _slot(h, mask)
-        while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, i_row[s]))):
-            s = (s + one) & mask
-        if i_row[s] >= 0:
-            return TRUTH_REPEAT, n_hits
-        i_key[s] = h
-        i_row[s] = t
-        i_truth[s] = True
-        i_slots[n_items] = s
-        n_items += 1
-    first_hit = n_hits
-    has_tie = False
-    n_scores = 0
-    for i in range(a, b):
-        r = np.int64(rg[i, 0])
-        h = rg[i, 1]
-        s = _slot(h, mask)  # the item: a truth item, an item recommended before, or new
-        while i_row[s] >= 0 and not (i_key[s] == h and (not exact or (
-                _same(r_view, r_starts, r, t_view, t_starts, i_row[s]) if i_truth[s]
-                else _same(r_view, r_starts, r, r_view, r_starts, i_row[s])))):
-            s = (s + one) & mask
-        if i_rec[s]:
-            return REC_REPEAT, n_hits
-        i_rec[s] = True
-        if i_row[s] < 0:
-            i_key[s] = h
-            i_row[s] = r
-            i_slots[n_items] = s
-            n_items += 1
-        elif relevant[i_row[s]]:
-            hit_user[n_hits] = u
-            hit_row[n_hits] = r
-            hit_t[n_hits] = i_row[s]
-            hit_pos[n_hits] = i  # (the position is counted below)
-            n_hits += 1
-        k = rg[i, 2]  # tied scores
-        s = _score_slot(k, mask)
-        while s_cnt[s] > 0 and s_key[s] != k:
-            s = (s + one) & mask
-        if s_cnt[s] > 0:
-            has_tie = True
-        else:
-            s_key[s] = k
-            s_slots[n_scores] = s
-            n_scores += 1
-        s_cnt[s] += 1
-    for q in range(first_hit, n_hits):  # positions: rows scored higher, tied rows before, the tie group
-        i = hit_pos[q]
-        v = fv[i, 2]
-        higher, before, equal = 0, 0, 0
-        for j in range(a, b):
-            w = fv[j, 2]
-            if w > v:
-                higher += 1
-            elif w == v:
-                equal += 1
-                if j < i:
-                    before += 1
-        hit_lo[q] = higher + 1
-        hit_hi[q] = higher + equal
-        hit_pos[q] = higher + 1 if mode == OPTIMISTIC else higher + before + 1
-    for q in range(first_hit + 1, n_hits):  # position order (stable insertion sort: a few hits)
-        q2 = q
-        while q2 > first_hit and hit_pos[q2 - 1] > hit_pos[q2]:
-            hit_row[q2 - 1], hit_row[q2] = hit_row[q2], hit_row[q2 - 1]
-            hit_t[q2 - 1], hit_t[q2] = hit_t[q2], hit_t[q2 - 1]
-            hit_pos[q2 - 1], hit_pos[q2] = hit_pos[q2], hit_pos[q2 - 1]
-            hit_lo[q2 - 1], hit_lo[q2] = hit_lo[q2], hit_lo[q2 - 1]
-            hit_hi[q2 - 1], hit_hi[q2] = hit_hi[q2], hit_hi[q2 - 1]
-            q2 -= 1
-    first_tie[u] = NO_TIE
-    if has_tie:  # the first position of a tie group: above it the highest tied score
-        top = -np.inf
-        for i in range(a, b):
-            k = rg[i, 2]
-            s = _score_slot(k, mask)
-            while s_key[s] != k:
-                s = (s + one) & mask
-            if s_cnt[s] > 1 and fv[i, 2] > top:
-                top = fv[i, 2]
-        p = 1
-        for i in range(a, b):
-            if fv[i, 2] > top:
-                p += 1
-        first_tie[u] = p
-    max_pos[u] = b - a
-    if mode == OPTIMISTIC and has_tie:  # the last place: the lowest score's group's first
-        low = np.inf
-        for i in range(a, b):
-            low = min(low, fv[i, 2])
-        p = 1
-        for i in range(a, b):
-            if fv[i, 2] > low:
-                p += 1
-        max_pos[u] = p
-    for j in range(n_items):  # clear the slots this user filled
-        q = i_slots[j]
-        i_row[q] = -1
-        i_truth[q] = False
-        i_rec[q] = False
-    for j in range(n_scores):
-        s_cnt[s_slots[j]] = 0
-    return OK, n_hits
-
-
-@njit(cache=True, nogil=True)
-def _sets(widest):  # pragma: no cover - compiled
-    """The item and score sets of :func:`_match_user` for users of at most ``widest`` rows
-    (recommended + truth), at most a quarter full: short probes."""
-    size = 16
-    while size < 4 * widest:
-        size *= 2
-    return (np.uint64(size - 1), np.zeros(size, np.uint64), np.full(size, -1, np.int64), np.zeros(size, np.bool_),
-            np.zeros(size, np.bool_), np.zeros(size, np.uint64), np.zeros(size, np.int64), np.empty(widest, np.uint64),
-            np.empty(widest, np.uint64))
-
-
-@njit(cache=True, nogil=True)
 def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
                 hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos):  # pragma: no cover
     """:func:`match` for the users ``u0`` .. ``u1`` - 1: their hits written from their first truth
@@ -321,15 +182,130 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
     widest = 1
     for u in range(u0, u1):
         widest = max(widest, rst[u + 1] - rst[u] + tst[u + 1] - tst[u])
-    mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(widest)
+    size = 16
+    while size < 4 * widest:  # at most a quarter full: short probes
+        size *= 2
+    mask = np.uint64(size - 1)
+    one = np.uint64(1)
+    # one item set per user: its truth items, then the recommended items not in the truth
+    i_key = np.zeros(size, np.uint64)
+    i_row = np.full(size, -1, np.int64)  # the truth row, or the recommended row (i_truth False); -1: empty
+    i_truth = np.zeros(size, np.bool_)
+    i_rec = np.zeros(size, np.bool_)  # recommended (a second time: a repeated item)
+    s_key = np.zeros(size, np.uint64)
+    s_cnt = np.zeros(size, np.int64)
+    i_slots = np.empty(widest, np.uint64)  # the slots one user filled (cleared after it)
+    s_slots = np.empty(widest, np.uint64)
     n_hits = tst[u0]
     for u in range(u0, u1):
-        status, n_hits = _match_user(u, rst[u], rst[u + 1], tst[u], tst[u + 1], rg, tg, fv, relevant, mode, r_view,
-                                     r_starts, t_view, t_starts, exact, mask, i_key, i_row, i_truth, i_rec, s_key,
-                                     s_cnt, i_slots, s_slots, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi,
-                                     n_hits, first_tie, max_pos)
-        if status != OK:
-            return status, 0
+        a, b = rst[u], rst[u + 1]
+        ta, tb = tst[u], tst[u + 1]
+        n_items = 0
+        for j in range(ta, tb):  # the user's truth items
+            t = np.int64(tg[j, 0])
+            h = tg[j, 1]
+            s = _slot(h, mask)
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, i_row[s]))):
+                s = (s + one) & mask
+            if i_row[s] >= 0:
+                return TRUTH_REPEAT, 0
+            i_key[s] = h
+            i_row[s] = t
+            i_truth[s] = True
+            i_slots[n_items] = s
+            n_items += 1
+        first_hit = n_hits
+        has_tie = False
+        n_scores = 0
+        for i in range(a, b):
+            r = np.int64(rg[i, 0])
+            h = rg[i, 1]
+            s = _slot(h, mask)  # the item: a truth item, an item recommended before, or new
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or (
+                    _same(r_view, r_starts, r, t_view, t_starts, i_row[s]) if i_truth[s]
+                    else _same(r_view, r_starts, r, r_view, r_starts, i_row[s])))):
+                s = (s + one) & mask
+            if i_rec[s]:
+                return REC_REPEAT, 0
+            i_rec[s] = True
+            if i_row[s] < 0:
+                i_key[s] = h
+                i_row[s] = r
+                i_slots[n_items] = s
+                n_items += 1
+            elif relevant[i_row[s]]:
+                hit_user[n_hits] = u
+                hit_row[n_hits] = r
+                hit_t[n_hits] = i_row[s]
+                hit_pos[n_hits] = i  # (the position is counted below)
+                n_hits += 1
+            k = rg[i, 2]  # tied scores
+            s = _score_slot(k, mask)
+            while s_cnt[s] > 0 and s_key[s] != k:
+                s = (s + one) & mask
+            if s_cnt[s] > 0:
+                has_tie = True
+            else:
+                s_key[s] = k
+                s_slots[n_scores] = s
+                n_scores += 1
+            s_cnt[s] += 1
+        for q in range(first_hit, n_hits):  # positions: rows scored higher, tied rows before, the tie group
+            i = hit_pos[q]
+            v = fv[i, 2]
+            higher, before, equal = 0, 0, 0
+            for j in range(a, b):
+                w = fv[j, 2]
+                if w > v:
+                    higher += 1
+                elif w == v:
+                    equal += 1
+                    if j < i:
+                        before += 1
+            hit_lo[q] = higher + 1
+            hit_hi[q] = higher + equal
+            hit_pos[q] = higher + 1 if mode == OPTIMISTIC else higher + before + 1
+        for q in range(first_hit + 1, n_hits):  # position order (stable insertion sort: a few hits)
+            q2 = q
+            while q2 > first_hit and hit_pos[q2 - 1] > hit_pos[q2]:
+                hit_row[q2 - 1], hit_row[q2] = hit_row[q2], hit_row[q2 - 1]
+                hit_t[q2 - 1], hit_t[q2] = hit_t[q2], hit_t[q2 - 1]
+                hit_pos[q2 - 1], hit_pos[q2] = hit_pos[q2], hit_pos[q2 - 1]
+                hit_lo[q2 - 1], hit_lo[q2] = hit_lo[q2], hit_lo[q2 - 1]
+                hit_hi[q2 - 1], hit_hi[q2] = hit_hi[q2], hit_hi[q2 - 1]
+                q2 -= 1
+        first_tie[u] = NO_TIE
+        if has_tie:  # the first position of a tie group: above it the highest tied score
+            top = -np.inf
+            for i in range(a, b):
+                k = rg[i, 2]
+                s = _score_slot(k, mask)
+                while s_key[s] != k:
+                    s = (s + one) & mask
+                if s_cnt[s] > 1 and fv[i, 2] > top:
+                    top = fv[i, 2]
+            p = 1
+            for i in range(a, b):
+                if fv[i, 2] > top:
+                    p += 1
+            first_tie[u] = p
+        max_pos[u] = b - a
+        if mode == OPTIMISTIC and has_tie:  # the last place: the lowest score's group's first
+            low = np.inf
+            for i in range(a, b):
+                low = min(low, fv[i, 2])
+            p = 1
+            for i in range(a, b):
+                if fv[i, 2] > low:
+                    p += 1
+            max_pos[u] = p
+        for j in range(n_items):  # clear the slots this user filled
+            q = i_slots[j]
+            i_row[q] = -1
+            i_truth[q] = False
+            i_rec[q] = False
+        for j in range(n_scores):
+            s_cnt[s_slots[j]] = 0
     return OK, n_hits - tst[u0]
 
 
@@ -451,231 +427,3 @@ def settle(out, starts, lo_bits):  # pragma: no cover - compiled
             out[r, 0] = k & low
             out[r, 1] = scratch[j, 1]
             out[r, 2] = scratch[j, 2]
-
-
-# ---- rows grouped by the user's own hash (inline user ids: no table probe per row) ----------
-
-@njit(cache=True, nogil=True, inline="always")
-def _part_of(h, n_parts):  # pragma: no cover - compiled
-    """The part (0 .. ``n_parts`` - 1) of a user hash: its high 32 bits scaled."""
-    return np.int64(((h >> np.uint64(32)) * np.uint64(n_parts)) >> np.uint64(32))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bucket_of(h, n_buckets):  # pragma: no cover - compiled
-    """The bucket (0 .. ``n_buckets`` - 1) of a user hash within its part: its low 32 bits scaled
-    (the slots of :func:`group_match`'s own set read the lowest bits)."""
-    return np.int64(((h & np.uint64(0xFFFFFFFF)) * np.uint64(n_buckets)) >> np.uint64(32))
-
-
-@njit(cache=True, nogil=True)
-def count_hashed(uviews, counts, n_parts, n_buckets, hmask, pid):  # pragma: no cover - compiled
-    """``counts[part * n_buckets + bucket]`` += the rows (inline user views ``uviews``) of each
-    part and bucket of their user's hash (:func:`_mix`); ``pid[j]``: row ``j``'s part (when
-    ``pid`` is not empty: each part's pass of :func:`scatter_hashed` then reads one byte a row)."""
-    keep = len(pid) > 0
-    for j in range(len(uviews)):
-        h = _mix(uviews[j, 0], uviews[j, 1]) & hmask
-        k = _part_of(h, n_parts)
-        counts[k * n_buckets + _bucket_of(h, n_buckets)] += 1
-        if keep:
-            pid[j] = k
-
-
-@njit(cache=True, nogil=True)
-def scatter_hashed(uviews, row0, part, n_parts, n_buckets, fill, out, iviews, ihashes, from_views, hmask,
-                   sbits, pid):  # pragma: no cover - compiled
-    """The first pass of the grouping by user hash, for one segment of rows (``row0``: its first
-    row): each row of part ``part`` written at ``fill`` of its bucket as a (row, item hash, score
-    bits, user view word 0, word 1) record; the item hash from the inline view (:func:`_mix`,
-    ``from_views``) or ``ihashes``; -0.0 as 0.0. The user's view travels with the row:
-    :func:`group_match` tells the users apart on it, in cache. ``pid``: each row's part
-    (:func:`count_hashed`), or empty."""
-    neg_zero = np.uint64(1) << np.uint64(63)
-    known = len(pid) > 0
-    for j in range(len(uviews)):
-        if known and pid[j] != part:
-            continue
-        v0, v1 = uviews[j, 0], uviews[j, 1]
-        h = _mix(v0, v1) & hmask
-        if _part_of(h, n_parts) != part:
-            continue
-        k = _bucket_of(h, n_buckets)
-        q = fill[k]
-        fill[k] = q + 1
-        out[q, 0] = np.uint64(row0 + j)
-        out[q, 1] = (_mix(iviews[j, 0], iviews[j, 1]) & hmask) if from_views else ihashes[j]
-        v = sbits[j]
-        out[q, 2] = np.uint64(0) if v == neg_zero else v
-        out[q, 3] = v0
-        out[q, 4] = v1
-
-
-@njit(cache=True, nogil=True)
-def _group_match_chunk(b0, b1, out, bst, table, slot_rank, tst, tg, relevant, mode, r_view, r_starts, t_view,
-                       t_starts, exact, hmask, at, cnt, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie,
-                       max_pos, bstats):  # pragma: no cover - compiled
-    """:func:`group_match` for the buckets ``b0`` .. ``b1`` - 1: hits written from ``at``.
-    Returns (status, number of hits)."""
-    widest = 1
-    for bk in range(b0, b1):
-        widest = max(widest, bst[bk + 1] - bst[bk])
-    rg = np.empty((widest, 3), np.uint64)  # one bucket's records grouped by user (in cache)
-    fv = rg.view(np.float64)
-    lid = np.empty(widest, np.int64)
-    l_slot = np.empty(widest, np.int64)
-    l_first = np.empty(widest, np.int64)
-    l_cnt = np.empty(widest, np.int64)
-    l_code = np.empty(widest, np.int64)
-    size = 64
-    keys = np.full((size, 2), EMPTY, np.uint64)
-    val = np.empty(size, np.int64)
-    gmask = np.uint64(len(table) - 1)
-    one = np.uint64(1)
-    wide = 128
-    mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(wide)
-    n_hits = at
-    for bk in range(b0, b1):
-        B0, B1 = bst[bk], bst[bk + 1]
-        n = B1 - B0
-        n_loc = 0
-        for i in range(n):  # the bucket's users, told apart on their views (first appearance order)
-            v0, v1 = out[B0 + i, 3], out[B0 + i, 4]
-            lmask = np.uint64(size - 1)
-            s = _slot(_mix(v0, v1) & hmask, lmask)
-            while keys[s, 0] != EMPTY and not (keys[s, 0] == v0 and keys[s, 1] == v1):
-                s = (s + one) & lmask
-            if keys[s, 0] == EMPTY:
-                if 2 * (n_loc + 1) > size:  # grow: the bucket's users placed again
-                    size *= 2
-                    keys = np.full((size, 2), EMPTY, np.uint64)
-                    val = np.empty(size, np.int64)
-                    lmask = np.uint64(size - 1)
-                    for q in range(n_loc):
-                        w0, w1 = out[B0 + l_first[q], 3], out[B0 + l_first[q], 4]
-                        g = _slot(_mix(w0, w1) & hmask, lmask)
-                        while keys[g, 0] != EMPTY:
-                            g = (g + one) & lmask
-                        keys[g, 0], keys[g, 1] = w0, w1
-                        val[g] = q
-                        l_slot[q] = g
-                    s = _slot(_mix(v0, v1) & hmask, lmask)
-                    while keys[s, 0] != EMPTY:
-                        s = (s + one) & lmask
-                keys[s, 0], keys[s, 1] = v0, v1
-                val[s] = n_loc
-                l_slot[n_loc] = s
-                l_first[n_loc] = i
-                l_cnt[n_loc] = 0
-                n_loc += 1
-            q = val[s]
-            lid[i] = q
-            l_cnt[q] += 1
-        done = 0
-        for q in range(n_loc):  # each user's code: one probe of the truth users' table
-            w0, w1 = out[B0 + l_first[q], 3], out[B0 + l_first[q], 4]
-            g = _probe(table, w0, w1, gmask, hmask)
-            l_code[q] = np.int64(-1) if table[g, 0] == EMPTY else np.int64(slot_rank[g])
-            m = l_cnt[q]
-            l_first[q] = done  # (now the user's first place in rg)
-            done += m
-            keys[l_slot[q], 0] = EMPTY
-        for i in range(n):  # the records grouped by user, input order kept
-            q = lid[i]
-            r = l_first[q]
-            l_first[q] = r + 1
-            rg[r, 0] = out[B0 + i, 0]
-            rg[r, 1] = out[B0 + i, 1]
-            rg[r, 2] = out[B0 + i, 2]
-        for q in range(n_loc):  # each truth user matched (l_first[q]: the end of its records)
-            c = l_code[q]
-            m = l_cnt[q]
-            if c < 0:
-                bstats[bk, 0] += m
-                bstats[bk, 1] += 1
-                continue
-            cnt[c] = m
-            ta, tb = tst[c], tst[c + 1]
-            if m + tb - ta > wide:
-                wide = m + tb - ta
-                mask, i_key, i_row, i_truth, i_rec, s_key, s_cnt, i_slots, s_slots = _sets(wide)
-            status, n_hits = _match_user(c, l_first[q] - m, l_first[q], ta, tb, rg, tg, fv, relevant, mode, r_view,
-                                         r_starts, t_view, t_starts, exact, mask, i_key, i_row, i_truth, i_rec,
-                                         s_key, s_cnt, i_slots, s_slots, hit_user, hit_row, hit_t, hit_pos, hit_lo,
-                                         hit_hi, n_hits, first_tie, max_pos)
-            if status != OK:
-                return status, 0
-    return OK, n_hits - at
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def group_match(out, bst, t_rows, table, slot_rank, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts,
-                exact, hmask, cnt, first_tie, max_pos):  # pragma: no cover - compiled
-    """The second pass of the grouping by user hash and the match, bucket by bucket (records of
-    :func:`scatter_hashed`, ``bst``: the buckets' first places; buckets in :data:`PARTS` parts
-    in parallel): the bucket's users told apart on their views in a small set (a hash is only
-    an index: two ids sharing it are two users), each user's code found once (``table``,
-    ``slot_rank``: :func:`code_users`' table and each slot's code, -1 empty), its records moved
-    together (input order kept) into a buffer of the bucket's size (in cache) and matched there
-    (:func:`match`'s per-user work) against its truth records ``tg[tst[code]:tst[code + 1]]``.
-    ``t_rows``: the truth rows of each bucket's users (a bound on its hits). Writes ``cnt``
-    (each user's rows), ``first_tie`` and ``max_pos`` at the users' codes.
-
-    Returns (status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, bstats): the hits grouped
-    by user in position order, users in the buckets' order; ``bstats`` per bucket: its rows and
-    users outside the truth."""
-    nb = len(bst) - 1
-    parts = max(1, min(nb, PARTS))
-    at = np.zeros(parts + 1, np.int64)  # each part's hits from its buckets' first truth row on
-    for p in range(parts):
-        t = 0
-        for bk in range(p * nb // parts, (p + 1) * nb // parts):
-            t += t_rows[bk]
-        at[p + 1] = at[p] + t
-    cap = at[parts]
-    hit_user = np.empty(cap, np.int64)
-    hit_row = np.empty(cap, np.int64)
-    hit_t = np.empty(cap, np.int64)
-    hit_pos = np.empty(cap, np.int64)
-    hit_lo = np.empty(cap, np.int64)
-    hit_hi = np.empty(cap, np.int64)
-    bstats = np.zeros((nb, 2), np.int64)
-    status = np.zeros(parts, np.int64)
-    count = np.zeros(parts, np.int64)
-    for p in prange(parts):
-        status[p], count[p] = _group_match_chunk(p * nb // parts, (p + 1) * nb // parts, out, bst, table, slot_rank,
-                                                 tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
-                                                 hmask, at[p], cnt, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi,
-                                                 first_tie, max_pos, bstats)
-    for p in range(parts):
-        if status[p] != OK:
-            return (status[p], hit_user[:0], hit_row[:0], hit_t[:0], hit_pos[:0], hit_lo[:0], hit_hi[:0], bstats)
-    n_hits = 0
-    for p in range(parts):
-        for q in range(at[p], at[p] + count[p]):
-            hit_user[n_hits] = hit_user[q]
-            hit_row[n_hits] = hit_row[q]
-            hit_t[n_hits] = hit_t[q]
-            hit_pos[n_hits] = hit_pos[q]
-            hit_lo[n_hits] = hit_lo[q]
-            hit_hi[n_hits] = hit_hi[q]
-            n_hits += 1
-    return (OK, hit_user[:n_hits].copy(), hit_row[:n_hits].copy(), hit_t[:n_hits].copy(), hit_pos[:n_hits].copy(),
-            hit_lo[:n_hits].copy(), hit_hi[:n_hits].copy(), bstats)
-
-
-@njit(cache=True, nogil=True)
-def by_user(hit_user, n_users):  # pragma: no cover - compiled
-    """The order that puts hits (each user's together, in position order) in user order, each
-    user's kept (a counting sort)."""
-    start = np.zeros(n_users + 1, np.int64)
-    for q in range(len(hit_user)):
-        start[hit_user[q] + 1] += 1
-    for u in range(n_users):
-        start[u + 1] += start[u]
-    order = np.empty(len(hit_user), np.int64)
-    for q in range(len(hit_user)):
-        u = hit_user[q]
-        order[start[u]] = q
-        start[u] += 1
-    return order

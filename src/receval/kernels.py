@@ -121,8 +121,7 @@ def _jit() -> Any:
     code, _, table, _ = jit.code_users(v, HASH_MASK)
     jit.lookup_users(table, v, code, HASH_MASK)
     jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
-    jit.recode(code, z)
-    jit.seen_users(code, 1)
+    jit.recode(code, z, 1)
     cnt = jit.count_codes(z, 1)
     st, g = np.array([0, 1], dtype=np.int64), np.empty((1, 3), dtype=np.uint64)
     jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
@@ -131,14 +130,6 @@ def _jit() -> Any:
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
         jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
-        c1 = np.zeros(1, np.int64)
-        pid = np.zeros(1, np.uint8)
-        jit.count_hashed(v, c1, 1, 1, HASH_MASK, pid)
-        g5 = np.empty((1, 5), dtype=np.uint64)
-        jit.scatter_hashed(v, 0, 0, 1, 1, np.zeros(1, np.int64), g5, v, u, True, HASH_MASK, u, pid)
-        _, hu, *_ = jit.group_match(g5, st, c1, table, z, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True,
-                                    HASH_MASK, c1, np.zeros(1, np.int64), np.zeros(1, np.int64))
-        jit.by_user(hu, 1)
     if cold:
         print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     _loaded = jit
@@ -199,22 +190,6 @@ def _threads() -> int:
     return max(1, min(int(_jit().numba_threads()), os.cpu_count() or 1))
 
 
-def _hash_shape(n_rows: int) -> tuple[int, int]:
-    """The parts (about :data:`PART_ROWS` rows each) and the buckets of a part (about 16k rows
-    each, 16 .. 2048) of ``n_rows`` recommendation rows grouped by their users' hashes."""
-    n_parts = max(1, -(-n_rows // max(1, PART_ROWS)))
-    return n_parts, 1 << max(4, min(11, (n_rows // n_parts // 16384).bit_length() - 1))
-
-
-def _on_threads(run: Any, n: int) -> None:
-    """``run(0)`` .. ``run(n - 1)``, each on its own thread (one: in this thread)."""
-    if n == 1:
-        run(0)
-    else:
-        with ThreadPoolExecutor(n) as pool:
-            list(pool.map(run, range(n)))
-
-
 def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
     """Users 0 .. len(``count``) - 1 in consecutive parts of about ``rows`` rows (``count``: each
     user's rows); one part when they fit."""
@@ -248,7 +223,6 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
 
 _NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
 _NONE_H = _ro(np.zeros(0, dtype=np.uint64))
-_NONE_P = np.zeros(0, dtype=np.uint8)
 
 
 Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
@@ -439,11 +413,15 @@ class Deferred(Encoded):
             return None  # refused by encode, with the column named
         jit = _jit()
         tv = _views(tu)
-        r_uviews = [_views(c) for c in ru.get_chunks()] if tv is not None else []
-        hashed = tv is not None and all(v is not None for v in r_uviews)
-        r_user = None
-        if hashed:  # coded in the kernel, on the views; the recommendations grouped by the users' hashes
+        r_user = np.empty(len(ru), dtype=np.int32)
+        r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
+        if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
             t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
+            at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
+            with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
+                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
+                              range(len(r_parts))))
+            del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
             uni = reps.gather(order)
@@ -451,17 +429,13 @@ class Deferred(Encoded):
             rank[order] = np.arange(len(order), dtype=np.int32)
             t_user = rank[t_code]
             slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
-            del slot_code
-            n_parts, n_buckets = _hash_shape(len(ru))
-            t_rows = np.zeros(n_parts * n_buckets, dtype=np.int64)  # the truth rows of each part's buckets
-            jit.count_hashed(tv, t_rows, n_parts, n_buckets, HASH_MASK, _NONE_P)
+            r_count = jit.recode(r_user, slot_rank, len(order))  # slots -> codes; each user's rows
+            del slot_code, slot_rank
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
-            r_user = np.empty(len(ru), dtype=np.int32)
             r_user[:] = E._hash_codes(ru, uni)
-            table = slot_rank = t_rows = None
-        del tv
+            r_count = jit.count_codes(r_user, len(uni))
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
@@ -470,8 +444,7 @@ class Deferred(Encoded):
         else:
             scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, scores=scores, hashed=hashed, r_uviews=r_uviews,
-                          table=table, slot_rank=slot_rank, t_rows=t_rows)
+                          t_user=t_user, r_user=r_user, r_count=r_count, scores=scores)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -505,35 +478,28 @@ class Deferred(Encoded):
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
-            p["count"] = (np.zeros(n_users, dtype=np.int64) if p["hashed"]  # (written by group_match)
-                          else jit.count_codes(p["r_user"], n_users))
+            p["count"] = p["r_count"]  # (counted as the rows were coded)
             del views
         tst, tg = p["t_group"]
         cnt = p["count"]
         mode = {"input": jit.INPUT, "average": jit.AVERAGE, "optimistic": jit.OPTIMISTIC}[ties]
+        got: list[tuple[np.ndarray, ...]] = []
         first_tie = np.empty(n_users, dtype=np.int64)
         max_pos = np.empty(n_users, dtype=np.int64)
-        if p["hashed"]:
-            found = self._match_hashed(p, relevant, mode, first_tie, max_pos)
-            if found is None:
+        for g0, g1 in _parts(cnt, PART_ROWS):  # users in parts: the records of one part at a time
+            rst, rg = self._group_part(p, g0, g1)
+            t0, t1 = int(tst[g0]), int(tst[g1])
+            status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
+                                              *p["views"], p["exact"])
+            del rst, rg
+            if status != jit.OK:
                 return self._declined()
-            hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi = found
-        else:
-            got: list[tuple[np.ndarray, ...]] = []
-            for g0, g1 in _parts(cnt, PART_ROWS):  # users in parts: the records of one part at a time
-                rst, rg = self._group_part(p, g0, g1)
-                t0, t1 = int(tst[g0]), int(tst[g1])
-                status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
-                                                  *p["views"], p["exact"])
-                del rst, rg
-                if status != jit.OK:
-                    return self._declined()
-                hits[0] += g0
-                got.append(tuple(hits))
-                first_tie[g0:g1], max_pos[g0:g1] = ft, mp
-            hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi = (
-                np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6))
-            del got
+            hits[0] += g0
+            got.append(tuple(hits))
+            first_tie[g0:g1], max_pos[g0:g1] = ft, mp
+        hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi = (
+            np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6))
+        del got
         if not p["exact"]:  # every hash match confirmed on the ids: a look-alike that shares a hash is no hit
             same = (p["ri"].gather(pl.Series(hit_row, dtype=pl.Int64))
                     == p["ti"].gather(pl.Series(hit_t, dtype=pl.Int64))).to_numpy()
@@ -568,90 +534,6 @@ class Deferred(Encoded):
             h.tied_codes = np.flatnonzero(tied).astype(np.int64)
         self.formed += 1
         return h
-
-    def _match_hashed(self, p: dict[str, Any], relevant: np.ndarray, mode: int, first_tie: np.ndarray,
-                      max_pos: np.ndarray) -> tuple[np.ndarray, ...] | None:
-        """:func:`receval._jit.group_match` part by part (:meth:`_hashed_part`): the hits in
-        user and position order; ``first_tie`` and ``max_pos`` filled; None when the kernels do
-        not decide the call."""
-        jit = _jit()
-        tst, tg = p["t_group"]
-        first_tie.fill(jit.NO_TIE)
-        max_pos.fill(0)
-        lay = self._hashed_layout(p)
-        nb = lay["buckets"]
-        got = []
-        for k in range(lay["parts"]):
-            bst, out = self._hashed_part(p, k)
-            status, *hits, bstats = jit.group_match(out, bst, p["t_rows"][k * nb:(k + 1) * nb], p["table"],
-                                                    p["slot_rank"], tst, tg, relevant, mode, *p["views"], p["exact"],
-                                                    HASH_MASK, p["count"], first_tie, max_pos)
-            del out
-            if status != jit.OK:
-                return None
-            lay["stats"][k] = (int(bstats[:, 0].sum()), int(bstats[:, 1].sum()))
-            got.append(hits)
-        found = [np.concatenate([h[j] for h in got]) if len(got) != 1 else got[0][j] for j in range(6)]
-        order = jit.by_user(found[0], len(first_tie))
-        return tuple(a[order] for a in found)
-
-    def _hashed_layout(self, p: dict[str, Any]) -> dict[str, Any]:
-        """The grouping by user hash (inline user ids): the parts (about :data:`PART_ROWS` rows
-        each, by the high bits of the users' hashes), the buckets of each part, the segments of
-        rows (read in place from the columns' chunks) in one or two halves (a thread each) and
-        each half's rows per part and bucket (:func:`receval._jit.count_hashed`)."""
-        if "hlayout" in p:
-            return p["hlayout"]
-        jit = _jit()
-        uviews, iviews, hashes, scores = p["r_uviews"], p["r_views"], p.get("r_hash"), p["scores"]
-        exact = iviews is not None
-        n_rows = sum(len(v) for v in uviews)
-        n_parts, n_buckets = _hash_shape(n_rows)
-        u_at, i_at, s_at = _starts(uviews), _starts(iviews if exact else [hashes]), _starts(scores)
-        bounds = sorted({0, n_rows, *u_at, *i_at, *s_at})
-        pid = np.empty(n_rows if 1 < n_parts < 256 else 0, dtype=np.uint8)  # each row's part (one byte)
-        segs = [(a, b, _segment(uviews, u_at, a, b), _segment(iviews, i_at, a, b) if exact else _NONE_V,
-                 _NONE_H if exact else hashes[a:b], exact, _segment(scores, s_at, a, b), pid[a:b] if len(pid) else pid)
-                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-        cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
-        halves = ([[x for x in segs if x[0] < cut], [x for x in segs if x[0] >= cut]]
-                  if 0 < cut < n_rows and _threads() > 1 else [segs])
-        counts = [np.zeros(n_parts * n_buckets, dtype=np.int64) for _ in halves]
-
-        def count(k: int) -> None:
-            for x in halves[k]:
-                jit.count_hashed(x[2], counts[k], n_parts, n_buckets, HASH_MASK, x[7])
-
-        _on_threads(count, len(halves))
-        p["hlayout"] = {"parts": n_parts, "buckets": n_buckets, "halves": halves, "counts": counts, "stats": {}}
-        return p["hlayout"]
-
-    def _hashed_part(self, p: dict[str, Any], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The recommended rows of part ``k`` in buckets of their users' hashes
-        (:func:`receval._jit.scatter_hashed`, each half of the rows on a thread, from its own
-        places in every bucket): the buckets' first places and the (row, item hash, score bits,
-        user view) records. Kept when the rows are one part (every build group reads them)."""
-        if p.get("hpart", (None,))[0] == k:
-            return p["hpart"][1]
-        jit = _jit()
-        lay = self._hashed_layout(p)
-        nb = lay["buckets"]
-        own = [c[k * nb:(k + 1) * nb] for c in lay["counts"]]
-        bst = np.zeros(nb + 1, dtype=np.int64)
-        np.cumsum(sum(own), out=bst[1:])
-        fills = [bst[:-1].copy()]
-        if len(own) == 2:
-            fills.append(bst[:-1] + own[0])
-        out = np.empty((int(bst[-1]), 5), dtype=np.uint64)
-
-        def run(h: int) -> None:
-            for a, _, uv, iv, ih, exact, sb, pid in lay["halves"][h]:
-                jit.scatter_hashed(uv, a, k, lay["parts"], nb, fills[h], out, iv, ih, exact, HASH_MASK, sb, pid)
-
-        _on_threads(run, len(lay["halves"]))
-        if lay["parts"] == 1:
-            p["hpart"] = (k, (bst, out))
-        return bst, out
 
     def _group_part(self, p: dict[str, Any], g0: int, g1: int) -> tuple[np.ndarray, np.ndarray]:
         """The recommended rows of the users ``g0`` .. ``g1`` - 1 grouped by user (input order
@@ -688,13 +570,9 @@ class Deferred(Encoded):
         if "info" in p:
             return p["info"]
         r_user, ru = p["r_user"], p["ru"]
-        if r_user is None:  # grouped by user hash: the counts of every part
-            stats = p["hlayout"]["stats"].values()
-            in_both = int((p["count"] > 0).sum())
-            n_out, only_recs = sum(s[0] for s in stats), sum(s[1] for s in stats)
-        else:
-            in_both, n_out = _jit().seen_users(r_user, len(p["user_ids"]))
-            only_recs = 0 if n_out == 0 else int(ru.filter(pl.Series(r_user < 0)).n_unique())
+        cnt = p["r_count"]  # the users seen, the rows of no truth user: from each user's rows
+        in_both, n_out = int(np.count_nonzero(cnt)), len(r_user) - int(cnt.sum())
+        only_recs = 0 if n_out == 0 else int(ru.filter(pl.Series(r_user < 0)).n_unique())
         info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": int(in_both), "users_only_in_recs": only_recs,
                                 "users_only_in_truth": len(p["user_ids"]) - in_both}
         if not E._PER_BATCH.get():
