@@ -148,28 +148,18 @@ def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def seen_users(codes, n_users):  # pragma: no cover - compiled
-    """The number of users (codes 0 .. ``n_users`` - 1) that occur in ``codes`` and the number
-    of rows without a user (code < 0)."""
-    seen = np.zeros(n_users, np.bool_)
-    n_seen, n_out = 0, 0
-    for i in range(len(codes)):
-        c = codes[i]
-        if c < 0:
-            n_out += 1
-        elif not seen[c]:
-            seen[c] = True
-            n_seen += 1
-    return n_seen, n_out
-
-
-@njit(cache=True, nogil=True)
-def recode(codes, rank):  # pragma: no cover - compiled
-    """``rank[codes]`` in place, -1 kept."""
+def recode(codes, rank, n_groups):  # pragma: no cover - compiled
+    """``rank[codes]`` in place, -1 kept (``rank`` < 0: no group); returns the rows of each new
+    code 0 .. ``n_groups`` - 1 (:func:`count_codes` of the new codes, in the same pass)."""
+    cnt = np.zeros(n_groups, np.int64)
     for i in range(len(codes)):
         c = codes[i]
         if c >= 0:
-            codes[i] = rank[c]
+            c = rank[c]
+            codes[i] = c
+            if c >= 0:
+                cnt[c] += 1
+    return cnt
 
 
 #: the parts the parallel kernels split rows or users into (fixed: the arrays never depend on

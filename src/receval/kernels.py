@@ -121,8 +121,7 @@ def _jit() -> Any:
     code, _, table, _ = jit.code_users(v, HASH_MASK)
     jit.lookup_users(table, v, code, HASH_MASK)
     jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
-    jit.recode(code, z)
-    jit.seen_users(code, 1)
+    jit.recode(code, z, 1)
     cnt = jit.count_codes(z, 1)
     st, g = np.array([0, 1], dtype=np.int64), np.empty((1, 3), dtype=np.uint64)
     jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
@@ -430,12 +429,13 @@ class Deferred(Encoded):
             rank[order] = np.arange(len(order), dtype=np.int32)
             t_user = rank[t_code]
             slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
-            jit.recode(r_user, slot_rank)  # slots -> codes
+            r_count = jit.recode(r_user, slot_rank, len(order))  # slots -> codes; each user's rows
             del slot_code, slot_rank
         else:  # long ids: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
             r_user[:] = E._hash_codes(ru, uni)
+            r_count = jit.count_codes(r_user, len(uni))
         user_ids = uni.to_numpy()
         if user_ids.dtype.kind not in "iu":
             user_ids = user_ids.astype(object)
@@ -444,7 +444,7 @@ class Deferred(Encoded):
         else:
             scores = [_ro(np.ascontiguousarray(score, dtype=np.float64).view(np.uint64))]
         self._prep = dict(ru=ru, ri=ri, ti=ti, rating=rating, uni=uni, user_ids=user_ids,
-                          t_user=t_user, r_user=r_user, scores=scores)
+                          t_user=t_user, r_user=r_user, r_count=r_count, scores=scores)
         return self._prep
 
     def form(self, opts: dict[str, Any], needs: set[str], side: Any, reach: int | None) -> Hits | None:
@@ -478,7 +478,7 @@ class Deferred(Encoded):
             del t_hash
             p["r_views"] = views[0]
             p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
-            p["count"] = jit.count_codes(p["r_user"], n_users)
+            p["count"] = p["r_count"]  # (counted as the rows were coded)
             del views
         tst, tg = p["t_group"]
         cnt = p["count"]
@@ -570,7 +570,8 @@ class Deferred(Encoded):
         if "info" in p:
             return p["info"]
         r_user, ru = p["r_user"], p["ru"]
-        in_both, n_out = _jit().seen_users(r_user, len(p["user_ids"]))
+        cnt = p["r_count"]  # the users seen, the rows of no truth user: from each user's rows
+        in_both, n_out = int(np.count_nonzero(cnt)), len(r_user) - int(cnt.sum())
         only_recs = 0 if n_out == 0 else int(ru.filter(pl.Series(r_user < 0)).n_unique())
         info: dict[str, Any] = {"rec_rows": int(len(ru)), "users_in_both": int(in_both), "users_only_in_recs": only_recs,
                                 "users_only_in_truth": len(p["user_ids"]) - in_both}
