@@ -76,6 +76,7 @@ SLOW_TESTS = {
     "test_per_user_empty_skip_changes_the_verdict", "test_from_dicts_names_the_dict_hit_rate",
     "test_an_unwritten_rel_reads_as_evaluate_decides_it", "test_the_report_says_values_are_rounded",
     "test_the_report_says_values_are_in_percent", "test_no_rounding_finding_for_a_wrong_definition",
+    "test_a_named_cell_is_kept_by_every_candidate_and_the_combination_is_named", "test_cli_audits_a_named_cell",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10

@@ -72,6 +72,26 @@ from .dialects import all_dialects
 #: than its precision, and the report states it
 TOLERANCE = 1e-9
 _TOL: ContextVar[float] = ContextVar("receval_audit_tolerance", default=TOLERANCE)
+#: options the audited metric was named with (``bias_disparity(icat=g1)``): every candidate carries them
+_FIXED: ContextVar[dict[str, str]] = ContextVar("receval_audit_fixed", default={})
+
+
+def _named_options(metric: str) -> tuple[str, dict[str, str]]:
+    """``"bias_disparity(icat=g1)"`` -> ``("bias_disparity", {"icat": "g1"})``: the metric an audit
+    is of and the options every candidate definition keeps (a cell, a group: what the function
+    is told, not what the audit infers)."""
+    name, _, rest = metric.strip().partition("(")
+    if not rest:
+        return name, {}
+    if not rest.endswith(")"):
+        raise AuditError(f"write the metric as name(option=value,...): got '{metric}'")
+    fixed = {}
+    for part in filter(None, (x.strip() for x in rest[:-1].split(","))):
+        a, eq, v = part.partition("=")
+        if not eq or not a.strip() or not v.strip():
+            raise AuditError(f"write the metric as name(option=value,...): '{part}' in '{metric}' has no value")
+        fixed[a.strip()] = v.strip()
+    return name.strip(), fixed
 #: the largest product of options searched whole (stage 1)
 MAX_PRODUCT = 1500
 #: sample values of the numeric options searched around the best candidates (stage 2)
@@ -293,7 +313,10 @@ def run_implementation(impl: Any, probes: Sequence[Probe]) -> dict[str, Any]:
 # --- receval's values ----------------------------------------------------------------------------
 
 class Refused(str):
-    """No value of receval's under one definition on one input: why (a one-line text)."""
+    """No value of receval's under one definition on one input: why (a one-line text);
+    ``unnamed``: the definition itself is incomplete (a cell or group the spec must name)."""
+
+    unnamed = False
 
 
 class ReceValues:
@@ -360,7 +383,8 @@ class ReceValues:
         for i, (s, _) in enumerate(resolved):
             e = each[i]
             if isinstance(e, RecevalError):
-                out[(probe.key, s, dialect)] = Refused(f"refused by the definition: {e}".splitlines()[0][:200])
+                out[(probe.key, s, dialect)] = why = Refused(f"refused by the definition: {e}".splitlines()[0][:200])
+                why.unnamed = isinstance(e, SpecError)
                 continue
             mean = None if e.value is None or (isinstance(e.value, float) and math.isnan(e.value)) else float(e.value)
             out[(probe.key, s, dialect)] = (mean, per_user_of(each.user_ids, e.per_user) if e.per_user is not None else None)
@@ -422,7 +446,7 @@ class Candidate:
     seen: set[str] = field(default_factory=set)  # probe keys it was compared on
 
     def spec(self, metric: str, k: int | None) -> str:
-        opts = ",".join(f"{a}={v}" for a, v in self.options.items())
+        opts = ",".join(f"{a}={v}" for a, v in {**self.options, **_FIXED.get()}.items())
         return metric + (f"({opts})" if opts else "") + (f"@{k}" if k is not None else "")
 
     @property
@@ -432,7 +456,7 @@ class Candidate:
     def label(self, metric: str) -> str:
         if self.dialect:
             return f"{metric} as {self.dialect} computes it (--dialect {self.dialect})"
-        return self.spec(metric, None) if self.options else f"{metric} (the standard definition)"
+        return self.spec(metric, None) if self.options or _FIXED.get() else f"{metric} (the standard definition)"
 
 
 def _render(axis: Any, v: Any) -> str:
@@ -945,7 +969,13 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
     read and fill (default: :data:`VALUES`, shared by the audits of this process).
     """
 
+    metric, fixed = _named_options(metric)
     m = get_metric(metric)
+    for a in fixed:
+        try:
+            m.axis(a)
+        except SpecError as e:
+            raise AuditError(str(e)) from None
     label = impl if isinstance(impl, str) else getattr(impl, "__qualname__", None) or type(impl).__name__
     if isinstance(impl, str):
         impl, label = load_implementation(impl)
@@ -960,13 +990,25 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
         raise AuditError(f"pass a function impl(recs, truth, k, side), an object with evaluate_cases(cases), or its text "
                          f"'module:function': got {type(impl).__name__}")
     tolerance = max(TOLERANCE, _tolerance(getattr(impl, "tolerance", TOLERANCE)))
-    token = _TOL.set(tolerance)
+    token, fixed_token = _TOL.set(tolerance), _FIXED.set(fixed)
     try:
+        _check_named(m, chosen[0], values if values is not None else VALUES)
         report = _audit(impl, m, chosen, label, values if values is not None else VALUES)
     finally:
         _TOL.reset(token)
+        _FIXED.reset(fixed_token)
     report.tolerance = tolerance
     return report
+
+
+def _check_named(m: Any, case: Any, values: ReceValues) -> None:
+    """Refuse an audit of a metric whose definition needs an option the audit cannot infer (the
+    cell of ``bias_disparity``): its standard definition is refused as a spec on any input."""
+    spec = Candidate({}).spec(m.name, case.k)
+    got = values(probes_of([case])[0], [spec])[spec]
+    if isinstance(got, Refused) and got.unnamed:
+        why = got.removeprefix("refused by the definition: ")
+        raise AuditError(f"name it in the metric you audit, e.g. '{m.name}(option=value)': {why}")
 
 
 #: the loosest tolerance an implementation may declare
@@ -1228,7 +1270,7 @@ def build_command(p: Any) -> Callable[[Any], int]:
     def run(a: Any) -> int:
 
         for name in a.metric:
-            get_metric(name)  # an unknown metric: one line, before any work
+            get_metric(_named_options(name)[0])  # an unknown metric: one line, before any work
         return main_audit(a.impl, a.metric, a.cases, a.json)
 
     return run

@@ -38,14 +38,15 @@ def by_score(recs, tie=None):
 
 
 def ratings(truth, positive_only=False):
-    """user -> {item: rating} (the first row of a repeated item); with ``positive_only`` a rating
-    <= 0 is not relevant (the user is still a truth user)."""
+    """user -> {item: rating} (the highest rating of a repeated item, ``tdup=max``: the first row
+    would be a rule no option names where the repeats disagree, the suite's ``rating_conflicts``);
+    with ``positive_only`` a rating <= 0 is not relevant (the user is still a truth user)."""
     out: dict = {}
     for r in truth.iter_rows(named=True):
         rel = out.setdefault(r["user"], {})
         if positive_only and r["rating"] <= 0:
             continue
-        rel.setdefault(r["item"], r["rating"])
+        rel[r["item"]] = max(rel.get(r["item"], r["rating"]), r["rating"])
     return out
 
 
