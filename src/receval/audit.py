@@ -73,7 +73,7 @@ from .dialects import all_dialects
 TOLERANCE = 1e-9
 _TOL: ContextVar[float] = ContextVar("receval_audit_tolerance", default=TOLERANCE)
 #: options the audited metric was named with (``bias_disparity(icat=g1)``): every candidate carries them
-_FIXED: ContextVar[dict[str, str]] = ContextVar("receval_audit_fixed", default={})
+_FIXED: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("receval_audit_fixed", default=())
 
 
 def _named_options(metric: str) -> tuple[str, dict[str, str]]:
@@ -446,7 +446,7 @@ class Candidate:
     seen: set[str] = field(default_factory=set)  # probe keys it was compared on
 
     def spec(self, metric: str, k: int | None) -> str:
-        opts = ",".join(f"{a}={v}" for a, v in {**self.options, **_FIXED.get()}.items())
+        opts = ",".join(f"{a}={v}" for a, v in {**self.options, **dict(_FIXED.get())}.items())
         return metric + (f"({opts})" if opts else "") + (f"@{k}" if k is not None else "")
 
     @property
@@ -990,7 +990,7 @@ def audit(impl: Any, metric: str, cases: Any = None, *, values: ReceValues | Non
         raise AuditError(f"pass a function impl(recs, truth, k, side), an object with evaluate_cases(cases), or its text "
                          f"'module:function': got {type(impl).__name__}")
     tolerance = max(TOLERANCE, _tolerance(getattr(impl, "tolerance", TOLERANCE)))
-    token, fixed_token = _TOL.set(tolerance), _FIXED.set(fixed)
+    token, fixed_token = _TOL.set(tolerance), _FIXED.set(tuple(fixed.items()))
     try:
         _check_named(m, chosen[0], values if values is not None else VALUES)
         report = _audit(impl, m, chosen, label, values if values is not None else VALUES)
