@@ -629,7 +629,7 @@ def worked() -> list[Arithmetic]:
         recs = [tuple(r) for r in sc.rec_rows()]
         truth = [(u, i, float(r)) for u, i, r in sc.truth]
         for metric, variants in WORKED_OPTIONS.items():
-            if metric not in getattr(sc, "metrics", (metric,)):
+            if sc.metrics is not None and metric not in sc.metrics:
                 continue  # a scenario planned for other metrics only
             ks: tuple[int | None, ...] = (None,) if metric in ("mae", "rmse", "auc") else (*sc.ks, None) if metric == "gauc" else sc.ks
             for k in ks:

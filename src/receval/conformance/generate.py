@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from ..metrics import get_metric
 from ..engine import dialect_of
@@ -29,66 +29,11 @@ from ..resolve import resolve
 from ..spec import parse_spec
 from ..dialects import all_dialects
 from ..metrics import all_metrics
+from .scenario import CATEGORIES, TRAIN, Scenario
 from .scenarios_pop import SCENARIOS_POP
-
-#: (user, item, score, rank) rows; rank is the list position (1-based, row order within a user)
-Rows = list[tuple[Any, ...]]
+from .scenarios_rank import RANK_SCENARIOS
 
 
-@dataclass(frozen=True)
-class Scenario:
-    """One small data set: recommendations, truth, the cut-offs it is read at, its tags and
-    the option every spec on it carries (``rel='>0'`` where a rating 0 means not relevant)."""
-
-    name: str
-    recs: list[tuple[Any, ...]]  # (user, item, score), rank = position within the user in row order; or (user, item, score, rank)
-    truth: list[tuple[str, str, float]]  # (user, item, rating)
-    ks: tuple[int, ...]
-    tags: tuple[str, ...]
-    catalog: tuple[str, ...] | None = None  # None: every item of recs, truth and train
-    extra: dict[str, str] = field(default_factory=dict)  # options every spec on it carries
-    why: str = ""
-
-    def rec_rows(self) -> list[tuple[str, str, float, int]]:
-        pos: dict[str, int] = {}
-        out = []
-        for u, i, s, *rank in self.recs:
-            pos[u] = pos.get(u, 0) + 1
-            out.append((u, i, float(s), int(rank[0]) if rank else pos[u]))
-        return out
-
-    def items(self) -> list[str]:
-        return sorted({r[1] for r in self.recs} | {i for _, i, _ in self.truth})
-
-    def side(self) -> dict[str, list[tuple[Any, ...]]]:
-        """The side inputs as rows: train (user, item), catalog (item,), categories (item,
-        category), baseline (user, item, score, rank), item_groups (item, group), user_groups
-        (user, group)."""
-        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in TRAIN})
-        train = [(u, i) for u, i in TRAIN if i in cat]
-        if self.catalog is not None and not any(i == cat[0] for _, i in train):
-            train.append(("t9", cat[0]))
-        users = sorted({r[0] for r in self.recs} | {u for u, _, _ in self.truth})
-        base: list[tuple[Any, ...]] = []
-        for u in users:
-            mine = [r[1] for r in self.recs if r[0] == u]
-            for r, i in enumerate(reversed(mine), 1):
-                base.append((u, i, float(len(mine) - r + 1), r))
-        return {
-            "train": train,
-            "catalog": [(i,) for i in cat],
-            "categories": [(i, c) for i in cat for c in CATEGORIES.get(i, ("z",))],
-            "baseline": base,
-            "item_groups": [(i, "g1" if int(i[1:]) % 2 else "g2") for i in cat],
-            "user_groups": [(u, "a" if n % 2 == 0 else "b") for n, u in enumerate(users)],
-        }
-
-
-#: the train interactions every scenario shares (restricted to its catalogue)
-TRAIN = [("t1", "i1"), ("t1", "i2"), ("t2", "i1"), ("t2", "i3"), ("t3", "i1"), ("t3", "i5"), ("u1", "i4"),
-         ("t4", "i2"), ("t4", "i6"), ("t5", "i7"), ("t5", "i1")]
-CATEGORIES = {"i1": ("a",), "i2": ("a", "b"), "i3": ("b",), "i4": ("c",), "i5": ("a",), "i6": ("c",), "i7": ("b",),
-              "i8": ("a",), "i9": ("c",)}
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario(
@@ -229,8 +174,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 ]}
 SCENARIOS.update({s.name: s for s in SCENARIOS_POP})  # the popularity metrics' (scenarios_pop.py)
 
-from .scenarios_rank import RANK_SCENARIOS  # noqa: E402  (issue 35: the scenarios of the rank helper, as keyword arguments)
-SCENARIOS.update({d["name"]: Scenario(**d) for d in RANK_SCENARIOS})
+SCENARIOS.update({s.name: s for s in RANK_SCENARIOS})  # the other metrics' (scenarios_rank.py)
 
 #: sample values of the numeric options (the standard default is always kept)
 NUMERIC_SAMPLES: dict[str, list[Any]] = {
@@ -324,8 +268,7 @@ def _ks(metric: Any, scenario: Scenario) -> list[int | None]:
 
 def planned(sc: Scenario, metric: str) -> bool:
     """Whether ``metric`` is planned on ``sc`` (a scenario may name the metrics it is for)."""
-    only = getattr(sc, "metrics", None)
-    return only is None or metric in only
+    return sc.metrics is None or metric in sc.metrics
 
 
 def plans() -> Iterator[Plan]:

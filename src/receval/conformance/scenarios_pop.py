@@ -15,8 +15,9 @@ with ``count=users``: i3 has five train rows from one user, i5 two rows from two
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from .scenario import Scenario
 
 #: the metrics these scenarios are planned for
 POP_METRICS = frozenset({"bias_disparity", "popreo", "poprsp", "rsp", "reo", "aclt", "aplt", "arp", "novelty",
@@ -32,75 +33,16 @@ POP_TRAIN: tuple[tuple[str, str], ...] = (
     ("t2", "i6"),
 )
 POP_CATALOG = tuple(f"i{n}" for n in range(1, 10))
-#: the item categories (as generate.CATEGORIES gives the other scenarios' items)
-POP_CATEGORIES = {"i1": ("a",), "i2": ("a", "b"), "i3": ("b",), "i4": ("c",), "i5": ("a",), "i6": ("c",), "i7": ("b",),
-                  "i8": ("a",), "i9": ("c",)}
 
 
-@dataclass(frozen=True)
-class PopScenario:
-    """One small data set as :class:`receval.conformance.generate.Scenario` has it (the same
-    fields and methods: this module imports nothing of ``generate``, which imports it), with its
-    own train rows, item and user groups and baseline run (None: derived as ``Scenario.side``
-    derives them), planned for :attr:`metrics` only."""
-
-    name: str
-    recs: list[tuple[Any, ...]]  # (user, item, score), rank = position within the user in row order; or (user, item, score, rank)
-    truth: list[tuple[str, str, float]]  # (user, item, rating)
-    ks: tuple[int, ...]
-    tags: tuple[str, ...]
-    catalog: tuple[str, ...] | None = None  # None: every item of recs, truth and train
-    extra: dict[str, str] = field(default_factory=dict)  # options every spec on it carries
-    why: str = ""
-    train: tuple[tuple[str, str], ...] = POP_TRAIN
-    item_groups: tuple[tuple[str, str], ...] | None = None
-    user_groups: tuple[tuple[str, str], ...] | None = None
-    baseline: tuple[tuple[str, str, float], ...] | None = None  # (user, item, score): rank = position within the user
-    metrics: frozenset[str] = POP_METRICS
-
-    def rec_rows(self) -> list[tuple[str, str, float, int]]:
-        pos: dict[str, int] = {}
-        out = []
-        for u, i, s, *rank in self.recs:
-            pos[u] = pos.get(u, 0) + 1
-            out.append((u, i, float(s), int(rank[0]) if rank else pos[u]))
-        return out
-
-    def items(self) -> list[str]:
-        return sorted({r[1] for r in self.recs} | {i for _, i, _ in self.truth})
-
-    def side(self) -> dict[str, list[tuple[Any, ...]]]:
-        """The side inputs as rows: train (user, item), catalog (item,), categories (item,
-        category), baseline (user, item, score, rank), item_groups (item, group), user_groups
-        (user, group); the baseline by default each user's list reversed, the item groups by the
-        parity of the item number, the user groups alternating."""
-        cat = list(self.catalog) if self.catalog is not None else sorted(set(self.items()) | {i for _, i in self.train})
-        users = sorted({r[0] for r in self.recs} | {u for u, _, _ in self.truth})
-        base: list[tuple[Any, ...]] = []
-        if self.baseline is not None:
-            pos: dict[str, int] = {}
-            for u, i, s in self.baseline:
-                pos[u] = pos.get(u, 0) + 1
-                base.append((u, i, float(s), pos[u]))
-        else:
-            for u in users:
-                mine = [r[1] for r in self.recs if r[0] == u]
-                for r, i in enumerate(reversed(mine), 1):
-                    base.append((u, i, float(len(mine) - r + 1), r))
-        return {
-            "train": [(u, i) for u, i in self.train if i in cat],
-            "catalog": [(i,) for i in cat],
-            "categories": [(i, c) for i in cat for c in POP_CATEGORIES.get(i, ("z",))],
-            "baseline": base,
-            "item_groups": ([tuple(r) for r in self.item_groups] if self.item_groups is not None
-                            else [(i, "g1" if int(i[1:]) % 2 else "g2") for i in cat]),
-            "user_groups": ([tuple(r) for r in self.user_groups] if self.user_groups is not None
-                            else [(u, "a" if n % 2 == 0 else "b") for n, u in enumerate(users)]),
-        }
+def PopScenario(name: str, recs: list, truth: list, ks: tuple, tags: tuple, **more: Any) -> Scenario:  # noqa: N802
+    """A :class:`~receval.conformance.scenario.Scenario` with :data:`POP_TRAIN` as its train,
+    planned for :data:`POP_METRICS` only (unless ``more`` says otherwise)."""
+    return Scenario(name, recs, truth, ks, tags, **{"train": POP_TRAIN, "metrics": POP_METRICS, **more})
 
 
-#: the scenarios (generate.py adds them to its SCENARIOS; they duck-type its Scenario)
-SCENARIOS_POP: list[Any] = [
+#: the scenarios (generate.py adds them to its SCENARIOS)
+SCENARIOS_POP: list[Scenario] = [
     PopScenario(
         "pop_count",
         [("u1", "i3", .9), ("u1", "i5", .8), ("u1", "i1", .7), ("u1", "i7", .6),

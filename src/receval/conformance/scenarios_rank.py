@@ -1,21 +1,14 @@
 """Scenarios that tell apart the option settings of the distribution, rating-error, AUC-family
 and list metrics (issue 35): each one is an input on which two settings the audit can name
-give different values (the pair is named in ``why``). Each is the
-keyword arguments of a :class:`receval.conformance.generate.Scenario` (this module imports nothing,
-so generate.py can import it without a cycle); generate.py merges them into its ``SCENARIOS``.
+give different values (the pair is named in ``why``). generate.py merges them into its ``SCENARIOS``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .scenario import Scenario
 
 
-def Scenario(name: str, recs: list, truth: list, ks: tuple, tags: tuple, **more: Any) -> dict[str, Any]:  # noqa: N802
-    """The keyword arguments of one scenario, written as the scenarios of generate.py are."""
-    return {"name": name, "recs": recs, "truth": truth, "ks": ks, "tags": tags, **more}
-
-
-RANK_SCENARIOS: list[dict[str, Any]] = [
+RANK_SCENARIOS: list[Scenario] = [
     Scenario(
         "dist_orders",
         [("u1", "i4", .5, 2), ("u1", "i2", .5, 4), ("u1", "i9", .95, 1), ("u1", "i3", .5, 5), ("u1", "i5", .5, 3),

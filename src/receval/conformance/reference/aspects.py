@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import struct
 
-from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
+from .ranking import RefError, policy_values, prepare, split_options
 
 ASPECT_DEFAULTS = {"ab_ndcg": {"alpha": 0.02, "beta": 0.2, "rmax": None}}
 
@@ -141,8 +141,7 @@ def reference_aspects(recs, truth, metric, k, options=None, *, categories=None):
     options = options or {}
     if metric not in ASPECT_DEFAULTS:
         raise KeyError(metric)
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**ASPECT_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, ASPECT_DEFAULTS[metric])
     if ctx["order"] == "score" and ctx["ties"] == "average":
         raise NotImplementedError("ties=average")
     has_rating = "rating" in truth
@@ -226,8 +225,7 @@ def reference_alpha(recs, truth, metric, k, options=None, *, categories=None):
     options = options or {}
     if metric not in ALPHA_DEFAULTS:
         raise KeyError(metric)
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**ALPHA_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, ALPHA_DEFAULTS[metric])
     if ctx["order"] == "score" and ctx["ties"] == "average":
         raise NotImplementedError("ties=average")
     alpha = float(o["alpha"])

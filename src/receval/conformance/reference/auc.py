@@ -21,7 +21,7 @@ whole list, and divides by min(k, |R|) (0 when |R| = 0).
 
 from __future__ import annotations
 
-from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
+from .ranking import RefError, policy_values, prepare, split_options
 
 AUC_DEFAULTS = {
     "gauc": {"tied": "half", "negatives": "exact", "denominator": "list", "nopos": "zero", "noneg": "one", "maxfpr": None},
@@ -110,8 +110,7 @@ def reference_auc(recs, truth, metric, k, options=None, *, train=None, catalog=N
         raise KeyError(metric)
     if metric != "gauc" and k is None:
         raise NotImplementedError(f"{metric} without a cut-off has no reference here")
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**AUC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, AUC_DEFAULTS[metric])
     if metric == "auc" and any(o[a] is not None for a in ("form", "rows", "weight")):
         raise NotImplementedError("auc@k: form, rows and weight do not apply")
     if o.get("maxfpr") is not None or o.get("nopos", "zero") not in _MISSING or o.get("noneg", "one") not in _MISSING:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import CONTEXT_DEFAULTS, prepare
+from .ranking import prepare, split_options
 
 DIST_DEFAULTS = {
     "coverage": {"denominator": "catalog"},
@@ -38,8 +38,7 @@ def reference_dist(recs, truth, metric, k, options=None, *, train=None, catalog=
     options = options or {}
     if metric not in DIST_DEFAULTS:
         raise KeyError(metric)
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**DIST_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, DIST_DEFAULTS[metric])
     users = prepare(recs, truth, ctx, metric)
     lists = {u: [i for pos, i in data["ranked"] if k is None or pos <= k] for u, data in users.items()}
     cnt: dict = {}

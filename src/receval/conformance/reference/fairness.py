@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from .pop import user_relevant
-from .ranking import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import RefError, prepare, split_options
 
 FAIRNESS_DEFAULTS = {
     "reo": {},
@@ -49,8 +49,7 @@ def _std_over_mean(p: list) -> float:
 def reference_fairness(recs, truth, metric, k, options=None, *, train=None, item_groups=None, user_groups=None):
     """``(None, value)``: REO, RSP or bias disparity at cut-off k."""
     options = options or {}
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**FAIRNESS_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, FAIRNESS_DEFAULTS[metric])
     if item_groups is None:
         raise RefError("no item groups")
     users = prepare(recs, truth, ctx, metric)

@@ -7,7 +7,7 @@ context options), written from the formulas in the docstrings of
 
 from __future__ import annotations
 
-from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
+from .ranking import RefError, policy_values, prepare, split_options
 
 IR_DEFAULTS = {
     "rprecision": {"r": "truth"},
@@ -121,8 +121,7 @@ def per_user_ir(metric: str, k: int | None, o: dict, user: dict, judged: set, n_
 def reference_ir(recs: dict, truth: dict, metric: str, k: int | None, options: dict | None = None):
     """``(per_user, mean)`` as ``reference.reference``: per_user maps every truth user to its value or None."""
     options = options or {}
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**IR_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, IR_DEFAULTS[metric])
     users = prepare(recs, truth, ctx, metric)
     judged, n_nonrel = _nonrel_judged(truth, ctx)
     return policy_values(users, ctx, lambda u, data: per_user_ir(metric, k, o, data, judged.get(u, set()), n_nonrel.get(u, 0)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import CONTEXT_DEFAULTS, RefError, prepare
+from .ranking import RefError, prepare, split_options
 from .pop import _baseline, popularity
 
 DEFAULTS = {
@@ -80,8 +80,7 @@ def per_user(metric, k, o, user, side) -> float:
 
 def reference_lists(recs, truth, metric, k, options=None, *, train=None, catalog=None, baseline=None, categories=None):
     options = options or {}
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, DEFAULTS[metric])
     users = prepare(recs, truth, ctx, metric)
     side = {"baseline_of": lambda u: _baseline(baseline, u)}
     if train is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import CONTEXT_DEFAULTS, RefError, per_user_value, policy_values, prepare
+from .ranking import RefError, per_user_value, policy_values, prepare, split_options
 
 LISTS2_DEFAULTS = {
     "ild": {"distance": "jaccard"},
@@ -74,8 +74,7 @@ def reference_lists2(recs, truth, metric, k, options=None, *, categories=None, u
     options = options or {}
     if metric not in LISTS2_DEFAULTS:
         raise KeyError(metric)
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**LISTS2_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, LISTS2_DEFAULTS[metric])
     if ctx["order"] == "score" and ctx["ties"] == "average":
         raise NotImplementedError("ties=average")
     users = prepare(recs, truth, ctx, metric)

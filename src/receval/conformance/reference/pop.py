@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import CONTEXT_DEFAULTS, RefError, policy_values, prepare
+from .ranking import RefError, policy_values, prepare, split_options
 
 POP_DEFAULTS = {
     "arp": {"count": "rows", "denominator": "length", "scale": "count"},
@@ -135,8 +135,7 @@ def per_user_pop(metric, k, o, user, ctx) -> float:
 def reference_pop(recs, truth, metric, k, options=None, *, train, catalog=None, baseline=None):
     """``(per_user, mean)`` for a per-user metric, ``(None, value)`` for popreo/poprsp."""
     options = options or {}
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**POP_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, POP_DEFAULTS[metric])
     if o.get("cut") is None and "split" in o:
         o["cut"] = {"interactions": 0.8, "items": 0.1}[o["split"]]
     users = prepare(recs, truth, ctx, metric)

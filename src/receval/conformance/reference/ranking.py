@@ -358,6 +358,13 @@ def per_user_value(metric: str, k: int, o: dict, user: dict) -> float | tuple[fl
     raise KeyError(metric)
 
 
+def split_options(options: dict, defaults: dict) -> tuple[dict, dict]:
+    """``(context, own)``: the context options (:data:`CONTEXT_DEFAULTS` with those of
+    ``options``) and the metric's own (``defaults`` with the rest of ``options``)."""
+    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
+    return ctx, {**defaults, **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+
+
 def policy_values(users: dict, ctx: dict, value) -> tuple[dict, float]:
     """``(per_user, mean)`` under the user-set policies: ``empty`` and ``norecs`` refuse, skip
     (None) or score 0; every other user gets ``value(u, data)``."""
@@ -384,8 +391,7 @@ def policy_values(users: dict, ctx: dict, value) -> tuple[dict, float]:
 def reference(recs: dict, truth: dict, metric: str, k: int, options: dict | None = None):
     """``(per_user, mean)``: per_user maps every truth user to its value or None (left out)."""
     options = options or {}
-    ctx = {**CONTEXT_DEFAULTS, **{a: v for a, v in options.items() if a in CONTEXT_DEFAULTS}}
-    o = {**METRIC_DEFAULTS[metric], **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
+    ctx, o = split_options(options, METRIC_DEFAULTS[metric])
     o["rel"] = ctx["rel"]
     users = prepare(recs, truth, ctx, metric)
     micro = metric in ("precision", "recall") and o.get("average") == "micro"
