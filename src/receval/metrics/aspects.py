@@ -1293,7 +1293,7 @@ def _jit() -> Any:
     """The kernel module, imported (and compiled, the first time on this install) on first use
     by :func:`receval._numba.load`; a line on stderr says when the kernel is compiled rather
     than loaded from the cache."""
-    return _numba.load("_jit_aspects", "aspect kernels", _jit_warm, expect="10-40 s")
+    return _numba.load("_jit_aspects", "aspect kernels", _jit_warm, expect="15-60 s")
 
 
 def _jit_warm(jit: Any) -> None:
