@@ -1,5 +1,6 @@
 """The compiled greedy ideals of α-nDCG and αβ-nDCG (numba; imported only by the loader of
-:mod:`receval.metrics.aspects`, which sets the cache directory first).
+:mod:`receval.metrics.aspects` through :func:`receval._numba.load`, which sets the cache
+directory first).
 
 One user at a time (users in a fixed number of parts, in parallel: every user writes only its
 own places, so the arrays never depend on the number of threads), :func:`greedy_ideals` does

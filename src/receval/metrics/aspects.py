@@ -54,8 +54,8 @@ Compiled greedy ideal (issue 37)
 --------------------------------
 From :data:`JIT_MIN_CANDIDATES` ideal candidates on (``RECEVAL_JIT_ASPECTS_MIN``), when every
 gain can only fall (α in [0, 1]; αβ: every P and every γ in [0, 1]), the greedy ideal runs in
-a numba kernel (:mod:`receval._jit_aspects`, imported lazily, cached by numba like
-:mod:`receval.kernels`): per user the tie keys, the candidates grouped by content, the greedy
+a numba kernel (:mod:`receval._jit_aspects`, imported lazily and cached by :mod:`receval._numba`,
+the loader :mod:`receval.kernels` uses too): per user the tie keys, the candidates grouped by content, the greedy
 with lazily recomputed gains, and every choice among tied candidates of different content
 followed, with the same floating point operations in the same order, so the same ideal bit for
 bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
