@@ -1,5 +1,6 @@
 """The compiled greedy ideals of α-nDCG and αβ-nDCG (numba; imported only by the loader of
-:mod:`receval.metrics.aspects`, which sets the cache directory first).
+:mod:`receval.metrics.aspects` through :func:`receval._numba.load`, which sets the cache
+directory first).
 
 One user at a time (users in a fixed number of parts, in parallel: every user writes only its
 own places, so the arrays never depend on the number of threads), :func:`greedy_ideals` does
@@ -116,10 +117,10 @@ def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, p
     if M[mo + i] != M[mo + e] or pbi != pbe:
         return False
     D = fb.shape[0] // 4
-    ns = np.zeros(2, np.int64)
-    npv = np.zeros(2, np.int64)
+    ns0, ns1, np0, np1 = 0, 0, 0, 0
     for side in range(2):
         c = i if side == 0 else e
+        ns, npv = 0, 0
         for t in range(cs0[c], cs1[c]):
             lc = tcat[t]
             shared = False
@@ -129,18 +130,22 @@ def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, p
                     shared = True
                     break
             if shared:
-                ib[side * D + ns[side]] = cats[lc]
-                ns[side] += 1
+                ib[side * D + ns] = cats[lc]
+                ns += 1
             else:
-                fb[side * 2 * D + npv[side]] = S[so + lc]
-                fb[side * 2 * D + D + npv[side]] = tpg[t]
-                npv[side] += 1
-    if ns[0] != ns[1] or npv[0] != npv[1]:
+                fb[side * 2 * D + npv] = S[so + lc]
+                fb[side * 2 * D + D + npv] = tpg[t]
+                npv += 1
+        if side == 0:
+            ns0, np0 = ns, npv
+        else:
+            ns1, np1 = ns, npv
+    if ns0 != ns1 or np0 != np1:
         return False
-    for q in range(ns[0]):  # the shared categories, ascending on both sides
+    for q in range(ns0):  # the shared categories, ascending on both sides
         if ib[q] != ib[D + q]:
             return False
-    n = npv[0]
+    n = np0
     _sorted_pairs(fb[0:D], fb[D:2 * D], n)
     _sorted_pairs(fb[2 * D:3 * D], fb[3 * D:4 * D], n)
     for q in range(n):
@@ -175,7 +180,7 @@ def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pr
             keys_out[a + d] = key[d]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # inlined: a call per user costs ~1 us (its ~45 arguments)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
           loc, keys_out, W):  # pragma: no cover - compiled
     """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``) when no two classes of
@@ -203,7 +208,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             tcat[pos] = lc
             cnt[lc] += 1
             if ab:
-                tpg[pos] = _gamma_at(u, c, C, gmode, gdense, gkeys, gvals) * cp[a + d]
+                g = gdense[u * C + c] if gmode == 0 else _gamma_at(u, c, C, gmode, gdense, gkeys, gvals)
+                tpg[pos] = g * cp[a + d]
             pos += 1
     tst[n] = pos
     for i in range(L):

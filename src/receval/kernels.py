@@ -40,8 +40,6 @@ path. The kernels compile once per install (10-30 s on 2 cores, by their load; n
 from __future__ import annotations
 
 import os
-import sys
-import time
 import warnings
 from bisect import bisect_right
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +52,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from . import _numba
 from . import encode as E
 from .encode import Encoded
 from .hits import Hits
@@ -67,8 +66,6 @@ PART_ROWS = int(os.environ.get("RECEVAL_JIT_PART_ROWS", 25_000_000))
 #: (``RECEVAL_JIT_MIN_ROWS=0`` forces the kernels on for every input, e.g. to run a test suite)
 MIN_ROWS = int(os.environ.get("RECEVAL_JIT_MIN_ROWS", 1_000_000))
 
-_loaded: Any = None
-
 #: the bits of the kernels' own hash of inline ids (all; tests keep two, so that ids share
 #: hashes and every match must be confirmed on the ids)
 HASH_MASK = np.uint64(2**64 - 1)
@@ -76,45 +73,26 @@ HASH_MASK = np.uint64(2**64 - 1)
 
 def enabled() -> bool:
     """Whether the kernels may run: ``RECEVAL_NO_JIT`` unset (or 0) and numba installed."""
-    if os.environ.get("RECEVAL_NO_JIT", "0") not in ("", "0"):
-        return False
-    from importlib.util import find_spec
-
-    return find_spec("numba") is not None
+    return _numba.enabled()
 
 
 def cache_dir() -> Path:
-    """Where numba caches the kernels: beside this module when its folder is writable, else
-    ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``)."""
-    here = Path(__file__).parent
-    pycache = here / "__pycache__"
-    if os.access(pycache if pycache.exists() else here, os.W_OK):
-        return pycache
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "receval" / "numba"
+    """Where numba caches the kernels (:func:`receval._numba.cache_dir`): beside this module when
+    its folder is writable, else ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``)."""
+    return _numba.cache_dir()
 
 
 def _jit() -> Any:
-    """The kernel module, imported (and compiled, the first time on this install) on first use;
-    a line on stderr says when the kernels are compiled rather than loaded from the cache."""
-    global _loaded
-    if _loaded is not None:
-        return _loaded
-    where = cache_dir()
-    if "NUMBA_CACHE_DIR" not in os.environ and where.name != "__pycache__":
-        where.mkdir(parents=True, exist_ok=True)
-        os.environ["NUMBA_CACHE_DIR"] = str(where)
-    elif "NUMBA_CACHE_DIR" in os.environ:
-        where = Path(os.environ["NUMBA_CACHE_DIR"])
-    cold = not any(where.rglob("_jit.*.nbi")) if where.exists() else True
-    if cold:
-        print(f"receval: compiling the large-input kernels (once per install, 10-30 s; cached in {where})",
-              file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    from . import _jit as jit  # lazy: cost: numba (loaded only for a large input)
+    """The kernel module, imported (and compiled, the first time on this install) on first use
+    by :func:`receval._numba.load`; a line on stderr says when the kernels are compiled rather
+    than loaded from the cache."""
+    return _numba.load("_jit", "large-input kernels", _warm, expect="10-30 s")
 
-    # compile (or load) every signature now, on tiny inputs: one message, one wait
-    # (the hashes and views read-only, as the calls pass them: numba types the flag)
+
+def _warm(jit: Any) -> None:
+    """Compile (or load) every signature of :mod:`receval._jit` now, on tiny inputs: one
+    message, one wait (the hashes and views read-only, as the calls pass them: numba types the
+    flag)."""
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
     jit.inline(v)
@@ -130,10 +108,6 @@ def _jit() -> Any:
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
         jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
-    if cold:
-        print(f"receval: kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-    _loaded = jit
-    return jit
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

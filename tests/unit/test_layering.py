@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "receval"
 LAYERS: list[tuple[str, list[str]]] = [
     ("grammar", ["_version", "_mapping", "errors", "options", "plaintext", "jsonread"]),
     ("registry and io", ["reduction", "registry", "partfiles", "io", "outputs", "metrics._exact", "trec", "data.movielens"]),
-    ("the form", ["encode", "side", "lists", "hits", "policy", "fingerprint", "_jit", "_jit_aspects", "kernels"]),
+    ("the form", ["encode", "side", "lists", "hits", "policy", "fingerprint", "_numba", "_jit", "_jit_aspects", "kernels"]),
     ("shared rooms of the metric families", ["metrics._ties", "metrics._common"]),
     ("formulas", ["metrics.*", "metrics"]),
     # the slow references the conformance suite is built from: no formula of receval (see

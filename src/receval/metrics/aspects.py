@@ -54,8 +54,8 @@ Compiled greedy ideal (issue 37)
 --------------------------------
 From :data:`JIT_MIN_CANDIDATES` ideal candidates on (``RECEVAL_JIT_ASPECTS_MIN``), when every
 gain can only fall (α in [0, 1]; αβ: every P and every γ in [0, 1]), the greedy ideal runs in
-a numba kernel (:mod:`receval._jit_aspects`, imported lazily, cached by numba like
-:mod:`receval.kernels`): per user the tie keys, the candidates grouped by content, the greedy
+a numba kernel (:mod:`receval._jit_aspects`, imported lazily and cached by :mod:`receval._numba`,
+the loader :mod:`receval.kernels` uses too): per user the tie keys, the candidates grouped by content, the greedy
 with lazily recomputed gains, and every choice among tied candidates of different content
 followed, with the same floating point operations in the same order, so the same ideal bit for
 bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
@@ -67,14 +67,12 @@ from __future__ import annotations
 
 import math
 import os
-import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _numba
 from ._ties import slot_draws
 
 __all__ = [
@@ -1281,63 +1279,30 @@ JIT_BUDGET = 2048
 #: per array (32 MB); a user past it takes the numpy path
 JIT_MAX_CELLS = 1 << 22
 
-_jit_loaded: Any = None
-
-
 def _jit_min() -> int:
     return int(os.environ.get("RECEVAL_JIT_ASPECTS_MIN", JIT_MIN_CANDIDATES))
 
 
 def _jit_enabled(n: int) -> bool:
     """Whether ``n`` candidates go to the kernel: at least :func:`_jit_min`, ``RECEVAL_NO_JIT``
-    unset (or 0) and numba installed."""
-    if n < _jit_min() or os.environ.get("RECEVAL_NO_JIT", "0") not in ("", "0"):
-        return False
-    from importlib.util import find_spec
-
-    return find_spec("numba") is not None
-
-
-def _jit_cache_dir() -> Path:
-    """Where numba caches the kernel: beside its module when that folder is writable, else
-    ``$XDG_CACHE_HOME/receval/numba`` (``~/.cache/receval/numba``), as :mod:`receval.kernels`."""
-    here = Path(__file__).resolve().parents[1]
-    pycache = here / "__pycache__"
-    if os.access(pycache if pycache.exists() else here, os.W_OK):
-        return pycache
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "receval" / "numba"
+    unset (or 0) and numba installed (:func:`receval._numba.enabled`)."""
+    return n >= _jit_min() and _numba.enabled()
 
 
 def _jit() -> Any:
-    """The kernel module, imported (and compiled, the first time on this install) on first use;
-    a line on stderr says when the kernel is compiled rather than loaded from the cache."""
-    global _jit_loaded
-    if _jit_loaded is not None:
-        return _jit_loaded
-    where = _jit_cache_dir()
-    if "NUMBA_CACHE_DIR" not in os.environ and where.name != "__pycache__":
-        where.mkdir(parents=True, exist_ok=True)
-        os.environ["NUMBA_CACHE_DIR"] = str(where)
-    elif "NUMBA_CACHE_DIR" in os.environ:
-        where = Path(os.environ["NUMBA_CACHE_DIR"])
-    cold = not any(where.rglob("_jit_aspects.*.nbi")) if where.exists() else True
-    if cold:
-        print(f"receval: compiling the aspect kernels (once per install, 5-20 s; cached in {where})",
-              file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    from .. import _jit_aspects as jit  # lazy: cost: numba (loaded only for a large input)
+    """The kernel module, imported (and compiled, the first time on this install) on first use
+    by :func:`receval._numba.load`; a line on stderr says when the kernel is compiled rather
+    than loaded from the cache."""
+    return _numba.load("_jit_aspects", "aspect kernels", _jit_warm, expect="15-60 s")
 
-    # compile (or load) both signatures now, on a tiny input: one message, one wait
+
+def _jit_warm(jit: Any) -> None:
+    """Compile (or load) both signatures now, on a tiny input: one message, one wait."""
     one = np.ones(1, dtype=np.float64)
     for ab in (False, True):
         _jit_call(jit, np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), one if ab else None,
                   np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), 1, one, 0.5, 1,
                   _Gamma(1, dense=one) if ab else None)
-    if cold:
-        print(f"receval: aspect kernels compiled in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
-    _jit_loaded = jit
-    return jit
 
 
 def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False):
