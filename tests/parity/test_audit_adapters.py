@@ -39,12 +39,13 @@ FINDINGS = {
     ("recbole", "ndcg"): "equal scores in an order neither the input, the item id nor its reverse gives "
                          "(RecBole's own item index, by the fractional-ratings and ties_at_k inputs)",
     ("torchmetrics", "hitrate"): "equal scores in torch's sort order, which no tie rule names (the ties input)",
-    ("torchmetrics", "map"): "equal scores in torch's sort order, which no tie rule names (the orderings input)",
+    ("torchmetrics", "map"): "equal scores in torch's sort order, which no tie rule names (the orderings, ties and "
+                             "fractional-ratings inputs: four on the 21,009-case suite)",
 }
 
 #: a finding whose closest definition differs on more than two inputs: (adapter, metric) -> how many
 #: (ranx's map: the two inputs with a repeated recommendation and the tie group of dist_orders)
-WRONG_AT_MOST = {("ranx", "map"): 3}
+WRONG_AT_MOST = {("ranx", "map"): 3, ("torchmetrics", "map"): 4}
 
 
 @pytest.mark.parametrize("name,metric,options", EXPECTED, ids=[f"{a}-{m}" for a, m, _ in EXPECTED])
