@@ -77,6 +77,16 @@ SLOW_TESTS = {
     "test_an_unwritten_rel_reads_as_evaluate_decides_it", "test_the_report_says_values_are_rounded",
     "test_the_report_says_values_are_in_percent", "test_no_rounding_finding_for_a_wrong_definition",
     "test_a_named_cell_is_kept_by_every_candidate_and_the_combination_is_named", "test_cli_audits_a_named_cell",
+    # on the 21,009-case suite these take 5-9 s each (`pytest --durations=25`): the fast tier keeps
+    # test_inputs_not_compared_are_listed_with_the_reason and test_the_inputs_it_raised_on_are_named_by_case_id
+    "test_every_refusal_case_is_refused_with_its_class", "test_every_value_case_runs_through_receval",
+    "test_cli_audits_a_function_in_a_file", "test_cli_audits_module_function", "test_the_report_is_a_dict_and_text",
+    "test_the_formula_header_says_at_k_for_an_audit_of_several_cut_offs",
+    "test_ordering_ties_and_duplicate_rules_are_found_together",
+    "test_mrr_without_cutoff_is_ruled_out_by_a_list_longer_than_k", "test_a_value_outside_the_metric_bounds_is_flagged_first",
+    "test_prints_and_sys_exit_cannot_end_the_command_or_reach_json",
+    "test_the_inference_recovers_the_options[map_divided_by_k]", "test_the_inference_recovers_the_options[recall_standard]",
+    "test_the_inference_recovers_the_options[ndcg_standard]",
 }
 #: every n-th case of a parametrized sweep stays in the default tier
 SAMPLE_EVERY = 10
