@@ -58,3 +58,22 @@ def test_cli_audits_a_named_cell(tmp_path, capsys):
     assert main(["audit", f"{f}:bias", "-m", "bias_disparity"]) == 2
     err = capsys.readouterr().err
     assert "name it in the metric you audit" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _ild_hamming(recs, truth, k, side):
+    from receval import evaluate
+    from receval.conformance.suite import side_kwargs
+
+    spec = f"ild(distance=hamming)@{k}"
+    cols = dict(user_col="user", item_col="item", rating_col="rating", score_col="score", rank_col="rank")
+    return evaluate(recs, truth, [spec], **cols, **side_kwargs(side))[spec]
+
+
+def test_a_match_outside_the_standard_bounds_is_not_flagged():
+    """ild is declared in [0, 1] (the standard distance); ild(distance=hamming) reaches 2: an
+    implementation of it matches, and its values are not reported as out of bounds."""
+    report = audit(_ild_hamming, "ild")
+    assert report.status == "match", str(report)
+    assert report.options.get("distance") == "hamming"
+    assert report.out_of_bounds, "the suite has an input where hamming ild exceeds 1"
+    assert "OUT OF BOUNDS" not in str(report)
