@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import struct
 
-from .ranking import RefError, policy_values, prepare, split_options
+from .ranking import RefError, metric_options, policy_values, prepare
 
 ASPECT_DEFAULTS = {"ab_ndcg": {"alpha": 0.02, "beta": 0.2, "rmax": None}}
 
@@ -138,12 +138,7 @@ def per_user_ab(o: dict, k: int, ranked: list, rating_of: dict, kept: list[tuple
 
 def reference_aspects(recs, truth, metric, k, options=None, *, categories=None):
     """``(per_user, mean)`` of ``ab_ndcg@k``."""
-    options = options or {}
-    if metric not in ASPECT_DEFAULTS:
-        raise KeyError(metric)
-    ctx, o = split_options(options, ASPECT_DEFAULTS[metric])
-    if ctx["order"] == "score" and ctx["ties"] == "average":
-        raise NotImplementedError("ties=average")
+    ctx, o = metric_options(metric, options, ASPECT_DEFAULTS, average=False)
     has_rating = "rating" in truth
     ratings = [float(r) for r in truth["rating"]] if has_rating else [1.0] * len(truth["user_id"])
     if any(r < 0 for r in ratings):
@@ -222,12 +217,7 @@ def reference_alpha(recs, truth, metric, k, options=None, *, categories=None):
     categories, discounted by log2(1 + position); the ideal is the greedy list over the user's
     relevant items (one per kept relevant truth row), cut at k; ``empty``/``norecs`` as for the
     ranking metrics. Rows sharing a position in the top k (``ties=optimistic``) are not covered."""
-    options = options or {}
-    if metric not in ALPHA_DEFAULTS:
-        raise KeyError(metric)
-    ctx, o = split_options(options, ALPHA_DEFAULTS[metric])
-    if ctx["order"] == "score" and ctx["ties"] == "average":
-        raise NotImplementedError("ties=average")
+    ctx, o = metric_options(metric, options, ALPHA_DEFAULTS, average=False)
     alpha = float(o["alpha"])
     users = prepare(recs, truth, ctx, metric)
     cats: dict = {}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 
-from .ranking import RefError, per_user_value, policy_values, prepare, split_options
+from .ranking import RefError, metric_options, per_user_value, policy_values, prepare
 
 LISTS2_DEFAULTS = {
     "ild": {"distance": "jaccard"},
@@ -71,12 +71,7 @@ def _auc_terms(k: int, data: dict, by_position: bool) -> tuple[list[float], int]
 
 
 def reference_lists2(recs, truth, metric, k, options=None, *, categories=None, user_groups=None):
-    options = options or {}
-    if metric not in LISTS2_DEFAULTS:
-        raise KeyError(metric)
-    ctx, o = split_options(options, LISTS2_DEFAULTS[metric])
-    if ctx["order"] == "score" and ctx["ties"] == "average":
-        raise NotImplementedError("ties=average")
+    ctx, o = metric_options(metric, options, LISTS2_DEFAULTS, average=False)
     users = prepare(recs, truth, ctx, metric)
     if metric == "ild":
         cats: dict = {}

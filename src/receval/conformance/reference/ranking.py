@@ -365,6 +365,17 @@ def split_options(options: dict, defaults: dict) -> tuple[dict, dict]:
     return ctx, {**defaults, **{a: v for a, v in options.items() if a not in CONTEXT_DEFAULTS}}
 
 
+def metric_options(metric: str, options: dict | None, table: dict, *, average: bool = True) -> tuple[dict, dict]:
+    """:func:`split_options` of ``metric``'s options against its defaults in ``table`` (KeyError:
+    not this reference's metric); ``average=False``: ``ties=average`` is not covered."""
+    if metric not in table:
+        raise KeyError(metric)
+    ctx, o = split_options(options or {}, table[metric])
+    if not average and ctx["order"] == "score" and ctx["ties"] == "average":
+        raise NotImplementedError("ties=average")
+    return ctx, o
+
+
 def policy_values(users: dict, ctx: dict, value) -> tuple[dict, float]:
     """``(per_user, mean)`` under the user-set policies: ``empty`` and ``norecs`` refuse, skip
     (None) or score 0; every other user gets ``value(u, data)``."""
