@@ -148,6 +148,27 @@ def _reset_peak() -> bool:
         return False
 
 
+def frame_bytes(df) -> int:
+    """The memory a frame's columns hold: for polars, the bytes of its Arrow buffers as polars
+    keeps them (a String column is 16-byte views plus the data buffers of the ids longer than 12
+    bytes; a buffer shared by several chunks counts once); for pandas, ``memory_usage(deep=True)``.
+
+    polars' ``estimated_size`` is not this measure: it counts a String column's string bytes
+    and not its views (8 bytes a row for 8-byte ids that occupy 16), so on string ids it reports
+    about half the frames' memory; it is recorded beside (``input_estimated_bytes``)."""
+    import polars as pl
+
+    if not isinstance(df, pl.DataFrame):
+        return int(df.memory_usage(deep=True).sum())
+    seen: dict[int, int] = {}
+    for col in df.to_arrow(compat_level=pl.CompatLevel.newest()).columns:
+        for chunk in col.chunks:
+            for buf in chunk.buffers():
+                if buf is not None:
+                    seen[buf.address] = max(seen.get(buf.address, 0), buf.size)
+    return sum(seen.values())
+
+
 def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", small_warmup: bool = False) -> dict:
     """One configuration in this process. ``small_warmup``: the warm-up run evaluates the first
     users' rows only (imports and first calls, not the full-size run), so that a child can time
@@ -159,14 +180,15 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
     d = data_dir(size, seed, shape)
     recs = pl.read_parquet(d / "recs.parquet", columns=["user_id", "item_id", "score"])
     truth = pl.read_parquet(d / "truth.parquet")
-    input_bytes = int(recs.estimated_size() + truth.estimated_size())
-    out: dict = {"size": size, "frame": frame, "shape": shape, "rec_rows": recs.height, "truth_rows": truth.height, "input_bytes": input_bytes}
+    input_bytes = frame_bytes(recs) + frame_bytes(truth)
+    out: dict = {"size": size, "frame": frame, "shape": shape, "rec_rows": recs.height, "truth_rows": truth.height,
+                 "input_bytes": input_bytes, "input_estimated_bytes": int(recs.estimated_size() + truth.estimated_size())}
     if frame in ("lazy", "spark"):
         del recs, truth
         return _child_backend(size, frame, repeat, d, out)
     if frame == "pandas":
         recs, truth = recs.to_pandas(), truth.to_pandas()
-        input_bytes = int(recs.memory_usage(deep=True).sum() + truth.memory_usage(deep=True).sum())
+        input_bytes = frame_bytes(recs) + frame_bytes(truth)
         out["input_bytes"] = input_bytes
     if frame == "floor":
         return _child_floor(recs, truth, repeat, out)
@@ -200,6 +222,9 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
     out["peak_rss_bytes"] = _vm("VmHWM") if peak_ok else None
     out["base_rss_bytes"] = base_rss
     out["peak_over_input"] = (out["peak_rss_bytes"] / input_bytes) if peak_ok else None
+    # what the evaluation adds to the process holding the frames (the interpreter and its
+    # libraries are in both the peak and the RSS after the read)
+    out["added_over_input"] = ((out["peak_rss_bytes"] - base_rss) / input_bytes) if peak_ok else None
     out["values"] = res.values if res is not None else {}
     return out
 
@@ -407,7 +432,9 @@ def write_results_md(rows: list[dict], mach: dict) -> None:
         f"{start}\n## Core metrics end-to-end (`benchmarks/bench_core.py`)\n\n"
         f"18 values in one `receval.evaluate` call (precision, recall, hitrate, mrr, map, ndcg at 10, 20, 100), "
         f"from a frame to the Results; median of the timed runs after one warm-up; peak RSS is the "
-        f"subprocess's high-water mark during the runs (input frames included).\n\n"
+        f"subprocess's high-water mark during the runs (input frames included); the input is the bytes the "
+        f"frames' columns hold (`frame_bytes`: Arrow buffers, a String column's 16-byte views included, "
+        f"which polars' `estimated_size` leaves out).\n\n"
         f"**What users bring** (the headline): string ids (`u0001000`, `i5251`), the rows of both files "
         f"shuffled with a seed, scores only (no rank column), read from Parquet into a polars or pandas "
         f"frame. **The convenient shape** beside it: the same data with integer ids, rows grouped by user "
@@ -507,6 +534,8 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
                             peaks = [r["peak_rss_bytes"] for r in ok if r.get("peak_rss_bytes")]
                             row["peak_rss_bytes"] = max(peaks) if peaks else None
                             row["peak_over_input"] = row["peak_rss_bytes"] / row["input_bytes"] if peaks else None
+                            added = [r["added_over_input"] for r in ok if r.get("added_over_input") is not None]
+                            row["added_over_input"] = max(added) if added else None
                             row["values"] = ok[-1].get("values")
                     runs.append(row)
     finally:
@@ -548,7 +577,10 @@ def against_table(res: dict) -> str:
             same = "yes (bit for bit)" if a["values"] == b["values"] else "NO"
 
         def po(r: dict) -> str:
-            return "–" if r.get("peak_over_input") is None else f"{r['peak_over_input']:.2f}× ({_gb(r['peak_rss_bytes'])})"
+            if r.get("peak_over_input") is None:
+                return "–"
+            added = "" if r.get("added_over_input") is None else f", +{r['added_over_input']:.2f}×"
+            return f"{r['peak_over_input']:.2f}× ({_gb(r['peak_rss_bytes'])}{added})"
 
         def fs(key: str, fl: dict = fl) -> str:
             return f"{fl[key]:.2f} s" if key in fl else "–"
@@ -595,7 +627,9 @@ def main(argv=None) -> None:
                 f"### The work tree beside {res['against']} (`bench_core.py --sizes {','.join(sizes)} --against "
                 f"{res['against']} --repeat {a.repeat}`)\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                 f"current {res['current']}; load average (1, 5, 15 min) {lb} before, {la} after (a shared machine: "
-                f"the ratio is the measure, each repetition a fresh process, the two sides alternating).\n\n"
+                f"the ratio is the measure, each repetition a fresh process, the two sides alternating). Peak / input: "
+                f"the process's peak RSS over the bytes the input frames hold (`frame_bytes`); +x: what the "
+                f"evaluation adds to the RSS the process had with the frames read.\n\n"
                 f"{against_table(res)}\n"))
             print(f"wrote {name} and its section of RESULTS.md")
         return
