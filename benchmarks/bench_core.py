@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 DATA = OUT / "data"
-SIZES = {"100kx10": (100_000, 10), "100kx100": (100_000, 100), "1Mx10": (1_000_000, 10), "1Mx100": (1_000_000, 100)}
+SIZES = {"3kx10": (3_000, 10), "100kx10": (100_000, 10), "100kx100": (100_000, 100), "1Mx10": (1_000_000, 10), "1Mx100": (1_000_000, 100)}
 N_ITEMS = 50_000
 METRICS = [f"{m}@{k}" for m in ("precision", "recall", "hitrate", "mrr", "map", "ndcg") for k in (10, 20, 100)]
 
@@ -169,10 +169,13 @@ def frame_bytes(df) -> int:
     return sum(seen.values())
 
 
-def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", small_warmup: bool = False) -> dict:
+def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", small_warmup: bool = False,
+          fresh: bool = False) -> dict:
     """One configuration in this process. ``small_warmup``: the warm-up run evaluates the first
     users' rows only (imports and first calls, not the full-size run), so that a child can time
-    a single full-size run (``--against`` runs one child per timed repetition)."""
+    a single full-size run (``--against`` runs one child per timed repetition). ``fresh``: no
+    warm-up at all, the first ``evaluate`` of the process is timed (``import receval`` before it,
+    every module it loads lazily inside it): what a small input costs in a new process."""
     import polars as pl
 
     import receval
@@ -211,11 +214,12 @@ def child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-in
         n = min(recs.height, 20_000)
         receval.evaluate(recs.head(n), truth.filter(pl.col("user_id").is_in(recs["user_id"].head(n).unique().implode())), METRICS)
     peak_ok = _reset_peak()
-    for i in range(repeat + (0 if small_warmup else 1)):  # first run is a warm-up (imports, page faults)
+    warm = small_warmup or fresh
+    for i in range(repeat + (0 if warm else 1)):  # first run is a warm-up (imports, page faults)
         t0 = time.perf_counter()
         res = receval.evaluate(recs, truth, METRICS)
         dt = time.perf_counter() - t0
-        if i or small_warmup:
+        if i or warm:
             times.append(dt)
     out["times"] = times
     out["median_s"] = float(np.median(times))
@@ -294,13 +298,15 @@ def _child_backend(size: str, frame: str, repeat: int, d: Path, out: dict) -> di
 
 
 def run_child(size: str, frame: str, repeat: int, seed: int, shape: str = "sorted-int", timeout: float = 1800,
-              src: Path | None = None, small_warmup: bool = False) -> dict:
+              src: Path | None = None, small_warmup: bool = False, fresh: bool = False) -> dict:
     """One configuration in a fresh process; ``src``: the ``src`` directory of the receval to time
     (default: this work tree's)."""
     cmd = [sys.executable, __file__, "--child", size, frame, "--repeat", str(repeat), "--seed", str(seed), "--shape", shape,
            "--src", str(src or HERE.parent / "src")]
     if small_warmup:
         cmd.append("--small-warmup")
+    if fresh:
+        cmd.append("--fresh")
     env = dict(os.environ, PYTHONPATH=str(src or HERE.parent / "src"))
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
@@ -479,13 +485,14 @@ def _git(*args: str) -> str:
 
 
 def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: int, floor: bool = True,
-            rev_shapes: list[str] | None = None) -> dict:
+            rev_shapes: list[str] | None = None, fresh: bool = False) -> dict:
     """Time this work tree and revision ``rev`` in the same run, on the same data.
 
     ``rev`` is checked out with ``git worktree add --detach`` into a temporary directory (removed
     afterwards); every timed repetition is a fresh subprocess (one warm-up on a small slice, then
     one full-size ``evaluate``) whose ``PYTHONPATH`` is that revision's ``src``, and the
-    repetitions of the two alternate (the first side swaps each round) so that the load of a
+    repetitions of the two alternate (the first side swaps each round; ``fresh``: no warm-up, the
+    first ``evaluate`` of the process timed) so that the load of a
     shared machine falls on both alike. The same benchmark code (this file) times both. Per
     (size, shape): the median time, the peak RSS over the input frames (the largest of the
     repetitions), and whether the 18 values are equal bit for bit. ``floor``: the native building
@@ -515,7 +522,7 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
                     if rev_shapes is not None and shape not in rev_shapes:
                         names = ["current"]
                     for name in names:
-                        r = run_child(size, "polars", 1, seed, shape, src=sides[name], small_warmup=True)
+                        r = run_child(size, "polars", 1, seed, shape, src=sides[name], small_warmup=not fresh, fresh=fresh)
                         got[name].append(r)
                         print(f"  {size} {shape} {name}: {_f(r)}, peak {_gb(r.get('peak_rss_bytes'))}", flush=True)
                     if floor:
@@ -541,7 +548,7 @@ def against(rev: str, sizes: list[str], shapes: list[str], repeat: int, seed: in
     finally:
         subprocess.run(["git", "-C", str(HERE.parent), "worktree", "remove", "--force", str(tmp / "tree")], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "load_before": load_before,
+    return {"against": sha, "current": head + ("+dirty" if dirty else ""), "repeat": repeat, "fresh": fresh, "load_before": load_before,
             "load_after": os.getloadavg(), "machine": machine(), "metrics": METRICS, "runs": runs}
 
 
@@ -594,7 +601,7 @@ def against_table(res: dict) -> str:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="quick", help="quick | all | comma list of 100kx10,100kx100,1Mx10,1Mx100")
+    ap.add_argument("--sizes", default="quick", help="quick | all | comma list of 3kx10 (30k rows),100kx10,100kx100,1Mx10,1Mx100")
     ap.add_argument("--frames", default="polars,pandas", help="polars,pandas[,lazy][,spark]: lazy = Polars backend, spark = Spark backend")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
@@ -608,24 +615,27 @@ def main(argv=None) -> None:
     ap.add_argument("--no-floor", action="store_true", help="with --against: no native floor")
     ap.add_argument("--src", help=argparse.SUPPRESS)
     ap.add_argument("--small-warmup", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--fresh", action="store_true",
+                    help="with --against: time each side's first evaluate in a fresh process (no warm-up)")
     a = ap.parse_args(argv)
     if a.child:
-        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed, a.shape, a.small_warmup)))
+        print(json.dumps(child(a.child[0], a.child[1], a.repeat, a.seed, a.shape, a.small_warmup, a.fresh)))
         return
     if a.against:
         sizes = {"quick": ["100kx100"], "all": ["100kx100", "1Mx100"]}.get(a.sizes, a.sizes.split(","))
         res = against(a.against, sizes, a.shapes.split(","), a.repeat, a.seed, not a.no_floor,
-                      a.against_shapes.split(",") if a.against_shapes else None)
+                      a.against_shapes.split(",") if a.against_shapes else None, fresh=a.fresh)
         print(against_table(res))
         if not a.no_write:
             OUT.mkdir(parents=True, exist_ok=True)
-            name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}.json"
+            tag = "-fresh" if a.fresh else ""
+            name = OUT / f"against-{res['against']}-{'-'.join(sizes)}-{'-'.join(a.shapes.split(','))}{tag}.json"
             name.write_text(json.dumps(res, indent=1, default=str))
             (name.with_suffix(".md")).write_text(against_table(res) + "\n")
             lb, la = (", ".join(f"{x:.1f}" for x in res[k]) for k in ("load_before", "load_after"))
-            write_section(f"core-against-{'-'.join(sizes)}", (
+            write_section(f"core-against-{'-'.join(sizes)}{tag}", (
                 f"### The work tree beside {res['against']} (`bench_core.py --sizes {','.join(sizes)} --against "
-                f"{res['against']} --repeat {a.repeat}`)\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+                f"{res['against']} --repeat {a.repeat}{' --fresh' if a.fresh else ''}`)\n\n{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
                 f"current {res['current']}; load average (1, 5, 15 min) {lb} before, {la} after (a shared machine: "
                 f"the ratio is the measure, each repetition a fresh process, the two sides alternating). Peak / input: "
                 f"the process's peak RSS over the bytes the input frames hold (`frame_bytes`); +x: what the "
