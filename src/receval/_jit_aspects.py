@@ -521,20 +521,33 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     plain = True
     for j in range(kd):
         while True:  # the largest (bound, key), computed again until it is fresh; eq: others equal to it
-            bi = alive[0]
-            eq = 0
+            gm = G[alive[0]]  # the largest bound (no branch), then the classes at it
             for x in range(1, na):
+                g = G[alive[x]]
+                gm = g if g > gm else gm
+            bi = -1
+            at = 0
+            for x in range(na):
                 c = alive[x]
-                if G[c] == G[bi] and not keyed:
+                if G[c] == gm:
+                    if bi < 0:
+                        bi = c
+                    at += 1
+            eq = 0
+            if at > 1:  # a tie on the bound: the largest key (the first in ``alive`` of it), and the others of it
+                if not keyed:
                     _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
                     for e in range(ncls):
                         ckey[e] = key[crep[e]]
                     keyed = True
-                if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
-                    bi = c
-                    eq = 0
-                elif G[c] == G[bi] and ckey[c] == ckey[bi]:
-                    eq += 1
+                for x in range(na):
+                    c = alive[x]
+                    if c != bi and G[c] == gm:
+                        if ckey[c] > ckey[bi]:
+                            bi = c
+                            eq = 0
+                        elif ckey[c] == ckey[bi]:
+                            eq += 1
             if fresh[bi]:
                 break
             G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
