@@ -201,10 +201,9 @@ def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems,
             for i in range(body, C):
                 res += gl[i]
         den = 0.0 + res
-        if den > 0:
+        if den > 0:  # every place, as numpy divides the row (0 / den = 0)
             for c in range(C):
-                if gl[c] != 0.0:
-                    gl[c] = gl[c] / den
+                gl[c] = gl[c] / den
     elif gk:
         m = 0
         for t in range(toff[u], toff[u + 1]):
@@ -527,19 +526,30 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                 gm = g if g > gm else gm
             bi = -1
             at = 0
-            for x in range(na):
-                c = alive[x]
-                if G[c] == gm:
-                    if bi < 0:
-                        bi = c
-                    at += 1
             eq = 0
-            if at > 1:  # a tie on the bound: the largest key (the first in ``alive`` of it), and the others of it
-                if not keyed:
-                    _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
-                    for e in range(ncls):
-                        ckey[e] = key[crep[e]]
-                    keyed = True
+            if keyed:  # the largest key at the bound (the first in ``alive`` of it), and the others of it
+                for x in range(na):
+                    c = alive[x]
+                    if G[c] == gm:
+                        if bi < 0:
+                            bi = c
+                        elif ckey[c] > ckey[bi]:
+                            bi = c
+                            eq = 0
+                        elif ckey[c] == ckey[bi]:
+                            eq += 1
+            else:
+                for x in range(na):
+                    c = alive[x]
+                    if G[c] == gm:
+                        if bi < 0:
+                            bi = c
+                        at += 1
+            if at > 1:  # a first tie on the bound: the keys decide from now on
+                _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+                for e in range(ncls):
+                    ckey[e] = key[crep[e]]
+                keyed = True
                 for x in range(na):
                     c = alive[x]
                     if c != bi and G[c] == gm:
