@@ -22,6 +22,11 @@ same order:
   ascending order of their values (``_fold_sorted``), each state multiplied pick by pick, the
   DCG summed rank by rank from 0.
 
+With ``side``, the same pass computes each user's run DCG (:func:`_side`: α-nDCG's and
+αβ-nDCG's rank loops, as ``aspects._alpha_run_dcg`` and ``aspects._run_dcg_blocks``) and, for
+αβ-nDCG, its γ from its truth rows (as ``aspects._gamma``: the row sums in numpy's pairwise
+order, :func:`_pairwise`), so that nothing per user is left to numpy but the candidates.
+
 Only called when every gain can only fall and stays finite (α in [0, 1]; αβ: every P and every
 ``P γ`` in [0, 1]), where the numpy path resolves exactly the users whose tied choices may lead
 to different ideals and proves the others' greedy equal to every choice. A user whose choices

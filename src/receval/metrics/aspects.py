@@ -58,7 +58,9 @@ a numba kernel (:mod:`receval._jit_aspects`, imported lazily and cached by :mod:
 the loader :mod:`receval.kernels` uses too): per user the tie keys, the candidates grouped by content, the greedy
 with lazily recomputed gains, and every choice among tied candidates of different content
 followed, with the same floating point operations in the same order, so the same ideal bit for
-bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
+bit. The same pass computes the run's DCG (both metrics) and, for αβ-nDCG with γ from the truth
+ratings (every rating finite and >= 0, every P of the lists in [0, 1]), each user's γ, its row
+sum in numpy's pairwise order. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
 :data:`JIT_MAX_CELLS` cells), smaller inputs, ``RECEVAL_NO_JIT=1`` and a missing numba take the
 numpy path.
 """
