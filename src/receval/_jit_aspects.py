@@ -516,7 +516,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     na = ncls
     pos = table  # free once the classes are found: each class's place in ``alive``
     for c in range(ncls):
-        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
+        # every state is 1: α's gain is the number of categories (a sum of ones, exact)
+        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab) if ab else float(cs1[c] - cs0[c])
         fresh[c] = True
         alive[c] = c
         pos[c] = c
