@@ -22,6 +22,11 @@ same order:
   ascending order of their values (``_fold_sorted``), each state multiplied pick by pick, the
   DCG summed rank by rank from 0.
 
+With ``side``, the same pass computes each user's run DCG (:func:`_side`: α-nDCG's and
+αβ-nDCG's rank loops, as ``aspects._alpha_run_dcg`` and ``aspects._run_dcg_blocks``) and, for
+αβ-nDCG, its γ from its truth rows (as ``aspects._gamma``: the row sums in numpy's pairwise
+order, :func:`_pairwise`), so that nothing per user is left to numpy but the candidates.
+
 Only called when every gain can only fall and stays finite (α in [0, 1]; αβ: every P and every
 ``P γ`` in [0, 1]), where the numpy path resolves exactly the users whose tied choices may lead
 to different ideals and proves the others' greedy equal to every choice. A user whose choices
@@ -36,6 +41,9 @@ from numba import njit, prange
 
 #: the parts users are split into (fixed: the arrays never depend on the number of threads)
 PARTS = 64
+
+#: up to this many categories :func:`_side` sums a user's γ row dense (else its nonzero places)
+DENSE_GAMMA = 64
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -64,6 +72,221 @@ def _gamma_at(u, c, C, gmode, gdense, gkeys, gvals):  # pragma: no cover - compi
     if i < n and gkeys[i] == key:
         return gvals[i]
     return 0.0
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_leaf(cat, val, p0, p1, lo, n):  # pragma: no cover - compiled
+    """:func:`_pairwise` of a block of ``n <= 128`` places (numpy: eight accumulators, then the
+    rest one by one; fewer than 8 places: one by one from 0)."""
+    if p0 == p1:
+        return 0.0
+    if n < 8:
+        res = 0.0
+        for p in range(p0, p1):
+            res += val[p]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    body = n - n % 8
+    p = p0
+    while p < p1 and cat[p] - lo < body:
+        j = (cat[p] - lo) % 8
+        v = val[p]
+        if j == 0:
+            r0 += v
+        elif j == 1:
+            r1 += v
+        elif j == 2:
+            r2 += v
+        elif j == 3:
+            r3 += v
+        elif j == 4:
+            r4 += v
+        elif j == 5:
+            r5 += v
+        elif j == 6:
+            r6 += v
+        else:
+            r7 += v
+        p += 1
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while p < p1:
+        res += val[p]
+        p += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _pairwise(cat, val, m, C):  # pragma: no cover - compiled
+    """numpy's pairwise sum (``add.reduce`` of a contiguous float64 row of ``C`` places) of the
+    row whose nonzero entries are ``val[:m]`` at the ascending places ``cat[:m]``: the same
+    additions in the same tree (blocks of at most 128 places, halves rounded down to a multiple
+    of 8 above), the zero terms left out (adding +0.0 to a sum of terms >= +0.0 changes
+    nothing). Not recursive (numba's cache and recursion do not mix): an explicit stack."""
+    if C <= 128:
+        return _pairwise_leaf(cat, val, 0, m, 0, C)
+    depth = 4
+    x = C
+    while x > 128:
+        x //= 2
+        depth += 1
+    lo_ = np.empty(depth, np.int64)
+    n_ = np.empty(depth, np.int64)
+    p0_ = np.empty(depth, np.int64)
+    p1_ = np.empty(depth, np.int64)
+    q_ = np.empty(depth, np.int64)
+    st_ = np.zeros(depth, np.int64)
+    left_ = np.empty(depth, np.float64)
+    lo_[0], n_[0], p0_[0], p1_[0], st_[0] = 0, C, 0, m, 0
+    top = 1
+    ret = 0.0
+    while top > 0:
+        f = top - 1
+        lo, n = lo_[f], n_[f]
+        n2 = n // 2
+        n2 -= n2 % 8
+        if st_[f] == 0:
+            if p0_[f] == p1_[f] or n <= 128:
+                ret = _pairwise_leaf(cat, val, p0_[f], p1_[f], lo, n)
+                top -= 1
+                continue
+            q = p0_[f]
+            while q < p1_[f] and cat[q] < lo + n2:
+                q += 1
+            q_[f] = q
+            st_[f] = 1
+            lo_[top], n_[top], p0_[top], p1_[top], st_[top] = lo, n2, p0_[f], q, 0
+            top += 1
+        elif st_[f] == 1:
+            left_[f] = ret
+            st_[f] = 2
+            lo_[top], n_[top], p0_[top], p1_[top], st_[top] = lo + n2, n - n2, q_[f], p1_[f], 0
+            top += 1
+        else:
+            ret = left_[f] + ret
+            top -= 1
+    return ret
+
+
+@njit(cache=True, nogil=True)
+def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems, trat, C, loc, ucat, unum,
+          gl, sl, buf):  # pragma: no cover - compiled
+    """User ``u``'s run DCG (returned), and with ``gk`` its γ into ``gl`` (dense over the
+    categories, 0 elsewhere; the caller clears it), as the numpy path computes them:
+
+    * γ (``aspects._gamma``): per category the ratings ``trat`` of the user's truth rows that
+      hold it, summed from 0 in row order (``bincount``), divided by their row sum over the
+      categories (:func:`_pairwise`, numpy's order), 0 where that sum is 0;
+    * αβ (``ab``): per rank the factors ``1 - (γ P) s`` of the item's categories multiplied in
+      ascending order, ``s *= 1 - P`` (``aspects._run_dcg_blocks``); α: the relevant slots' weights
+      ``w`` summed in ascending order, ``w *= 1 - α``; each gain times the discount, summed from
+      rank 1. ``sl``: the run's state, 1 everywhere between calls."""
+    if gk and C <= DENSE_GAMMA:  # few categories: the dense row itself, summed as numpy sums it
+        for t in range(toff[u], toff[u + 1]):
+            it = titems[t]
+            r = trat[t]
+            for q in range(indptr[it], indptr[it + 1]):
+                gl[indices[q]] += r
+        if C < 8:
+            res = 0.0
+            for c in range(C):
+                res += gl[c]
+        else:
+            r0, r1, r2, r3, r4, r5, r6, r7 = gl[0], gl[1], gl[2], gl[3], gl[4], gl[5], gl[6], gl[7]
+            body = C - C % 8
+            for i in range(8, body, 8):
+                r0 += gl[i]
+                r1 += gl[i + 1]
+                r2 += gl[i + 2]
+                r3 += gl[i + 3]
+                r4 += gl[i + 4]
+                r5 += gl[i + 5]
+                r6 += gl[i + 6]
+                r7 += gl[i + 7]
+            res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            for i in range(body, C):
+                res += gl[i]
+        den = 0.0 + res
+        if den > 0:  # every place, as numpy divides the row (0 / den = 0)
+            for c in range(C):
+                gl[c] = gl[c] / den
+    elif gk:
+        m = 0
+        for t in range(toff[u], toff[u + 1]):
+            it = titems[t]
+            r = trat[t]
+            for q in range(indptr[it], indptr[it + 1]):
+                c = indices[q]
+                x = loc[c]
+                if x < 0:
+                    x = m
+                    loc[c] = m
+                    ucat[m] = c
+                    unum[m] = 0.0
+                    m += 1
+                unum[x] += r
+        for i in range(m):
+            loc[ucat[i]] = -1
+        if m > 1:  # ascending categories
+            if m <= 32:
+                for i in range(1, m):
+                    a, b = ucat[i], unum[i]
+                    h = i
+                    while h > 0 and ucat[h - 1] > a:
+                        ucat[h] = ucat[h - 1]
+                        unum[h] = unum[h - 1]
+                        h -= 1
+                    ucat[h] = a
+                    unum[h] = b
+            else:
+                o = np.argsort(ucat[:m])
+                cs = ucat[:m][o]
+                vs = unum[:m][o]
+                ucat[:m] = cs
+                unum[:m] = vs
+        den = 0.0 + _pairwise(ucat, unum, m, C)
+        for i in range(m):
+            gl[ucat[i]] = unum[i] / den if den > 0 else 0.0
+    acc = 0.0
+    base = u * k
+    for j in range(k):
+        it = items[base + j]
+        if it < 0 or not (ab or rel[base + j]):
+            continue
+        e0, e1 = indptr[it], indptr[it + 1]
+        d = e1 - e0
+        if d == 0:
+            continue
+        p = P[base + j] if ab else 0.0
+        om = 1.0 - p
+        for i in range(d):
+            c = indices[e0 + i]
+            s = sl[c]
+            if ab:
+                v = 1.0 - gl[c] * p * s
+                sl[c] = s * om
+            else:
+                v = s
+                sl[c] = s * oma
+            h = i
+            while h > 0 and buf[h - 1] > v:
+                buf[h] = buf[h - 1]
+                h -= 1
+            buf[h] = v
+        g = buf[0]
+        if ab:
+            for i in range(1, d):
+                g *= buf[i]
+            acc += (1.0 - g) * disc[j]
+        else:
+            for i in range(1, d):
+                g += buf[i]
+            acc += g * disc[j]
+    for j in range(k):
+        it = items[base + j]
+        if it >= 0 and (ab or rel[base + j]):
+            for q in range(indptr[it], indptr[it + 1]):
+                sl[indices[q]] = 1.0
+    return acc
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -208,7 +431,12 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
             tcat[pos] = lc
             cnt[lc] += 1
             if ab:
-                g = gdense[u * C + c] if gmode == 0 else _gamma_at(u, c, C, gmode, gdense, gkeys, gvals)
+                if gmode == 0:
+                    g = gdense[u * C + c]
+                elif gmode == 2:  # the user's own γ, dense over the categories (:func:`_side`)
+                    g = gdense[c]
+                else:
+                    g = _gamma_at(u, c, C, gmode, gdense, gkeys, gvals)
                 tpg[pos] = g * cp[a + d]
             pos += 1
     tst[n] = pos
@@ -288,7 +516,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     na = ncls
     pos = table  # free once the classes are found: each class's place in ``alive``
     for c in range(ncls):
-        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
+        # every state is 1: α's gain is the number of categories (a sum of ones, exact)
+        G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab) if ab else float(cs1[c] - cs0[c])
         fresh[c] = True
         alive[c] = c
         pos[c] = c
@@ -297,20 +526,44 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     plain = True
     for j in range(kd):
         while True:  # the largest (bound, key), computed again until it is fresh; eq: others equal to it
-            bi = alive[0]
-            eq = 0
+            gm = G[alive[0]]  # the largest bound (no branch), then the classes at it
             for x in range(1, na):
-                c = alive[x]
-                if G[c] == G[bi] and not keyed:
-                    _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
-                    for e in range(ncls):
-                        ckey[e] = key[crep[e]]
-                    keyed = True
-                if G[c] > G[bi] or (G[c] == G[bi] and ckey[c] > ckey[bi]):
-                    bi = c
-                    eq = 0
-                elif G[c] == G[bi] and ckey[c] == ckey[bi]:
-                    eq += 1
+                g = G[alive[x]]
+                gm = g if g > gm else gm
+            bi = -1
+            at = 0
+            eq = 0
+            if keyed:  # the largest key at the bound (the first in ``alive`` of it), and the others of it
+                for x in range(na):
+                    c = alive[x]
+                    if G[c] == gm:
+                        if bi < 0:
+                            bi = c
+                        elif ckey[c] > ckey[bi]:
+                            bi = c
+                            eq = 0
+                        elif ckey[c] == ckey[bi]:
+                            eq += 1
+            else:
+                for x in range(na):
+                    c = alive[x]
+                    if G[c] == gm:
+                        if bi < 0:
+                            bi = c
+                        at += 1
+            if at > 1:  # a first tie on the bound: the keys decide from now on
+                _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
+                for e in range(ncls):
+                    ckey[e] = key[crep[e]]
+                keyed = True
+                for x in range(na):
+                    c = alive[x]
+                    if c != bi and G[c] == gm:
+                        if ckey[c] > ckey[bi]:
+                            bi = c
+                            eq = 0
+                        elif ckey[c] == ckey[bi]:
+                            eq += 1
             if fresh[bi]:
                 break
             G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
@@ -490,13 +743,24 @@ def _levels(nS, nM, kd):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, parallel=True)
 def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
-                  budget, max_cells, idcg, ok, keys_out):  # pragma: no cover - compiled
+                  budget, max_cells, idcg, ok, keys_out, side, items, P, rel, toff, titems, trat,
+                  dcg):  # pragma: no cover - compiled
     """The greedy ideal DCG@k of every user (candidates ``coff[u] .. coff[u+1] - 1``: items
     ``ci``, for αβ-nDCG (``ab``) their P ``cp`` and its bits ``cpbits``) into ``idcg``; ``ok[u]``
     False for a user left to the numpy path (its choices grew past ``budget`` steps, or its
     search would hold more than ``max_cells`` cells per array: ranks x classes or categories);
-    ``keys_out``: the candidates' tie keys (when it is not empty)."""
+    ``keys_out``: the candidates' tie keys (when it is not empty).
+
+    With ``side``, also the run DCG of every user into ``dcg`` (:func:`_side`: the lists
+    ``items`` ``[U, k]`` flat, -1 past a list's end; αβ: their P ``P``; α: the relevant slots
+    ``rel``), and for αβ-nDCG with ``gmode`` 2 each user's γ from its truth rows (offsets
+    ``toff``, items ``titems``, ratings ``trat``) rather than from ``gdense``/``gkeys``."""
     U = coff.shape[0] - 1
+    gk = side and ab and gmode == 2
+    dall = 1
+    if side:
+        for it in range(indptr.shape[0] - 1):
+            dall = max(dall, indptr[it + 1] - indptr[it])
     for p in prange(PARTS):
         u0 = p * U // PARTS
         u1 = (p + 1) * U // PARTS
@@ -512,23 +776,38 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
         W = _scratch(nmax, Tmax, dmax)
         V = _levels(1, 1, 0)
         loc = np.full(C, -1, np.int64)
+        gl = np.zeros(C if gk else 0, np.float64)
+        sl = np.ones(C if side else 0, np.float64)
+        ucat = np.empty(C if gk else 0, np.int64)
+        unum = np.empty(C if gk else 0, np.float64)
+        rbuf = np.empty(dall, np.float64)
         for u in range(u0, u1):
+            if side:
+                dcg[u] = _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems, trat, C,
+                               loc, ucat, unum, gl, sl, rbuf)
             a, b = coff[u], coff[u + 1]
             if a == b:
                 idcg[u] = 0.0
                 ok[u] = True
-                continue
-            v, status, L, ncls = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals,
-                                       oma, disc, k, loc, keys_out, W)
-            good = True
-            if status == 1:
-                kd = min(k, b - a)
-                nS, nM = (kd + 1) * L, (kd + 1) * ncls
-                if nS > max_cells or nM > max_cells:
-                    good = False
-                else:
-                    if V[0].shape[0] < nS or V[1].shape[0] < nM or V[3].shape[0] < kd + 1:
-                        V = _levels(max(nS, V[0].shape[0]), max(nM, V[1].shape[0]), max(kd, V[3].shape[0] - 1))
-                    v, good = _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd)
-            idcg[u] = v
-            ok[u] = good
+            else:
+                v, status, L, ncls = _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode,
+                                           gl if gk else gdense, gkeys, gvals, oma, disc, k, loc, keys_out, W)
+                good = True
+                if status == 1:
+                    kd = min(k, b - a)
+                    nS, nM = (kd + 1) * L, (kd + 1) * ncls
+                    if nS > max_cells or nM > max_cells:
+                        good = False
+                    else:
+                        if V[0].shape[0] < nS or V[1].shape[0] < nM or V[3].shape[0] < kd + 1:
+                            V = _levels(max(nS, V[0].shape[0]), max(nM, V[1].shape[0]), max(kd, V[3].shape[0] - 1))
+                        v, good = _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd)
+                idcg[u] = v
+                ok[u] = good
+            if gk and C <= DENSE_GAMMA:  # the user's γ cleared
+                gl[:] = 0.0
+            elif gk:
+                for t in range(toff[u], toff[u + 1]):
+                    it = titems[t]
+                    for q in range(indptr[it], indptr[it + 1]):
+                        gl[indices[q]] = 0.0

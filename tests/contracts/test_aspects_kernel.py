@@ -89,7 +89,7 @@ def test_alpha_ndcg_kernel_equals_numpy(seed, alpha, k, C):
     try:
         seen = []
         real = A._jit_call
-        mp.setattr(A, "_jit_call", lambda *a: seen.append(1) or real(*a))
+        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
         asp, items, rating, off, ti, tr = make(seed, C=C)
         rel = np.nan_to_num(rating, nan=0.0) >= 3.0
         got = both(mp, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 3.0, alpha=alpha, k=k, return_parts=True))
@@ -107,7 +107,7 @@ def test_ab_ndcg_kernel_equals_numpy(seed, k, C, beta, zero_below):
     try:
         seen = []
         real = A._jit_call
-        mp.setattr(A, "_jit_call", lambda *a: seen.append(1) or real(*a))
+        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
         asp, items, rating, off, ti, tr = make(seed, C=C, grid=(1.0, 3.0, 5.0))
         got = both(mp, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, beta=beta, r_max=5.0, k=k,
                                                  zero_below=zero_below, return_parts=True))
@@ -169,11 +169,11 @@ def test_the_kernels_tie_keys_are_the_numpy_keys():
     cp = 0.2 * tr[m] / 5.0
     jit = A._jit()
     disc = A.ndeval_discount(5)
-    _, ok, keys = A._jit_call(jit, coff, ci, None, indptr, indices, C, disc, 0.5, 5, None, keys=True)
+    _, ok, keys, _ = A._jit_call(jit, coff, ci, None, indptr, indices, C, disc, 0.5, 5, None, keys=True)
     assert ok.all()
     np.testing.assert_array_equal(keys, A._tie_keys(cu, ci, indptr, indices, C))
     gam = A._gamma_pairs(*A._truth_users(off), ti, tr, indptr, indices, C)
-    _, ok, keys = A._jit_call(jit, coff, ci, cp, indptr, indices, C, disc, 0.02, 5, gam, keys=True)
+    _, ok, keys, _ = A._jit_call(jit, coff, ci, cp, indptr, indices, C, disc, 0.02, 5, gam, keys=True)
     np.testing.assert_array_equal(keys, A._tie_keys(cu, ci, indptr, indices, C, cp))
 
 
@@ -275,3 +275,33 @@ def test_small_inputs_never_import_numba():
     env["RECEVAL_JIT_ASPECTS_MIN"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("C", [3, 9, 20, 64, 65, 130, 300])
+def test_gamma_in_the_kernel_is_numpys_bit_for_bit(monkeypatch, calls, C):
+    # the kernel computes γ per user from the truth (its row sums as numpy's pairwise sums, the
+    # dense row up to 64 categories, the nonzero places past it): ratings off any grid, so the
+    # order of the additions shows in the last bits
+    rng = np.random.default_rng(C)
+    grid = tuple((rng.random(40) * 5.0 + 1e-3).tolist())
+    asp, items, rating, off, ti, tr = make(C, U=300, n_items=200, C=C, K=8, max_deg=min(C, 12), n_truth=40,
+                                           grid=grid)
+    got = both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=8,
+                                                      return_parts=True))
+    same(*got)
+    assert calls
+
+
+def test_the_kernels_pairwise_sum_is_numpys(monkeypatch):
+    # numpy's add.reduce of a contiguous row, from its nonzero places only (blocks of 128, halves
+    # rounded to multiples of 8 above)
+    monkeypatch.delenv("RECEVAL_NO_JIT", raising=False)
+    jit = A._jit()
+    rng = np.random.default_rng(7)
+    for C in list(range(1, 140)) + [255, 256, 257, 1000, 1031, 5000]:
+        for _ in range(4):
+            row = rng.random(C) * 10.0 ** rng.integers(-3, 4, size=C)
+            row[rng.random(C) < rng.random()] = 0.0
+            cat = np.flatnonzero(row).astype(np.int64)
+            got = jit._pairwise(cat, row[cat].copy(), cat.shape[0], C)
+            assert got == row.sum(), (C, got, row.sum())

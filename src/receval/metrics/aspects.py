@@ -58,7 +58,9 @@ a numba kernel (:mod:`receval._jit_aspects`, imported lazily and cached by :mod:
 the loader :mod:`receval.kernels` uses too): per user the tie keys, the candidates grouped by content, the greedy
 with lazily recomputed gains, and every choice among tied candidates of different content
 followed, with the same floating point operations in the same order, so the same ideal bit for
-bit. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
+bit. The same pass computes the run's DCG (both metrics) and, for αβ-nDCG with γ from the truth
+ratings (every rating finite and >= 0, every P of the lists in [0, 1]), each user's γ, its row
+sum in numpy's pairwise order. A user whose choices need more than :data:`JIT_BUDGET` steps (or a search larger than
 :data:`JIT_MAX_CELLS` cells), smaller inputs, ``RECEVAL_NO_JIT=1`` and a missing numba take the
 numpy path.
 """
@@ -1305,15 +1307,34 @@ def _jit_warm(jit: Any) -> None:
                   _Gamma(1, dense=one) if ab else None)
 
 
-def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False):
-    """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok, tie keys)`` (the
-    keys only with ``keys``, else an empty array)."""
+def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False, side=None):
+    """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok, tie keys, dcg)`` (the
+    keys only with ``keys``, else an empty array). ``side``: ``(items, P, rel, toff, titems,
+    trat)`` to have the kernel compute the run DCG too (``dcg``, else None): α-nDCG with ``rel``
+    (P None), αβ-nDCG with ``P`` (rel None) and ``gamma`` None, γ then computed per user from the
+    truth rows ``toff``, ``titems``, ``trat``."""
     U = coff.shape[0] - 1
     ab = cp is not None
     cpa = np.ascontiguousarray(cp if ab else np.zeros(0), dtype=np.float64)
     empty_f, empty_i = np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
     gmode, gdense, gkeys, gvals = 1, empty_f, empty_i, empty_f
-    if ab and gamma.dense is not None:
+    empty_b = np.zeros(0, dtype=np.bool_)
+    dcg = None
+    s_items, s_p, s_rel, s_toff, s_ti, s_tr = empty_i, empty_f, empty_b, empty_i, empty_i, empty_f
+    if side is not None:
+        items, P, rel, toff, titems, trat = side
+        dcg = np.empty(U, dtype=np.float64)
+        s_items = np.ascontiguousarray(items, dtype=np.int64).reshape(-1)
+        if ab:
+            assert gamma is None
+            gmode = 2
+            s_p = np.ascontiguousarray(P, dtype=np.float64).reshape(-1)
+            s_toff = np.ascontiguousarray(toff, dtype=np.int64)
+            s_ti = np.ascontiguousarray(titems, dtype=np.int64)
+            s_tr = np.ascontiguousarray(trat, dtype=np.float64)
+        else:
+            s_rel = np.ascontiguousarray(rel, dtype=np.bool_).reshape(-1)
+    elif ab and gamma.dense is not None:
         gmode, gdense = 0, np.ascontiguousarray(gamma.dense, dtype=np.float64)
     elif ab and gamma.keys is not None:
         gkeys = np.ascontiguousarray(gamma.keys, dtype=np.int64)
@@ -1324,45 +1345,102 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys
     jit.greedy_ideals(coff, ci, cpa, cpa.view(np.uint64), ab, indptr, indices, int(C), gmode, gdense, gkeys, gvals,
                       float(1.0 - alpha), np.ascontiguousarray(disc, dtype=np.float64), int(k), int(JIT_BUDGET),
                       int(JIT_MAX_CELLS),
-                      idcg, ok, keys)
-    return idcg, ok, keys
+                      idcg, ok, keys, side is not None, s_items, s_p, s_rel, s_toff, s_ti, s_tr,
+                      dcg if dcg is not None else empty_f)
+    return idcg, ok, keys, dcg
 
 
-def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None) -> np.ndarray:
+def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy_gamma=None):
     """The greedy ideal DCG@k of every user: the compiled kernel for at least
     :data:`JIT_MIN_CANDIDATES` candidates when every gain can only fall (α in [0, 1]; αβ: every
     P and every γ in [0, 1]), else :func:`_ideal_numpy`; the same values, bit for bit (the
     kernel's users past :data:`JIT_BUDGET` steps of choices or :data:`JIT_MAX_CELLS` take the
-    numpy path)."""
+    numpy path).
+
+    ``side`` (see :func:`_jit_call`): the kernel computes the run DCG as well (and, for αβ-nDCG,
+    γ: ``problem.gamma`` is None, ``numpy_gamma()`` gives ``(γ, gext)`` for the numpy path);
+    returns ``(idcg, dcg)``, ``dcg`` None when the kernel did not run (the caller computes it)."""
     indptr, indices, C, U, k, alpha, gamma = problem
     n = int(np.count_nonzero(m))
+
+    def numpy_path():
+        if side is not None and cp_all is not None:
+            gam, gx = numpy_gamma()
+            return _ideal_numpy(off, m, titems, cp_all, problem._replace(gamma=gam), gx), None
+        idcg = _ideal_numpy(off, m, titems, cp_all, problem, gext)
+        return (idcg, None) if side is not None else idcg
+
     if not _jit_enabled(n):
-        return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+        return numpy_path()
     if cp_all is None:
         if not 0.0 <= alpha <= 1.0:
-            return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+            return numpy_path()
         cp = None
     else:
         cp = cp_all[m]
-        g = gamma.dense if gamma.dense is not None else gamma.values
+        g = None if gamma is None else gamma.dense if gamma.dense is not None else gamma.values
         if not _unit(cp) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
-            return _ideal_numpy(off, m, titems, cp_all, problem, gext)
+            return numpy_path()
     cs = np.zeros(m.shape[0] + 1, dtype=np.int64)
     np.cumsum(m, out=cs[1:])
     coff = cs[off]
     ci = np.ascontiguousarray(titems[m], dtype=np.int64)
-    idcg, ok, _ = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma)
+    idcg, ok, _, dcg = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma,
+                                 side=side)
     if not ok.all():  # users whose choices grew past the budget: the numpy path
         bad = ~ok
+        if side is not None and cp_all is not None:
+            gam, gext = numpy_gamma()
+            problem = problem._replace(gamma=gam)
         sub = _ideal_numpy(off, m & np.repeat(bad, np.diff(off)), titems, cp_all, problem, gext)
         idcg[bad] = sub[bad]
-    return idcg
+    return idcg if side is None else (idcg, dcg)
 
 
 def _divide(dcg, idcg):
     out = np.zeros_like(dcg)
     np.divide(dcg, idcg, out=out, where=idcg > 0)
     return out
+
+
+def _alpha_run_dcg(items, rel, indptr, indices, C, alpha, disc):
+    """The run's α-DCG of every user (the numpy path): a loop over ranks over the relevant slots
+    only (rank-major); per slot the gain is summed in ascending order of its terms from the
+    per-(user, aspect) weights w = (1-alpha)^count, padded aspects read a weight-0 dummy slot;
+    terms are cumulated in rank order."""
+    U, k = items.shape
+    one_minus_alpha = 1.0 - alpha
+    dcg = np.zeros(U, dtype=np.float64)
+    sl = np.flatnonzero((rel & (items >= 0)).T)
+    if sl.shape[0]:
+        j_of = sl // U
+        u_of = sl - j_of * U
+        it = items[u_of, j_of]
+        ideg = np.diff(indptr)
+        D = int(ideg[it].max())
+        if D > 0:
+            # one weight per (user, aspect) pair the slots touch, numbered; aspect C is a
+            # weight-0 dummy per user that padded aspects read
+            tab = _aspect_table(indptr, indices, D, C)
+            slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
+                [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
+            w = slots.ones(dummy=0.0)
+            code = slots.coder(tab)
+            bounds = np.searchsorted(j_of, np.arange(k + 1))
+            for j in range(k):
+                a, b = bounds[j], bounds[j + 1]
+                if a == b:
+                    continue
+                u, itj = u_of[a:b], it[a:b]
+                T = np.empty((D, b - a), dtype=np.float64)
+                for t in range(D):
+                    kk = code(t, u, itj)
+                    c = T[t]
+                    w.take(kk, out=c)
+                    w.put(kk, c * one_minus_alpha)
+                dcg[u] += _fold_sorted(T, True) * disc[j]
+
+    return dcg
 
 
 # ---------------------------------------------------------------------------
@@ -1464,49 +1542,17 @@ def alpha_ndcg(
     indptr, indices, C = _aspects_csr(aspects)
     disc = ndeval_discount(k)
 
-    # run side: loop over ranks over the relevant slots only (rank-major);
-    # per slot the gain is summed in ascending aspect order (as ndeval) from
-    # the per-(user, aspect) weights w = (1-alpha)^count, padded aspects read a
-    # weight-0 dummy slot; terms are cumulated in rank order
-    one_minus_alpha = 1.0 - alpha
-    dcg = np.zeros(U, dtype=np.float64)
-    sl = np.flatnonzero((rel & (items >= 0)).T)
-    if sl.shape[0]:
-        j_of = sl // U
-        u_of = sl - j_of * U
-        it = items[u_of, j_of]
-        ideg = np.diff(indptr)
-        D = int(ideg[it].max())
-        if D > 0:
-            # one weight per (user, aspect) pair the slots touch, numbered; aspect C is a
-            # weight-0 dummy per user that padded aspects read
-            tab = _aspect_table(indptr, indices, D, C)
-            slots = _Pairs(U, C + 1, D * sl.shape[0], lambda: np.concatenate(
-                [u_of * (C + 1) + tab[t].take(it) for t in range(D)]), aspect_major=True)
-            w = slots.ones(dummy=0.0)
-            code = slots.coder(tab)
-            bounds = np.searchsorted(j_of, np.arange(k + 1))
-            for j in range(k):
-                a, b = bounds[j], bounds[j + 1]
-                if a == b:
-                    continue
-                u, itj = u_of[a:b], it[a:b]
-                T = np.empty((D, b - a), dtype=np.float64)
-                for t in range(D):
-                    kk = code(t, u, itj)
-                    c = T[t]
-                    w.take(kk, out=c)
-                    w.put(kk, c * one_minus_alpha)
-                dcg[u] += _fold_sorted(T, True) * disc[j]
-
-    # ideal side: candidates = relevant, categorised truth items, sorted by (user, item)
+    # ideal side: candidates = relevant, categorised truth items, sorted by (user, item); the
+    # kernel (large inputs) computes the run side in the same pass
     off = np.asarray(truth_offsets, dtype=np.int64)
     titems = np.asarray(truth_items, dtype=np.int64)
     trat = np.asarray(truth_ratings, dtype=np.float64)
     m = trat >= threshold
     m &= np.diff(indptr)[titems] > 0
     problem = _Greedy(indptr, indices, C, U, k, alpha, None)
-    idcg = _ideal(off, m, titems, None, problem)
+    idcg, dcg = _ideal(off, m, titems, None, problem, side=(items, None, rel, None, None, None))
+    if dcg is None:
+        dcg = _alpha_run_dcg(items, rel, indptr, indices, C, alpha, disc)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
     if return_parts:
@@ -1695,40 +1741,76 @@ def alpha_beta_ndcg(
     U = items.shape[0]
     rating = _pad_cols(np.asarray(rating, dtype=np.float64), k, np.nan)
     indptr, indices, C = _aspects_csr(aspects)
-    off, tuser = _truth_users(truth_offsets)
+    off = np.asarray(truth_offsets, dtype=np.int64)
     titems = np.asarray(truth_items, dtype=np.int64)
     trat = _zeroed(np.asarray(truth_ratings, dtype=np.float64), zero_below)
     if r_max is None:
         r_max = float(trat.max()) if trat.shape[0] and trat.max() > 0 else 1.0
-    # gamma on the (user, aspect) pairs the ratings touch (0 elsewhere), or as given
-    if gamma is None:
-        if gamma_offsets is None:
-            gam = _gamma_pairs(off, tuser, titems, trat, indptr, indices, C)
-        else:
-            g_off, g_user = _truth_users(gamma_offsets)
-            if g_off.shape[0] - 1 != U:
-                raise ValueError("gamma must be [U, C]")
-            g_r = _zeroed(np.asarray(gamma_ratings, dtype=np.float64), zero_below)
-            gam = _gamma_pairs(g_off, g_user, np.asarray(gamma_items, dtype=np.int64), g_r, indptr, indices, C)
-    else:
-        gflat = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
-        if gflat.shape[0] != U * C:
-            raise ValueError("gamma must be [U, C]")
-        gam = _Gamma(C, dense=gflat)
     disc = ndeval_discount(k)
-
-    # run side: P(a|u,i) per slot; loop over ranks, per slot the factors
-    # 1 - P gamma_a state_a multiplied in ascending aspect order (padding: P gamma = 0)
     rating = _zeroed(rating, zero_below)
     unrated = np.isnan(rating)
     P = np.where(unrated, alpha, _p_rated(np.where(unrated, 0.0, rating), beta, r_max))
+    ideg = np.diff(indptr)
+    # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
+    cp_all = _p_rated(trat, beta, r_max)
+    m = (cp_all > 0) & (ideg[titems] > 0)
+
+    got: list[tuple[_Gamma, np.ndarray | None]] = []
+
+    def gammas() -> tuple[_Gamma, np.ndarray | None]:
+        """γ on the (user, aspect) pairs the ratings touch (0 elsewhere), or as given; and as a
+        dense [U, C + 1] table (flat; the last column 0) when it is dense (computed once)."""
+        if not got:
+            if gamma is None:
+                if gamma_offsets is None:
+                    t_off, t_user = _truth_users(off)
+                    gam = _gamma_pairs(t_off, t_user, titems, trat, indptr, indices, C)
+                else:
+                    g_off, g_user = _truth_users(gamma_offsets)
+                    if g_off.shape[0] - 1 != U:
+                        raise ValueError("gamma must be [U, C]")
+                    g_r = _zeroed(np.asarray(gamma_ratings, dtype=np.float64), zero_below)
+                    gam = _gamma_pairs(g_off, g_user, np.asarray(gamma_items, dtype=np.int64), g_r, indptr, indices, C)
+            else:
+                gflat = np.ascontiguousarray(gamma, dtype=np.float64).reshape(-1)
+                if gflat.shape[0] != U * C:
+                    raise ValueError("gamma must be [U, C]")
+                gam = _Gamma(C, dense=gflat)
+            gtab = None
+            if gam.dense is not None:
+                gtab = np.zeros((U, C + 1), dtype=np.float64)
+                gtab[:, :C] = gam.dense.reshape(U, C)
+                gtab = gtab.reshape(-1)
+            got.append((gam, gtab))
+        return got[0]
+
+    # the kernel (large inputs) computes γ from the truth and the run side in the same pass as
+    # the ideal when γ comes from the truth and every rating is finite and >= 0 (γ then lies in
+    # [0, 1]) and every P of the lists in [0, 1]
+    dcg = None
+    if (gamma is None and gamma_offsets is None and _jit_enabled(int(np.count_nonzero(m)))
+            and (trat.shape[0] == 0 or bool(np.isfinite(trat).all() and trat.min() >= 0.0)) and _unit(P)):
+        problem = _Greedy(indptr, indices, C, U, k, alpha, None)
+        idcg, dcg = _ideal(off, m, titems, cp_all, problem, side=(items, P, None, off, titems, trat),
+                           numpy_gamma=gammas)
+    if dcg is None:
+        gam, gtab = gammas()
+        dcg = _ab_run_dcg(items, P, gam, gtab, indptr, indices, C, k, disc)
+        problem = _Greedy(indptr, indices, C, U, k, alpha, gam)
+        idcg = _ideal(off, m, titems, cp_all, problem, gext=gtab)
+    val = _divide(dcg, idcg)
+    if return_parts:
+        return val, dcg, idcg
+    return val
+
+
+def _ab_run_dcg(items, P, gam, gtab, indptr, indices, C, k, disc):
+    """The run's αβ-DCG of every user (the numpy path): P(a|u,i) per slot; a loop over ranks,
+    per slot the factors 1 - P gamma_a state_a multiplied in ascending order of their values
+    (padding: P gamma = 0)."""
+    U = items.shape[0]
     dcg = np.zeros(U, dtype=np.float64)
     ideg = np.diff(indptr)
-    gtab = None  # gamma as a dense [U, C + 1] table (flat; the last column 0), when gamma is dense
-    if gam.dense is not None:
-        gtab = np.zeros((U, C + 1), dtype=np.float64)
-        gtab[:, :C] = gam.dense.reshape(U, C)
-        gtab = gtab.reshape(-1)
     if gtab is not None and _unit(P) and bool(np.isfinite(gtab).all()):
         D = int(ideg[items[items >= 0]].max()) if (items >= 0).any() else 0
         if D > 0:
@@ -1769,16 +1851,7 @@ def alpha_beta_ndcg(
             for t in range(D):
                 _ab_factor(state, gext, code(t, u, itj), Pj, om, F[t])
             dcg[u] += (1.0 - _fold_sorted(F, False)) * disc[j]  # the factors in ascending order
-
-    # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
-    cp_all = _p_rated(trat, beta, r_max)
-    m = (cp_all > 0) & (ideg[titems] > 0)
-    problem = _Greedy(indptr, indices, C, U, k, alpha, gam)
-    idcg = _ideal(off, m, titems, cp_all, problem, gext=gtab)
-    val = _divide(dcg, idcg)
-    if return_parts:
-        return val, dcg, idcg
-    return val
+    return dcg
 
 
 def _unit(P: np.ndarray) -> bool:
