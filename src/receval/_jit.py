@@ -31,20 +31,21 @@ def _score_slot(k, mask):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _view(views, starts, i):  # pragma: no cover - compiled
-    """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)."""
+def _view(views, starts, first, i):  # pragma: no cover - compiled
+    """The Arrow view of row ``i`` of a column held in chunks (``starts``: each chunk's first row)
+    and the place of its chunk's first data buffer (``first``)."""
     k = np.searchsorted(starts, i, side="right") - 1
     v = views[k]
-    return v[i - starts[k], 0], v[i - starts[k], 1]
+    return v[i - starts[k], 0], v[i - starts[k], 1], first[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _same(va, sa, i, vb, sb, j):  # pragma: no cover - compiled
-    """Whether row ``i`` of the chunked views ``va`` and row ``j`` of ``vb`` hold the same id
-    (both inline: the 16-byte Arrow string views are the ids, zero padded)."""
-    a0, a1 = _view(va, sa, i)
-    b0, b1 = _view(vb, sb, j)
-    return a0 == b0 and a1 == b1
+def _same(va, sa, ba, fa, i, vb, sb, bb, fb, j):  # pragma: no cover - compiled
+    """Whether row ``i`` of the chunked views ``va`` (data buffers ``ba``, each chunk's first at
+    ``fa``) and row ``j`` of ``vb`` hold the same id (:func:`_eq_id`)."""
+    a0, a1, a_at = _view(va, sa, fa, i)
+    b0, b1, b_at = _view(vb, sb, fb, j)
+    return _eq_id(a0, a1, ba, a_at, b0, b1, bb, b_at)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -58,12 +59,101 @@ def _mix(v0, v1):  # pragma: no cover - compiled
     return h
 
 
+#: the bytes of a view's length word (its low 32 bits) up to which the id is inline in the view
+INLINE = 12
+
+#: no data buffers (a column of inline ids; every kernel takes the same typed list)
+_NO_BUFS_ARRAY = np.zeros(0, np.uint8)
+_NO_BUFS_ARRAY.flags.writeable = False
+
+
+def _no_bufs() -> list[np.ndarray]:
+    return [_NO_BUFS_ARRAY]
+
+
+def _no_first() -> np.ndarray:
+    return np.zeros(1, np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(buf, at, n):  # pragma: no cover - compiled
+    """The ``n`` (<= 8) bytes of ``buf`` from ``at`` as a little-endian word, zero padded (as
+    an inline view holds them)."""
+    w = np.uint64(0)
+    for k in range(n):
+        w |= np.uint64(buf[at + k]) << np.uint64(8 * k)
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash_id(v0, v1, bufs, b0):  # pragma: no cover - compiled
+    """The 64-bit hash of the id of the Arrow string view (``v0``, ``v1``), the same for every
+    length: :func:`_mix` of the view's two words as an inline view holds them (length, bytes
+    0-3; bytes 4-11, zero padded), then, for an id longer than 12 bytes (its bytes in the
+    data buffer ``bufs[b0 + buffer index]`` at the view's offset), each further 8 bytes (zero
+    padded) mixed in. Only an index: every match is confirmed on the bytes (:func:`_eq_id`)."""
+    n = np.int64(v0 & np.uint64(0xFFFFFFFF))
+    if n <= INLINE:
+        return _mix(v0, v1)
+    buf = bufs[b0 + np.int64(v1 & np.uint64(0xFFFFFFFF))]
+    off = np.int64(v1 >> np.uint64(32))
+    h = _mix(v0, _word(buf, off + 4, 8))
+    at = INLINE
+    while at < n:
+        h = _mix(h, _word(buf, off + at, min(8, n - at)))
+        at += 8
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _eq_id(a0, a1, abufs, ab0, b0, b1, bbufs, bb0):  # pragma: no cover - compiled
+    """Whether the Arrow string views (``a0``, ``a1``) and (``b0``, ``b1``) hold the same id:
+    the same length and first 4 bytes, then the rest of the view (inline, zero padded) or the
+    bytes in the data buffers (``abufs[ab0 + buffer index]``, ``bbufs[bb0 + ...]``)."""
+    if a0 != b0:
+        return False
+    n = np.int64(a0 & np.uint64(0xFFFFFFFF))
+    if n <= INLINE:
+        return a1 == b1
+    abuf = abufs[ab0 + np.int64(a1 & np.uint64(0xFFFFFFFF))]
+    bbuf = bbufs[bb0 + np.int64(b1 & np.uint64(0xFFFFFFFF))]
+    ao, bo = np.int64(a1 >> np.uint64(32)), np.int64(b1 >> np.uint64(32))
+    for k in range(4, n):
+        if abuf[ao + k] != bbuf[bo + k]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
-def hash_views(views, out, hmask):  # pragma: no cover - compiled
-    """``out[i]``: the hash (:func:`_mix`) of the inline view ``views[i]``, and ``hmask`` (all
-    ones; fewer bits in tests, where ids then share hashes)."""
+def _hash_views(views, out, hmask, bufs):  # pragma: no cover - compiled
     for i in range(len(views)):
-        out[i] = _mix(views[i, 0], views[i, 1]) & hmask
+        out[i] = _hash_id(views[i, 0], views[i, 1], bufs, 0) & hmask
+
+
+def hash_views(views, out, hmask, bufs=None):
+    """``out[i]``: the hash (:func:`_hash_id`) of the id of the view ``views[i]`` (its data
+    buffers ``bufs``, for ids longer than 12 bytes), and ``hmask`` (all ones; fewer bits in
+    tests, where ids then share hashes)."""
+    _hash_views(views, out, hmask, _no_bufs() if bufs is None else bufs)
+
+
+@njit(cache=True, nogil=True)
+def padded(views):  # pragma: no cover - compiled
+    """Whether every inline Arrow string view (at most 12 bytes) is zero padded (then two views
+    of such ids are equal exactly when the ids are; longer ids are read in the data buffers)."""
+    for i in range(len(views)):
+        w0, w1 = views[i, 0], views[i, 1]
+        n = w0 & np.uint64(0xFFFFFFFF)
+        if n > 12:
+            continue
+        if n < 4 and (w0 >> np.uint64(32 + 8 * n)) != 0:
+            return False
+        if n <= 4:
+            if w1 != 0:
+                return False
+        elif n < 12 and (w1 >> np.uint64(8 * (n - 4))) != 0:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -90,23 +180,19 @@ EMPTY = np.uint64(2**64 - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _probe(table, v0, v1, mask, hmask):  # pragma: no cover - compiled
-    """The slot of the id (inline view ``v0``, ``v1``) in ``table``: its own, or the empty slot
-    where it goes (linear probing from its hash; an id is its whole view, the hash only places it)."""
+def _probe(table, t_bufs, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
+    """The slot of the id (view ``v0``, ``v1``; data buffers ``bufs``; hash ``h``) in ``table``
+    (views into ``t_bufs``): its own, or the empty slot where it goes (linear probing from its
+    hash; an id is confirmed on its bytes, the hash only places it)."""
     one = np.uint64(1)
-    s = _slot(_mix(v0, v1) & hmask, mask)
-    while table[s, 0] != EMPTY and not (table[s, 0] == v0 and table[s, 1] == v1):
+    s = _slot(h, mask)
+    while table[s, 0] != EMPTY and not _eq_id(table[s, 0], table[s, 1], t_bufs, 0, v0, v1, bufs, 0):
         s = (s + one) & mask
     return s
 
 
 @njit(cache=True, nogil=True)
-def code_users(t_view, hmask):  # pragma: no cover - compiled
-    """The truth users placed by their 64-bit hashes (:func:`_mix`) in a table of their inline
-    Arrow string views (16 bytes a slot, at most half full), every match confirmed on the views
-    (compared whole: two ids sharing a hash stay apart). Returns ``t_code`` (each truth row's
-    user, in order of first appearance), ``first`` (the first truth row of each user), the
-    table :func:`lookup_users` reads and each slot's code (-1: empty)."""
+def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
     n_t = len(t_view)
     size = 1024
     table = np.full((size, 2), EMPTY, np.uint64)
@@ -116,7 +202,7 @@ def code_users(t_view, hmask):  # pragma: no cover - compiled
     n_users = 0
     for i in range(n_t):
         v0, v1 = t_view[i, 0], t_view[i, 1]
-        s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+        s = _probe(table, t_bufs, v0, v1, t_bufs, _hash_id(v0, v1, t_bufs, 0) & hmask, np.uint64(size - 1))
         if table[s, 0] == EMPTY:
             if 2 * (n_users + 1) > size:  # grow: every id placed again
                 size *= 2
@@ -124,11 +210,13 @@ def code_users(t_view, hmask):  # pragma: no cover - compiled
                 grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
                     if table[q, 0] != EMPTY:
-                        g = _probe(grown, table[q, 0], table[q, 1], np.uint64(size - 1), hmask)
-                        grown[g, 0], grown[g, 1] = table[q, 0], table[q, 1]
+                        w0, w1 = table[q, 0], table[q, 1]
+                        g = _probe(grown, t_bufs, w0, w1, t_bufs, _hash_id(w0, w1, t_bufs, 0) & hmask,
+                                   np.uint64(size - 1))
+                        grown[g, 0], grown[g, 1] = w0, w1
                         grown_code[g] = slot_code[q]
                 table, slot_code = grown, grown_code
-                s = _probe(table, v0, v1, np.uint64(size - 1), hmask)
+                s = _probe(table, t_bufs, v0, v1, t_bufs, _hash_id(v0, v1, t_bufs, 0) & hmask, np.uint64(size - 1))
             table[s, 0], table[s, 1] = v0, v1
             slot_code[s] = n_users
             first[n_users] = i
@@ -137,14 +225,31 @@ def code_users(t_view, hmask):  # pragma: no cover - compiled
     return t_code, first[:n_users].copy(), table, slot_code
 
 
+def code_users(t_view, hmask, t_bufs=None):
+    """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of their
+    Arrow string views (16 bytes a slot, at most half full; ``t_bufs``: the data buffers of
+    ids longer than 12 bytes, which the views point into), every match confirmed on the ids
+    (:func:`_eq_id`: two ids sharing a hash stay apart). Returns ``t_code`` (each truth row's
+    user, in order of first appearance), ``first`` (the first truth row of each user), the
+    table :func:`lookup_users` reads and each slot's code (-1: empty)."""
+    return _code_users(t_view, hmask, _no_bufs() if t_bufs is None else t_bufs)
+
+
 @njit(cache=True, nogil=True)
-def lookup_users(table, r_view, out, hmask):  # pragma: no cover - compiled
-    """``out[i]``: the slot of the user of row ``i`` (view ``r_view``) in the table of
-    :func:`code_users`, -1 when it is no truth user (:func:`recode` turns slots into codes)."""
+def _lookup_users(table, r_view, out, hmask, r_bufs, t_bufs):  # pragma: no cover - compiled
     mask = np.uint64(len(table) - 1)
     for i in range(len(r_view)):
-        s = _probe(table, r_view[i, 0], r_view[i, 1], mask, hmask)
+        v0, v1 = r_view[i, 0], r_view[i, 1]
+        s = _probe(table, t_bufs, v0, v1, r_bufs, _hash_id(v0, v1, r_bufs, 0) & hmask, mask)
         out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
+
+
+def lookup_users(table, r_view, out, hmask, r_bufs=None, t_bufs=None):
+    """``out[i]``: the slot of the user of row ``i`` (view ``r_view``, data buffers ``r_bufs``)
+    in the table of :func:`code_users` (data buffers ``t_bufs``), -1 when it is no truth user
+    (:func:`recode` turns slots into codes)."""
+    _lookup_users(table, r_view, out, hmask, _no_bufs() if r_bufs is None else r_bufs,
+                  _no_bufs() if t_bufs is None else t_bufs)
 
 
 @njit(cache=True, nogil=True)
@@ -176,6 +281,7 @@ NO_TIE = np.iinfo(np.int64).max
 
 @njit(cache=True, nogil=True)
 def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
+                r_bufs, r_first, t_bufs, t_first,
                 hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos):  # pragma: no cover
     """:func:`match` for the users ``u0`` .. ``u1`` - 1: their hits written from their first truth
     row on (``tst[u0]``: a truth row is hit at most once). Returns (status, number of hits)."""
@@ -205,7 +311,7 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
             t = np.int64(tg[j, 0])
             h = tg[j, 1]
             s = _slot(h, mask)
-            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t, t_view, t_starts, i_row[s]))):
+            while i_row[s] >= 0 and not (i_key[s] == h and (not exact or _same(t_view, t_starts, t_bufs, t_first, t, t_view, t_starts, t_bufs, t_first, i_row[s]))):
                 s = (s + one) & mask
             if i_row[s] >= 0:
                 return TRUTH_REPEAT, 0
@@ -222,8 +328,9 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
             h = rg[i, 1]
             s = _slot(h, mask)  # the item: a truth item, an item recommended before, or new
             while i_row[s] >= 0 and not (i_key[s] == h and (not exact or (
-                    _same(r_view, r_starts, r, t_view, t_starts, i_row[s]) if i_truth[s]
-                    else _same(r_view, r_starts, r, r_view, r_starts, i_row[s])))):
+                    _same(r_view, r_starts, r_bufs, r_first, r, t_view, t_starts, t_bufs, t_first, i_row[s])
+                    if i_truth[s] else
+                    _same(r_view, r_starts, r_bufs, r_first, r, r_view, r_starts, r_bufs, r_first, i_row[s])))):
                 s = (s + one) & mask
             if i_rec[s]:
                 return REC_REPEAT, 0
@@ -309,8 +416,8 @@ def _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts, 
     return OK, n_hits - tst[u0]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact):  # pragma: no cover
+def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact, r_bufs=None, r_first=None,
+          t_bufs=None, t_first=None):
     """Per user (rows grouped by :func:`receval.kernels._radix`), users in :data:`PARTS` parts in parallel:
     the truth item hashes in a small open-addressing set, every recommended row looked up in it;
     repeated item hashes of one user (a duplicate or two ids sharing a hash) and tied scores
@@ -320,16 +427,25 @@ def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, 
     (:data:`INPUT`, :data:`AVERAGE`: the order of the numpy path's sort).
     ``rg``: the recommended rows grouped (:func:`receval.kernels._radix`) as (row, item hash, the score's bits
     with -0.0 as 0.0) records; ``tg``: the truth rows grouped as (row, item hash, -) records.
-    ``exact``: every id is inline in its Arrow view (``r_view``, ``t_view``: the views chunk by
-    chunk, ``r_starts``, ``t_starts``: each chunk's first row), so a hash match is confirmed here
-    (two items sharing a hash are two items; a repeat is a repeated item) and the hits need no
-    other confirmation.
+    ``exact``: the ids are in their Arrow string views (``r_view``, ``t_view``: the views chunk
+    by chunk, ``r_starts``, ``t_starts``: each chunk's first row; ids longer than 12 bytes in
+    the data buffers ``r_bufs``, ``t_bufs``, each chunk's first at ``r_first``, ``t_first``), so
+    a hash match is confirmed here on the ids' bytes (two items sharing a hash are two items; a
+    repeat is a repeated item) and the hits need no other confirmation.
 
     Returns (status, hit_user, hit_row, hit_t, hit_pos, hit_lo, hit_hi, first_tie, max_pos): the
     hits grouped by user in position order (``hit_row`` / ``hit_t``: recommendation and truth
     row indices, to be confirmed on the ids when not ``exact``); per user, ``first_tie``: the
     first position of a tie group of two or more rows (:data:`NO_TIE`: none) and ``max_pos``: its
     last position. ``status`` != OK: the call is not decided here (no arrays are meaningful)."""
+    return _match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact,
+                  _no_bufs() if r_bufs is None else r_bufs, _no_first() if r_first is None else r_first,
+                  _no_bufs() if t_bufs is None else t_bufs, _no_first() if t_first is None else t_first)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, exact, r_bufs, r_first, t_bufs,
+           t_first):  # pragma: no cover - compiled
     n_users = len(rst) - 1
     fv = rg.view(np.float64)  # the scores: column 2
     cap = len(tg)
@@ -347,7 +463,7 @@ def match(rst, rg, tst, tg, relevant, mode, r_view, r_starts, t_view, t_starts, 
     for p in prange(parts):
         u0, u1 = p * n_users // parts, (p + 1) * n_users // parts
         status[p], count[p] = _match_part(u0, u1, rst, rg, tst, tg, fv, relevant, mode, r_view, r_starts,
-                                          t_view, t_starts, exact, hit_user, hit_row, hit_t, hit_pos, hit_lo,
+                                          t_view, t_starts, exact, r_bufs, r_first, t_bufs, t_first, hit_user, hit_row, hit_t, hit_pos, hit_lo,
                                           hit_hi, first_tie, max_pos)
     for p in range(parts):
         if status[p] != OK:
@@ -379,12 +495,18 @@ def count_codes(codes, n_groups):  # pragma: no cover - compiled
     return cnt
 
 
-@njit(cache=True, nogil=True)
-def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits):  # pragma: no cover
+def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits, bufs=None):
     """The first radix pass of :func:`receval.kernels._radix` for one segment of rows (``row0``: its first
     row): each row of a code in ``g0`` .. ``g1`` - 1 written at ``fill`` of its bucket (the high
     bits of code - ``g0``) as a (low bits << 32 | row, item hash, score bits) record; the item
-    hash from the inline view (:func:`_mix`, ``from_views``) or ``hashes``; -0.0 as 0.0."""
+    hash from the view (:func:`_hash_id`, ``from_views``; ``bufs``: the segment's chunk's data
+    buffers) or ``hashes``; -0.0 as 0.0."""
+    _scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits,
+             _no_bufs() if bufs is None else bufs)
+
+
+@njit(cache=True, nogil=True)
+def _scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, hmask, sbits, bufs):  # pragma: no cover
     neg_zero = np.uint64(1) << np.uint64(63)
     lo_mask = (1 << lo_bits) - 1
     for j in range(len(codes)):
@@ -395,7 +517,7 @@ def scatter(codes, row0, g0, g1, lo_bits, fill, out, views, hashes, from_views, 
             q = fill[h]
             fill[h] = q + 1
             out[q, 0] = (np.uint64(c & lo_mask) << np.uint64(32)) | np.uint64(row0 + j)
-            out[q, 1] = (_mix(views[j, 0], views[j, 1]) & hmask) if from_views else hashes[j]
+            out[q, 1] = (_hash_id(views[j, 0], views[j, 1], bufs, 0) & hmask) if from_views else hashes[j]
             v = sbits[j]
             out[q, 2] = np.uint64(0) if v == neg_zero else v
 

@@ -147,28 +147,41 @@ def _hash(s: pl.Series) -> np.ndarray:
     return _ro(np.ascontiguousarray(E.hash64(s), dtype=np.uint64))
 
 
-def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
+def _arrow_buffers(a: Any) -> list[np.ndarray]:
+    """The variadic data buffers of an Arrow string_view array (the bytes of its ids longer than
+    12 bytes), as read-only uint8 arrays read in place (one empty array when there are none:
+    the kernels take a list of one type)."""
+    bufs = [_ro(np.frombuffer(b, dtype=np.uint8)) if b is not None and b.size else _NO_BYTES for b in a.buffers()[2:]]
+    return bufs or [_NO_BYTES]
+
+
+Views = tuple[np.ndarray, list[np.ndarray]]
+
+
+def _chunk_views(s: pl.Series) -> list[Views] | None:
     """The 16-byte Arrow string views of each chunk of a String column as (rows, 2) uint64 (read
-    in place), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
+    in place), with the chunk's data buffers (:func:`_arrow_buffers`: where the views of ids
+    longer than 12 bytes point), or None when the column is not held as string views (or an
+    inline view is not zero padded: its view would not be the id)."""
     parts = []
     for c in s.get_chunks():
         a = c.to_arrow(compat_level=pl.CompatLevel.newest())
         if str(a.type) != "string_view":
             return None
         v = _ro(np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)])
-        if not _jit().inline(v):
+        if not _jit().padded(v):
             return None
-        parts.append(v)
+        parts.append((v, _arrow_buffers(a)))
     return parts
 
 
-def _view_hash(parts: list[np.ndarray]) -> np.ndarray:
-    """The hashes of the inline views of a column's chunks (:func:`_chunk_views`), as one array."""
+def _view_hash(parts: list[Views]) -> np.ndarray:
+    """The hashes of the ids of a column's chunks (:func:`_chunk_views`), as one array."""
     jit = _jit()
-    out = np.empty(sum(len(v) for v in parts), dtype=np.uint64)
+    out = np.empty(sum(len(v) for v, _ in parts), dtype=np.uint64)
     at = 0
-    for v in parts:
-        jit.hash_views(v, out[at:at + len(v)], HASH_MASK)
+    for v, bufs in parts:
+        jit.hash_views(v, out[at:at + len(v)], HASH_MASK, bufs)
         at += len(v)
     return _ro(out)
 
@@ -203,14 +216,17 @@ def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _views(s: pl.Series) -> np.ndarray | None:
-    """:func:`_chunk_views` as one array (a copy when there are several chunks)."""
+def _views(s: pl.Series) -> Views | None:
+    """:func:`_chunk_views` of the column in one chunk (rechunked when it has several: the views
+    of a chunk point into its own data buffers)."""
+    if s.n_chunks() > 1:
+        s = s.rechunk()
     parts = _chunk_views(s)
     if parts is None:
         return None
     if not parts:
-        return _ro(np.zeros((0, 2), dtype=np.uint64))
-    return parts[0] if len(parts) == 1 else _ro(np.concatenate(parts))
+        return _ro(np.zeros((0, 2), dtype=np.uint64)), [_NO_BYTES]
+    return parts[0]
 
 
 def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -221,11 +237,23 @@ def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
 
 
+def _typed_views(parts: list[Views]) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray], np.ndarray]:
+    """:func:`_typed` of chunk views with their data buffers: the views, each chunk's first row,
+    the chunks' data buffers in one list and the place of each chunk's first buffer in it."""
+    starts = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v, _ in parts], out=starts[1:])
+    first = np.zeros(max(1, len(parts)), dtype=np.int64)
+    np.cumsum([len(b) for _, b in parts[:-1]], out=first[1:len(parts)])
+    bufs = [b for _, bs in parts for b in bs]
+    return ([v for v, _ in parts] or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts, bufs or [_NO_BYTES], first)
+
+
+_NO_BYTES = _ro(np.zeros(0, dtype=np.uint8))
 _NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
 _NONE_H = _ro(np.zeros(0, dtype=np.uint64))
 
 
-Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
+Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray, list[np.ndarray]]
 
 
 def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Sequence[Sequence[Segment]],
@@ -233,8 +261,8 @@ def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Seque
     """The rows of the codes ``g0`` .. ``g1`` - 1 grouped by code, input order kept (``count``:
     each code's rows): each code's first place (``starts``) and the (row, item hash, score bits)
     records, by two radix passes on the code: :func:`receval._jit.scatter` segment by segment
-    (a segment: (first row, end row, the rows' inline item views or else their item hashes,
-    whether views, their score bits), read in place) by the high half of the bits, then
+    (a segment: (first row, end row, the rows' item views or else their item hashes, whether
+    views, their score bits, the data buffers of the views' chunk), read in place) by the high half of the bits, then
     :func:`receval._jit.settle` by the low half, buckets in parallel. ``groups``: consecutive
     runs of segments, scattered on a thread each, each from its own places in every bucket
     (``before``: each code's rows in the groups before it, None for the first), so the records
@@ -250,8 +278,8 @@ def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Seque
     out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
 
     def run(k: int) -> None:
-        for a, b, v, h, exact, sbits in groups[k]:
-            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits)
+        for a, b, v, h, exact, sbits, bufs in groups[k]:
+            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits, bufs)
 
     if len(groups) == 1:
         run(0)
@@ -414,13 +442,13 @@ class Deferred(Encoded):
         jit = _jit()
         tv = _views(tu)
         r_user = np.empty(len(ru), dtype=np.int32)
-        r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
-        if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
-            t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
-            at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
+        r_parts = _chunk_views(ru) if tv is not None else None
+        if tv is not None and r_parts is not None:  # coded in the kernel, on the views (ids of any length)
+            t_code, first, table, slot_code = jit.code_users(tv[0], HASH_MASK, tv[1])
+            at = _starts([v for v, _ in r_parts])
             with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
-                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
-                              range(len(r_parts))))
+                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][0], r_user[at[k]:at[k + 1]], HASH_MASK,
+                                                         r_parts[k][1], tv[1]), range(len(r_parts))))
             del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
@@ -431,7 +459,7 @@ class Deferred(Encoded):
             slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
             r_count = jit.recode(r_user, slot_rank, len(order))  # slots -> codes; each user's rows
             del slot_code, slot_rank
-        else:  # long ids: coded as encode codes them
+        else:  # ids not held as string views: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
             r_user[:] = E._hash_codes(ru, uni)
@@ -468,16 +496,19 @@ class Deferred(Encoded):
         if "t_group" not in p:  # the truth grouped by user, the item views, the rows of each user
             views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
-            if p["exact"]:  # hashed from the views (the ids themselves; matches confirmed on them)
+            if p["exact"]:  # hashed from the views and data buffers (matches confirmed on the ids' bytes)
                 t_hash = _view_hash(views[1])  # type: ignore[arg-type]
             else:
                 t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
             t_count = jit.count_codes(p["t_user"], n_users)  # (row, item hash, -) records by user
-            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash)]],
+            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash, [_NO_BYTES])]],
                                   [None])
             del t_hash
             p["r_views"] = views[0]
-            p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
+            rv, rs, rb, rf0 = _typed_views(views[0] or [])
+            tv, ts, tb, tf0 = _typed_views(views[1] or [])
+            p["views"] = (rv, rs, tv, ts)
+            p["bufs"] = (rb, rf0, tb, tf0)
             p["count"] = p["r_count"]  # (counted as the rows were coded)
             del views
         tst, tg = p["t_group"]
@@ -490,7 +521,7 @@ class Deferred(Encoded):
             rst, rg = self._group_part(p, g0, g1)
             t0, t1 = int(tst[g0]), int(tst[g1])
             status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
-                                              *p["views"], p["exact"])
+                                              *p["views"], p["exact"], *p["bufs"])
             del rst, rg
             if status != jit.OK:
                 return self._declined()
@@ -547,10 +578,12 @@ class Deferred(Encoded):
         hashes: Any = p.get("r_hash")
         scores = p["scores"]
         exact = views is not None
-        v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
+        chunks = [v for v, _ in views] if exact else [hashes]
+        v_at, s_at = _starts(chunks), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
-        segs = [(a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
-                 _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        segs = [(a, b, _segment(chunks, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
+                 _segment(scores, s_at, a, b), views[bisect_right(v_at, a) - 1][1] if exact else [_NO_BYTES])
+                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         if "cut" not in p:  # the rows in two halves (at a segment's start) scattered on two threads
             cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
             p["cut"] = cut, (_jit().count_codes(p["r_user"][:cut], len(p["count"])) if 0 < cut < bounds[-1] and _threads() > 1
