@@ -175,18 +175,37 @@ def inline(views):  # pragma: no cover - compiled
     return True
 
 
-#: an empty slot of the user table (no inline view has this length word)
+#: an empty slot of the user table (no view has this length word: ids are shorter than 4 GiB)
 EMPTY = np.uint64(2**64 - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _probe(table, t_bufs, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
+def _eq_rep(rep, t0, t1, v0, v1, bufs):  # pragma: no cover - compiled
+    """Whether the table entry (``t0``, ``t1``) of :func:`code_users` and the Arrow string view
+    (``v0``, ``v1``; data buffers ``bufs``) hold the same id: an entry is the id's view, its
+    bytes 4.. at ``rep[t1:]`` for an id longer than 12 bytes."""
+    if t0 != v0:
+        return False
+    n = np.int64(v0 & np.uint64(0xFFFFFFFF))
+    if n <= INLINE:
+        return t1 == v1
+    buf = bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
+    off, at = np.int64(v1 >> np.uint64(32)), np.int64(t1) - 4
+    for k in range(4, n):
+        if rep[at + k] != buf[off + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _probe(table, rep, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
     """The slot of the id (view ``v0``, ``v1``; data buffers ``bufs``; hash ``h``) in ``table``
-    (views into ``t_bufs``): its own, or the empty slot where it goes (linear probing from its
-    hash; an id is confirmed on its bytes, the hash only places it)."""
+    (:func:`code_users`): its own, or the empty slot where it goes (linear probing from its
+    hash; an id whose hash equals a slot's is confirmed on its bytes, the hash only places it:
+    one comparison of the bytes per id found)."""
     one = np.uint64(1)
     s = _slot(h, mask)
-    while table[s, 0] != EMPTY and not _eq_id(table[s, 0], table[s, 1], t_bufs, 0, v0, v1, bufs, 0):
+    while table[s, 0] != EMPTY and not (table[s, 2] == h and _eq_rep(rep, table[s, 0], table[s, 1], v0, v1, bufs)):
         s = (s + one) & mask
     return s
 
@@ -195,61 +214,78 @@ def _probe(table, t_bufs, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
 def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
     n_t = len(t_view)
     size = 1024
-    table = np.full((size, 2), EMPTY, np.uint64)
+    table = np.full((size, 3), EMPTY, np.uint64)
     slot_code = np.full(size, -1, np.int32)
+    rep = np.empty(1024, np.uint8)
+    used = 0
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
     n_users = 0
     for i in range(n_t):
         v0, v1 = t_view[i, 0], t_view[i, 1]
-        s = _probe(table, t_bufs, v0, v1, t_bufs, _hash_id(v0, v1, t_bufs, 0) & hmask, np.uint64(size - 1))
+        h = _hash_id(v0, v1, t_bufs, 0) & hmask
+        s = _probe(table, rep, v0, v1, t_bufs, h, np.uint64(size - 1))
         if table[s, 0] == EMPTY:
-            if 2 * (n_users + 1) > size:  # grow: every id placed again
+            if 2 * (n_users + 1) > size:  # grow: every id placed again (distinct ids: no comparison)
                 size *= 2
-                grown = np.full((size, 2), EMPTY, np.uint64)
+                grown = np.full((size, 3), EMPTY, np.uint64)
                 grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
                     if table[q, 0] != EMPTY:
-                        w0, w1 = table[q, 0], table[q, 1]
-                        g = _probe(grown, t_bufs, w0, w1, t_bufs, _hash_id(w0, w1, t_bufs, 0) & hmask,
-                                   np.uint64(size - 1))
-                        grown[g, 0], grown[g, 1] = w0, w1
+                        g = _slot(table[q, 2], np.uint64(size - 1))
+                        while grown[g, 0] != EMPTY:
+                            g = (g + np.uint64(1)) & np.uint64(size - 1)
+                        grown[g, 0], grown[g, 1], grown[g, 2] = table[q, 0], table[q, 1], table[q, 2]
                         grown_code[g] = slot_code[q]
                 table, slot_code = grown, grown_code
-                s = _probe(table, t_bufs, v0, v1, t_bufs, _hash_id(v0, v1, t_bufs, 0) & hmask, np.uint64(size - 1))
-            table[s, 0], table[s, 1] = v0, v1
+                s = _probe(table, rep, v0, v1, t_bufs, h, np.uint64(size - 1))
+            n = np.int64(v0 & np.uint64(0xFFFFFFFF))
+            w1 = v1
+            if n > INLINE:  # the id's bytes 4.. kept in rep (the entry: its place there)
+                while used + n > len(rep):
+                    more = np.empty(2 * len(rep), np.uint8)
+                    more[:used] = rep[:used]
+                    rep = more
+                buf = t_bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
+                off = np.int64(v1 >> np.uint64(32))
+                rep[used:used + n - 4] = buf[off + 4:off + n]
+                w1 = np.uint64(used)
+                used += n - 4
+            table[s, 0], table[s, 1], table[s, 2] = v0, w1, h
             slot_code[s] = n_users
             first[n_users] = i
             n_users += 1
         t_code[i] = slot_code[s]
-    return t_code, first[:n_users].copy(), table, slot_code
+    return t_code, first[:n_users].copy(), table, slot_code, rep[:used].copy()
 
 
 def code_users(t_view, hmask, t_bufs=None):
-    """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of their
-    Arrow string views (16 bytes a slot, at most half full; ``t_bufs``: the data buffers of
-    ids longer than 12 bytes, which the views point into), every match confirmed on the ids
-    (:func:`_eq_id`: two ids sharing a hash stay apart). Returns ``t_code`` (each truth row's
-    user, in order of first appearance), ``first`` (the first truth row of each user), the
-    table :func:`lookup_users` reads and each slot's code (-1: empty)."""
-    return _code_users(t_view, hmask, _no_bufs() if t_bufs is None else t_bufs)
+    """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of (view,
+    hash) entries (24 bytes a slot, at most half full; the bytes 4.. of ids longer than 12 bytes
+    copied once per user into one array, from the data buffers ``t_bufs`` the views point into),
+    every match confirmed on the ids' bytes (two ids sharing a hash stay apart). Returns
+    ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
+    row of each user), the table :func:`lookup_users` reads (the slots and the kept bytes) and
+    each slot's code (-1: empty)."""
+    t_code, first, table, slot_code, rep = _code_users(t_view, hmask, _no_bufs() if t_bufs is None else t_bufs)
+    return t_code, first, (table, rep), slot_code
 
 
 @njit(cache=True, nogil=True)
-def _lookup_users(table, r_view, out, hmask, r_bufs, t_bufs):  # pragma: no cover - compiled
+def _lookup_users(table, rep, r_view, out, hmask, r_bufs):  # pragma: no cover - compiled
     mask = np.uint64(len(table) - 1)
     for i in range(len(r_view)):
         v0, v1 = r_view[i, 0], r_view[i, 1]
-        s = _probe(table, t_bufs, v0, v1, r_bufs, _hash_id(v0, v1, r_bufs, 0) & hmask, mask)
+        s = _probe(table, rep, v0, v1, r_bufs, _hash_id(v0, v1, r_bufs, 0) & hmask, mask)
         out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
 
 
-def lookup_users(table, r_view, out, hmask, r_bufs=None, t_bufs=None):
+def lookup_users(table, r_view, out, hmask, r_bufs=None):
     """``out[i]``: the slot of the user of row ``i`` (view ``r_view``, data buffers ``r_bufs``)
-    in the table of :func:`code_users` (data buffers ``t_bufs``), -1 when it is no truth user
-    (:func:`recode` turns slots into codes)."""
-    _lookup_users(table, r_view, out, hmask, _no_bufs() if r_bufs is None else r_bufs,
-                  _no_bufs() if t_bufs is None else t_bufs)
+    in the table of :func:`code_users`, -1 when it is no truth user (:func:`recode` turns slots
+    into codes)."""
+    slots, rep = table
+    _lookup_users(slots, rep, r_view, out, hmask, _no_bufs() if r_bufs is None else r_bufs)
 
 
 @njit(cache=True, nogil=True)

@@ -448,7 +448,7 @@ class Deferred(Encoded):
             at = _starts([v for v, _ in r_parts])
             with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
                 list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][0], r_user[at[k]:at[k + 1]], HASH_MASK,
-                                                         r_parts[k][1], tv[1]), range(len(r_parts))))
+                                                         r_parts[k][1]), range(len(r_parts))))
             del table, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
