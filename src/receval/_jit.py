@@ -179,18 +179,35 @@ def inline(views):  # pragma: no cover - compiled
 EMPTY = np.uint64(2**64 - 1)
 
 
+#: the most 8-byte words of an id past its 12th byte kept in a slot of :func:`code_users` (ids
+#: of at most 44 bytes, e.g. UUIDs: one cache line a lookup; longer ids kept in one array)
+TAIL_WORDS = 4
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _eq_rep(rep, t0, t1, v0, v1, bufs):  # pragma: no cover - compiled
-    """Whether the table entry (``t0``, ``t1``) of :func:`code_users` and the Arrow string view
-    (``v0``, ``v1``; data buffers ``bufs``) hold the same id: an entry is the id's view, its
-    bytes 4.. at ``rep[t1:]`` for an id longer than 12 bytes."""
-    if t0 != v0:
+def _eq_slot(table, s, rep, v0, v1, bufs):  # pragma: no cover - compiled
+    """Whether slot ``s`` of the table of :func:`code_users` holds the id of the Arrow string
+    view (``v0``, ``v1``; data buffers ``bufs``): the slot holds the id's view words as an
+    inline view would (length and bytes 0-3, bytes 4-11) and its further bytes in its own words
+    (a table wider than 3) or at ``rep[table[s, 1]:]`` (bytes 4..)."""
+    if table[s, 0] != v0:
         return False
     n = np.int64(v0 & np.uint64(0xFFFFFFFF))
     if n <= INLINE:
-        return t1 == v1
+        return table[s, 1] == v1
     buf = bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
-    off, at = np.int64(v1 >> np.uint64(32)), np.int64(t1) - 4
+    off = np.int64(v1 >> np.uint64(32))
+    if table.shape[1] > 3:
+        if table[s, 1] != _word(buf, off + 4, 8):
+            return False
+        at, j = INLINE, 3
+        while at < n:
+            if table[s, j] != _word(buf, off + at, min(8, n - at)):
+                return False
+            at += 8
+            j += 1
+        return True
+    at = np.int64(table[s, 1]) - 4
     for k in range(4, n):
         if rep[at + k] != buf[off + k]:
             return False
@@ -205,7 +222,7 @@ def _probe(table, rep, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
     one comparison of the bytes per id found)."""
     one = np.uint64(1)
     s = _slot(h, mask)
-    while table[s, 0] != EMPTY and not (table[s, 2] == h and _eq_rep(rep, table[s, 0], table[s, 1], v0, v1, bufs)):
+    while table[s, 0] != EMPTY and not (table[s, 2] == h and _eq_slot(table, s, rep, v0, v1, bufs)):
         s = (s + one) & mask
     return s
 
@@ -213,10 +230,15 @@ def _probe(table, rep, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
     n_t = len(t_view)
+    longest = 0
+    for i in range(n_t):
+        longest = max(longest, np.int64(t_view[i, 0] & np.uint64(0xFFFFFFFF)))
+    tail = (longest - INLINE + 7) // 8 if INLINE < longest <= INLINE + 8 * TAIL_WORDS else 0
+    width = 3 + tail
     size = 1024
-    table = np.full((size, 3), EMPTY, np.uint64)
+    table = np.full((size, width), EMPTY, np.uint64)
     slot_code = np.full(size, -1, np.int32)
-    rep = np.empty(1024, np.uint8)
+    rep = np.empty(1024 if tail == 0 and longest > INLINE else 0, np.uint8)
     used = 0
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
@@ -228,29 +250,37 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
         if table[s, 0] == EMPTY:
             if 2 * (n_users + 1) > size:  # grow: every id placed again (distinct ids: no comparison)
                 size *= 2
-                grown = np.full((size, 3), EMPTY, np.uint64)
+                grown = np.full((size, width), EMPTY, np.uint64)
                 grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
                     if table[q, 0] != EMPTY:
                         g = _slot(table[q, 2], np.uint64(size - 1))
                         while grown[g, 0] != EMPTY:
                             g = (g + np.uint64(1)) & np.uint64(size - 1)
-                        grown[g, 0], grown[g, 1], grown[g, 2] = table[q, 0], table[q, 1], table[q, 2]
+                        grown[g] = table[q]
                         grown_code[g] = slot_code[q]
                 table, slot_code = grown, grown_code
                 s = _probe(table, rep, v0, v1, t_bufs, h, np.uint64(size - 1))
             n = np.int64(v0 & np.uint64(0xFFFFFFFF))
             w1 = v1
-            if n > INLINE:  # the id's bytes 4.. kept in rep (the entry: its place there)
-                while used + n > len(rep):
-                    more = np.empty(2 * len(rep), np.uint8)
-                    more[:used] = rep[:used]
-                    rep = more
+            if n > INLINE:  # the id's further bytes in the slot's own words, or kept in rep
                 buf = t_bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
                 off = np.int64(v1 >> np.uint64(32))
-                rep[used:used + n - 4] = buf[off + 4:off + n]
-                w1 = np.uint64(used)
-                used += n - 4
+                if tail:
+                    w1 = _word(buf, off + 4, 8)
+                    at, j = INLINE, 3
+                    while at < n:
+                        table[s, j] = _word(buf, off + at, min(8, n - at))
+                        at += 8
+                        j += 1
+                else:
+                    while used + n > len(rep):
+                        more = np.empty(2 * len(rep), np.uint8)
+                        more[:used] = rep[:used]
+                        rep = more
+                    rep[used:used + n - 4] = buf[off + 4:off + n]
+                    w1 = np.uint64(used)
+                    used += n - 4
             table[s, 0], table[s, 1], table[s, 2] = v0, w1, h
             slot_code[s] = n_users
             first[n_users] = i
@@ -261,8 +291,9 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
 
 def code_users(t_view, hmask, t_bufs=None):
     """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of (view,
-    hash) entries (24 bytes a slot, at most half full; the bytes 4.. of ids longer than 12 bytes
-    copied once per user into one array, from the data buffers ``t_bufs`` the views point into),
+    hash) entries (24 bytes a slot, at most half full; the further bytes of ids longer than 12
+    bytes copied once per user into the slot, up to :data:`TAIL_WORDS` words, else into one
+    array, from the data buffers ``t_bufs`` the views point into),
     every match confirmed on the ids' bytes (two ids sharing a hash stay apart). Returns
     ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
     row of each user), the table :func:`lookup_users` reads (the slots and the kept bytes) and

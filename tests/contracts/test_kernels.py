@@ -243,22 +243,23 @@ def test_long_ids_same_values(monkeypatch, counted, which):
     assert counted["formed"] == 1
 
 
-def _long_look_alikes(n_users: int = 40, seed: int = 5):
+def _long_look_alikes(width: int = 12, n_users: int = 40, seed: int = 5):
     """Ids of 17 bytes that share their length and first 12 bytes (``user_0000000012345``: the
     part an inline view would hold) and differ only after it, mixed with short ids; rows in
-    several chunks."""
+    several chunks. ``width``: the digits (12: 17-byte ids, kept in the user table's slots; 50:
+    55-byte ids, kept in one array beside it)."""
     rng = np.random.default_rng(seed)
     ru, ri, sc, tu, ti, ra = [], [], [], [], [], []
     for u in range(n_users):
-        uid = f"user_{u:012d}" if u % 3 else f"u{u}"
+        uid = f"user_{u:0{width}d}" if u % 3 else f"u{u}"
         items = rng.choice(40, size=12, replace=False)
-        ids = [f"item_{i:012d}" if i % 4 else f"i{i}" for i in items]
+        ids = [f"item_{i:0{width}d}" if i % 4 else f"i{i}" for i in items]
         ru += [uid] * len(ids)
         ri += ids
         sc += list(rng.random(len(ids)))
         for i in rng.choice(40, size=4, replace=False):
             tu.append(uid)
-            ti.append(f"item_{i:012d}" if i % 4 else f"i{i}")
+            ti.append(f"item_{i:0{width}d}" if i % 4 else f"i{i}")
             ra.append(float(rng.integers(0, 4)))
     recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": sc}).sample(fraction=1.0, shuffle=True, seed=seed)
     truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ra})
@@ -270,14 +271,15 @@ def _long_look_alikes(n_users: int = 40, seed: int = 5):
 
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
 @pytest.mark.parametrize("mask", [2**64 - 1, 3, 0])
-def test_long_look_alike_ids_confirmed_on_their_bytes(monkeypatch, counted, mask):
+@pytest.mark.parametrize("width", [12, 50])
+def test_long_look_alike_ids_confirmed_on_their_bytes(monkeypatch, counted, mask, width):
     """Long ids are confirmed in the kernels on all their bytes: with every id sharing the
     kernels' hash (mask 0) or two bits of it, look-alike long ids (the same length and first 12
     bytes, ``item_000000000017`` / ``item_000000000018``) are two ids, users too, in columns of
     several chunks; the values are the numpy path's and the kernels decide every group (a shared
     hash is no repeated item)."""
-    recs, truth = _long_look_alikes()
-    assert recs["user_id"].n_chunks() == 2 and recs["item_id"].str.len_bytes().max() == 17
+    recs, truth = _long_look_alikes(width)
+    assert recs["user_id"].n_chunks() == 2 and recs["item_id"].str.len_bytes().max() == width + 5
     monkeypatch.setattr(K, "MIN_ROWS", 10**15)
     want = receval.evaluate(recs, truth, SPECS)
     monkeypatch.setattr(K, "HASH_MASK", np.uint64(mask))
