@@ -10,9 +10,10 @@ of users instead): a refusal that depends on the data raises :class:`Rebatch`, a
 are evaluated in batches as before.
 
 * users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
-  users): the kernel places each id by a 64-bit hash of its 16-byte Arrow string view in a
-  table of views, which for ids of at most 12 bytes are the ids themselves, so every match is
-  confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
+  users): the kernel places each id by a 64-bit hash of its bytes (the same for every length:
+  the 16-byte Arrow string view, which holds an id of at most 12 bytes whole, then each further
+  8 bytes of a longer id, read in the column's data buffers in place) in a table of the truth
+  users (their views, hashes and further bytes), so every match is confirmed on the id's bytes;
 * the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
   the user code carry (row, item hash, score bits) records, the first read segment by segment
   from the columns' chunks in place (each half of the rows on a thread), the second in
@@ -24,14 +25,14 @@ are evaluated in batches as before.
   input (``optimistic``: ``lo``); no sort by score. ``ties=average`` takes the bounds (the
   existing closed forms), every tie rule that needs no item order takes this path;
 * every hash match is confirmed on the ids themselves (a hash is only an index): a recommended
-  id that merely shares its hash with a truth id of the user is no hit (short ids: in the
-  kernel, on their views; longer ids: on the strings after the kernel).
+  id that merely shares its hash with a truth id of the user is no hit (in the kernel, on the
+  views and, for ids longer than 12 bytes, their bytes in the data buffers; columns not held as
+  string views: on the strings after the kernel).
 
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
 rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
-item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
-hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
+item within a user (a duplicate row), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
 path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
 :func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
 :data:`MIN_ROWS` never import numba.
