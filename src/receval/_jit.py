@@ -189,7 +189,8 @@ def _eq_slot(table, s, rep, v0, v1, bufs):  # pragma: no cover - compiled
     """Whether slot ``s`` of the table of :func:`code_users` holds the id of the Arrow string
     view (``v0``, ``v1``; data buffers ``bufs``): the slot holds the id's view words as an
     inline view would (length and bytes 0-3, bytes 4-11) and its further bytes in its own words
-    (a table wider than 3) or at ``rep[table[s, 1]:]`` (bytes 4..)."""
+    (from column 2) or, when ``rep`` holds the bytes of ids too long for a slot, at
+    ``rep[table[s, 1]:]`` (bytes 4..; column 2: the hash)."""
     if table[s, 0] != v0:
         return False
     n = np.int64(v0 & np.uint64(0xFFFFFFFF))
@@ -197,10 +198,10 @@ def _eq_slot(table, s, rep, v0, v1, bufs):  # pragma: no cover - compiled
         return table[s, 1] == v1
     buf = bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
     off = np.int64(v1 >> np.uint64(32))
-    if table.shape[1] > 3:
+    if len(rep) == 0:
         if table[s, 1] != _word(buf, off + 4, 8):
             return False
-        at, j = INLINE, 3
+        at, j = INLINE, 2
         while at < n:
             if table[s, j] != _word(buf, off + at, min(8, n - at)):
                 return False
@@ -215,6 +216,20 @@ def _eq_slot(table, s, rep, v0, v1, bufs):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _slot_hash(table, q):  # pragma: no cover - compiled
+    """:func:`_hash_id` of the id in slot ``q`` of a table of :func:`code_users` that keeps ids
+    whole in their slots (the words it mixes are the slot's)."""
+    h = _mix(table[q, 0], table[q, 1])
+    n = np.int64(table[q, 0] & np.uint64(0xFFFFFFFF))
+    at, j = INLINE, 2
+    while at < n:
+        h = _mix(h, table[q, j])
+        at += 8
+        j += 1
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _probe(table, rep, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
     """The slot of the id (view ``v0``, ``v1``; data buffers ``bufs``; hash ``h``) in ``table``
     (:func:`code_users`): its own, or the empty slot where it goes (linear probing from its
@@ -222,7 +237,7 @@ def _probe(table, rep, v0, v1, bufs, h, mask):  # pragma: no cover - compiled
     one comparison of the bytes per id found)."""
     one = np.uint64(1)
     s = _slot(h, mask)
-    while table[s, 0] != EMPTY and not (table[s, 2] == h and _eq_slot(table, s, rep, v0, v1, bufs)):
+    while table[s, 0] != EMPTY and not ((len(rep) == 0 or table[s, 2] == h) and _eq_slot(table, s, rep, v0, v1, bufs)):
         s = (s + one) & mask
     return s
 
@@ -233,12 +248,12 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
     longest = 0
     for i in range(n_t):
         longest = max(longest, np.int64(t_view[i, 0] & np.uint64(0xFFFFFFFF)))
-    tail = (longest - INLINE + 7) // 8 if INLINE < longest <= INLINE + 8 * TAIL_WORDS else 0
-    width = 3 + tail
+    in_rep = longest > INLINE + 8 * TAIL_WORDS  # ids too long for a slot: their bytes in rep, the hash in the slot
+    width = 3 if in_rep else 2 + max(0, (longest - INLINE + 7) // 8)
     size = 1024
     table = np.full((size, width), EMPTY, np.uint64)
     slot_code = np.full(size, -1, np.int32)
-    rep = np.empty(1024 if tail == 0 and longest > INLINE else 0, np.uint8)
+    rep = np.empty(1024 if in_rep else 0, np.uint8)
     used = 0
     t_code = np.empty(n_t, np.int32)
     first = np.empty(n_t, np.int64)
@@ -254,7 +269,7 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
                 grown_code = np.full(size, -1, np.int32)
                 for q in range(len(table)):
                     if table[q, 0] != EMPTY:
-                        g = _slot(table[q, 2], np.uint64(size - 1))
+                        g = _slot(table[q, 2] if in_rep else _slot_hash(table, q) & hmask, np.uint64(size - 1))
                         while grown[g, 0] != EMPTY:
                             g = (g + np.uint64(1)) & np.uint64(size - 1)
                         grown[g] = table[q]
@@ -266,9 +281,9 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
             if n > INLINE:  # the id's further bytes in the slot's own words, or kept in rep
                 buf = t_bufs[np.int64(v1 & np.uint64(0xFFFFFFFF))]
                 off = np.int64(v1 >> np.uint64(32))
-                if tail:
+                if not in_rep:
                     w1 = _word(buf, off + 4, 8)
-                    at, j = INLINE, 3
+                    at, j = INLINE, 2
                     while at < n:
                         table[s, j] = _word(buf, off + at, min(8, n - at))
                         at += 8
@@ -281,7 +296,9 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
                     rep[used:used + n - 4] = buf[off + 4:off + n]
                     w1 = np.uint64(used)
                     used += n - 4
-            table[s, 0], table[s, 1], table[s, 2] = v0, w1, h
+            table[s, 0], table[s, 1] = v0, w1
+            if in_rep:
+                table[s, 2] = h
             slot_code[s] = n_users
             first[n_users] = i
             n_users += 1
@@ -290,10 +307,10 @@ def _code_users(t_view, hmask, t_bufs):  # pragma: no cover - compiled
 
 
 def code_users(t_view, hmask, t_bufs=None):
-    """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of (view,
-    hash) entries (24 bytes a slot, at most half full; the further bytes of ids longer than 12
-    bytes copied once per user into the slot, up to :data:`TAIL_WORDS` words, else into one
-    array, from the data buffers ``t_bufs`` the views point into),
+    """The truth users placed by their 64-bit hashes (:func:`_hash_id`) in a table of their ids
+    (at most half full; a slot: the words of an inline view, then the further 8-byte words of
+    ids up to 44 bytes, :data:`TAIL_WORDS`; longer ids: their bytes copied once per user into
+    one array and their hash in the slot; from the data buffers ``t_bufs`` the views point into),
     every match confirmed on the ids' bytes (two ids sharing a hash stay apart). Returns
     ``t_code`` (each truth row's user, in order of first appearance), ``first`` (the first truth
     row of each user), the table :func:`lookup_users` reads (the slots and the kept bytes) and
