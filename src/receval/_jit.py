@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import get_num_threads, njit, prange, types
+from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 
@@ -62,6 +63,23 @@ def _load(typingctx, addr):  # pragma: no cover - compiled
         return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()), align=1)
 
     return types.uint64(addr), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, table, row):  # pragma: no cover - compiled
+    """A hint that row ``row`` of the 2-d array ``table`` is read soon (``llvm.prefetch``: no
+    fault, no effect on any value)."""
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1], context.get_constant(types.intp, 0)])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(table, types.intp), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -199,6 +217,9 @@ def padded(views):  # pragma: no cover - compiled
     return True
 
 
+#: the rows :func:`lookup_users` hashes before it probes their slots (prefetched meanwhile)
+BLOCK = 32
+
 #: an empty slot of the user table (no view has this length word: ids are shorter than 4 GiB)
 EMPTY = np.uint64(2**64 - 1)
 
@@ -327,67 +348,77 @@ def code_users(t_view, hmask, addr, end):  # pragma: no cover - compiled
     first = np.empty(n_t, np.int64)
     n_users = 0
     z = np.uint64(0)
-    for i in range(n_t):
-        v0 = t_view[i, 0]
-        x0, x1, x2, x3, x4, m = z, z, z, z, z, 1
-        if long:
-            h, m = _read(v0, t_view[i, 1], addr, end, 0, w)
-            h &= hmask
-            s = _find(table, rep, v0, w, m, h, np.uint64(size - 1))
-        else:  # the words in registers (:func:`_read5`)
-            h, x0, x1, x2, x3, x4 = _read5(v0, t_view[i, 1], addr, end, 0)
-            h &= hmask
-            s = _find5(table, most, v0, x0, x1, x2, x3, x4, h, np.uint64(size - 1))
-        if table[s, 0] == EMPTY:
-            if 2 * (n_users + 1) > size:  # grow: every id placed again (distinct ids: no comparison)
-                size *= 2
-                grown = np.full((size, width), EMPTY, np.uint64)
-                grown_code = np.full(size, -1, np.int32)
-                gmask = np.uint64(size - 1)
-                for q in range(len(table)):
-                    if table[q, 0] != EMPTY:
-                        if long and np.int64(table[q, 0] & _LEN) > INLINE:
-                            g = _slot(table[q, 1], gmask)
-                        else:
-                            gh = _mix(table[q, 0], table[q, 1])
-                            for j in range(2, 1 + _words(np.int64(table[q, 0] & _LEN))):
-                                gh = _mix(gh, table[q, j])
-                            g = _slot(gh & hmask, gmask)
-                        while grown[g, 0] != EMPTY:
-                            g = (g + np.uint64(1)) & gmask
-                        grown[g] = table[q]
-                        grown_code[g] = slot_code[q]
-                table, slot_code = grown, grown_code
-                if long:
-                    s = _find(table, rep, v0, w, m, h, np.uint64(size - 1))
-                else:
-                    s = _find5(table, most, v0, x0, x1, x2, x3, x4, h, np.uint64(size - 1))
-            table[s, 0] = v0
-            if long and np.int64(v0 & _LEN) > INLINE:
-                while used + m > len(rep):
-                    more = np.empty(2 * len(rep), np.uint64)
-                    more[:used] = rep[:used]
-                    rep = more
-                rep[used:used + m] = w[:m]
-                table[s, 1] = h
-                table[s, 2] = np.uint64(used)
-                used += m
-            elif long:  # an id of at most 12 bytes: its view
-                table[s, 1], table[s, 2] = w[0], z
-            else:  # the words, 0 past the id's
-                table[s, 1] = x0
-                if width > 2:
-                    table[s, 2] = x1
-                if width > 3:
-                    table[s, 3] = x2
-                if width > 4:
-                    table[s, 4] = x3
-                if width > 5:
-                    table[s, 5] = x4
-            slot_code[s] = n_users
-            first[n_users] = i
-            n_users += 1
-        t_code[i] = slot_code[s]
+    xs = np.empty((BLOCK, 6), np.uint64)  # a block's hashes and words (their slots prefetched)
+    for b0 in range(0, n_t, BLOCK):
+        b1 = min(n_t, b0 + BLOCK)
+        if not long:
+            for i in range(b0, b1):
+                h, x0, x1, x2, x3, x4 = _read5(t_view[i, 0], t_view[i, 1], addr, end, 0)
+                h &= hmask
+                _prefetch(table, np.intp(_slot(h, np.uint64(size - 1))))
+                k = i - b0
+                xs[k, 0], xs[k, 1], xs[k, 2], xs[k, 3], xs[k, 4], xs[k, 5] = h, x0, x1, x2, x3, x4
+        for i in range(b0, b1):
+            v0 = t_view[i, 0]
+            x0, x1, x2, x3, x4, m = z, z, z, z, z, 1
+            if long:
+                h, m = _read(v0, t_view[i, 1], addr, end, 0, w)
+                h &= hmask
+                s = _find(table, rep, v0, w, m, h, np.uint64(size - 1))
+            else:  # the words in registers (:func:`_read5`)
+                k = i - b0
+                h, x0, x1, x2, x3, x4 = xs[k, 0], xs[k, 1], xs[k, 2], xs[k, 3], xs[k, 4], xs[k, 5]
+                s = _find5(table, most, v0, x0, x1, x2, x3, x4, h, np.uint64(size - 1))
+            if table[s, 0] == EMPTY:
+                if 2 * (n_users + 1) > size:  # grow: every id placed again (distinct ids: no comparison)
+                    size *= 2
+                    grown = np.full((size, width), EMPTY, np.uint64)
+                    grown_code = np.full(size, -1, np.int32)
+                    gmask = np.uint64(size - 1)
+                    for q in range(len(table)):
+                        if table[q, 0] != EMPTY:
+                            if long and np.int64(table[q, 0] & _LEN) > INLINE:
+                                g = _slot(table[q, 1], gmask)
+                            else:
+                                gh = _mix(table[q, 0], table[q, 1])
+                                for j in range(2, 1 + _words(np.int64(table[q, 0] & _LEN))):
+                                    gh = _mix(gh, table[q, j])
+                                g = _slot(gh & hmask, gmask)
+                            while grown[g, 0] != EMPTY:
+                                g = (g + np.uint64(1)) & gmask
+                            grown[g] = table[q]
+                            grown_code[g] = slot_code[q]
+                    table, slot_code = grown, grown_code
+                    if long:
+                        s = _find(table, rep, v0, w, m, h, np.uint64(size - 1))
+                    else:
+                        s = _find5(table, most, v0, x0, x1, x2, x3, x4, h, np.uint64(size - 1))
+                table[s, 0] = v0
+                if long and np.int64(v0 & _LEN) > INLINE:
+                    while used + m > len(rep):
+                        more = np.empty(2 * len(rep), np.uint64)
+                        more[:used] = rep[:used]
+                        rep = more
+                    rep[used:used + m] = w[:m]
+                    table[s, 1] = h
+                    table[s, 2] = np.uint64(used)
+                    used += m
+                elif long:  # an id of at most 12 bytes: its view
+                    table[s, 1], table[s, 2] = w[0], z
+                else:  # the words, 0 past the id's
+                    table[s, 1] = x0
+                    if width > 2:
+                        table[s, 2] = x1
+                    if width > 3:
+                        table[s, 3] = x2
+                    if width > 4:
+                        table[s, 4] = x3
+                    if width > 5:
+                        table[s, 5] = x4
+                slot_code[s] = n_users
+                first[n_users] = i
+                n_users += 1
+            t_code[i] = slot_code[s]
     return t_code, first[:n_users].copy(), table, rep[:used].copy(), longest, slot_code
 
 
@@ -399,28 +430,29 @@ def lookup_users(table, rep, longest, r_view, out, hmask, addr, end):  # pragma:
     bytes are read once, 8 at a time, for both its hash and its comparison; an id longer than
     every truth id is none (never read)."""
     mask = np.uint64(len(table) - 1)
-    one = np.uint64(1)
-    if longest <= INLINE:  # every truth id in its view: a row's view is its id (a longer id is none)
-        for i in range(len(r_view)):
-            v0, v1 = r_view[i, 0], r_view[i, 1]
-            if np.int64(v0 & _LEN) > INLINE:
-                out[i] = -1
-                continue
-            s = _slot(_mix(v0, v1) & hmask, mask)
-            while table[s, 0] != EMPTY and not (table[s, 0] == v0 and table[s, 1] == v1):
-                s = (s + one) & mask
-            out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
-        return
     most = _words(longest)
-    if most <= SLOT_WORDS:  # every truth id whole in its slot: the row's words in registers
-        for i in range(len(r_view)):
-            v0 = r_view[i, 0]
-            if np.int64(v0 & _LEN) > longest:
-                out[i] = -1
-                continue
-            h, x0, x1, x2, x3, x4 = _read5(v0, r_view[i, 1], addr, end, 0)
-            s = _find5(table, most, v0, x0, x1, x2, x3, x4, h & hmask, mask)
-            out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
+    if most <= SLOT_WORDS:  # every truth id whole in its slot: the row's words read once, in blocks
+        n = len(r_view)
+        xs = np.empty((BLOCK, 6), np.uint64)  # a block's hashes and words; their slots prefetched
+        for b0 in range(0, n, BLOCK):
+            b1 = min(n, b0 + BLOCK)
+            for i in range(b0, b1):
+                v0 = r_view[i, 0]
+                if np.int64(v0 & _LEN) > longest:
+                    xs[i - b0, 0] = EMPTY
+                    continue
+                h, x0, x1, x2, x3, x4 = _read5(v0, r_view[i, 1], addr, end, 0)
+                h &= hmask
+                _prefetch(table, np.intp(_slot(h, mask)))
+                k = i - b0
+                xs[k, 0], xs[k, 1], xs[k, 2], xs[k, 3], xs[k, 4], xs[k, 5] = h, x0, x1, x2, x3, x4
+            for i in range(b0, b1):
+                k = i - b0
+                if xs[k, 0] == EMPTY and np.int64(r_view[i, 0] & _LEN) > longest:
+                    out[i] = -1
+                    continue
+                s = _find5(table, most, r_view[i, 0], xs[k, 1], xs[k, 2], xs[k, 3], xs[k, 4], xs[k, 5], xs[k, 0], mask)
+                out[i] = -1 if table[s, 0] == EMPTY else np.int32(s)
         return
     w = np.empty(most, np.uint64)
     for i in range(len(r_view)):

@@ -12,8 +12,10 @@ are evaluated in batches as before.
 * users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
   users): the kernel places each id by a 64-bit hash of its bytes (the same for every length:
   the 16-byte Arrow string view, which holds an id of at most 12 bytes whole, then each further
-  8 bytes of a longer id, read in the column's data buffers in place) in a table of the truth
-  users (their views, hashes and further bytes), so every match is confirmed on the id's bytes;
+  8 bytes of a longer id, read in the column's data buffers in place, 8 bytes a load) in a table
+  of the truth users (ids of at most 44 bytes whole in their slots; longer ones beside them), so
+  every match is confirmed on the id's bytes; a row's bytes are read once for its hash and its
+  comparison, rows in blocks whose slots are prefetched;
 * the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
   the user code carry (row, item hash, score bits) records, the first read segment by segment
   from the columns' chunks in place (each half of the rows on a thread), the second in
@@ -32,8 +34,8 @@ are evaluated in batches as before.
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
 rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
-item within a user (a duplicate row), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
-path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
+item within a user (a duplicate row), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing)
+keeps every call on the numpy path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
 :func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
 :data:`MIN_ROWS` never import numba.
 """

@@ -325,6 +325,52 @@ def test_signed_zero_scores_tie(monkeypatch, ties):
     same(want, got)
 
 
+def _ids_of_every_length(n: int, longest: int, seed: int) -> list[str]:
+    """``n`` distinct ids of 1 .. ``longest`` bytes: each length's ids zero-padded numbers, so
+    ids of one length share their first bytes and differ in their last ones (look-alikes)."""
+    lengths = np.random.default_rng(seed).integers(1, longest + 1, size=n)
+    lengths[:2] = longest  # the first two ids of the longest length
+    return list(dict.fromkeys(f"{k:0{int(m)}d}"[-int(m):] for k, m in enumerate(lengths)))
+
+
+@pytest.mark.parametrize("mask", [2**64 - 1, 3])
+@pytest.mark.parametrize("longest", [12, 17, 36, 44, 45, 80])
+def test_user_table_codes_ids_of_every_length(mask, longest):
+    """The kernels' user table (:func:`receval._jit.code_users`, grown from 1,024 slots while
+    the truth is read, rows hashed and probed in blocks) codes ids of every length up to
+    ``longest`` (whole in their slots up to 44 bytes, in one array beside them beyond) as their
+    spelling: one code per distinct id in order of first appearance, and every recommended id
+    (read in three chunks, with ids of no truth user, longer ones too) found as its truth id's
+    slot, on all its bytes, also when ids share all but two bits of their hash, or all of it."""
+    jit = K._jit()
+    ids = _ids_of_every_length(3000, longest, longest)
+    rng = np.random.default_rng(longest)
+    truth_ids = ids[:2000]
+    tu = pl.Series([truth_ids[k] for k in rng.integers(0, len(truth_ids), 6000)])
+    others = ids[2000:] + ["x" * (longest + 1), "y" * (longest + 9)]
+    ru_list = [truth_ids[k] for k in rng.integers(0, len(truth_ids), 5000)] + others
+    ru_list = [ru_list[k] for k in rng.permutation(len(ru_list))]
+    ru = pl.concat([pl.Series(ru_list[:1700]), pl.Series(ru_list[1700:3100]), pl.Series(ru_list[3100:])], rechunk=False)
+    assert ru.n_chunks() == 3
+    tv = K._views(tu)
+    code, first, table, rep, most, slot_code = jit.code_users(tv[0], np.uint64(mask), tv[1], tv[2])
+    assert len(table) >= 4096 and most == longest
+    assert (len(rep) > 0) == (longest > 44)
+    want_code = {}
+    for i in tu.to_list():
+        want_code.setdefault(i, len(want_code))
+    assert code.tolist() == [want_code[i] for i in tu.to_list()]
+    assert tu.gather(first).to_list() == list(want_code)
+    parts = K._chunk_views(ru)
+    out = np.empty(len(ru), dtype=np.int32)
+    at = 0
+    for v, addr, end, _ in parts:
+        jit.lookup_users(table, rep, most, v, out[at:at + len(v)], np.uint64(mask), addr, end)
+        at += len(v)
+    got = np.where(out >= 0, slot_code[np.maximum(out, 0)], -1)
+    assert got.tolist() == [want_code.get(i, -1) for i in ru.to_list()]
+
+
 def test_views_only_for_inline_zero_padded_ids():
     """An Arrow view stands for its id only when the id is inline (<= 12 bytes) and zero padded;
     longer ids are read in the data buffers (their views are taken, not inline)."""
