@@ -124,7 +124,7 @@ def _hash_id(v0, v1, addr, end, b0):  # pragma: no cover - compiled
     return h
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _read(v0, v1, addr, end, b0, w):  # pragma: no cover - compiled
     """:func:`_hash_id` of the id, its words (bytes 4-11, then each further 8, zero padded; an
     inline id: its view's second word) kept in ``w`` as they are read: returns (the hash, the
@@ -147,7 +147,7 @@ def _read(v0, v1, addr, end, b0, w):  # pragma: no cover - compiled
     return h, m
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _eq_id(a0, a1, aaddr, aend, ab0, b0, b1, baddr, bend, bb0):  # pragma: no cover - compiled
     """Whether the Arrow string views (``a0``, ``a1``) and (``b0``, ``b1``) hold the same id:
     the same length and first 4 bytes (the prefix in the view rejects most others before any
@@ -228,7 +228,7 @@ EMPTY = np.uint64(2**64 - 1)
 SLOT_WORDS = 5
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _words(n):  # pragma: no cover - compiled
     """The words (:func:`_read`) of an id of ``n`` bytes."""
     return 1 if n <= INLINE else 1 + (n - INLINE + 7) // 8
@@ -279,7 +279,7 @@ def _find5(table, most, v0, x0, x1, x2, x3, x4, h, mask):  # pragma: no cover - 
         s = (s + one) & mask
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _find(table, rep, v0, w, m, h, mask):  # pragma: no cover - compiled
     """The slot of the id (view word ``v0``, words ``w[:m]``, hash ``h``, :func:`_read`) in
     ``table`` (:func:`code_users`): its own, or the empty slot where it goes (linear probing
