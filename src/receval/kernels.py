@@ -10,9 +10,12 @@ of users instead): a refusal that depends on the data raises :class:`Rebatch`, a
 are evaluated in batches as before.
 
 * users are coded as :func:`receval.encode.encode` codes them (positions among the sorted truth
-  users): the kernel places each id by a 64-bit hash of its 16-byte Arrow string view in a
-  table of views, which for ids of at most 12 bytes are the ids themselves, so every match is
-  confirmed on the id (longer ids: :func:`receval.encode._hash_codes`);
+  users): the kernel places each id by a 64-bit hash of its bytes (the same for every length:
+  the 16-byte Arrow string view, which holds an id of at most 12 bytes whole, then each further
+  8 bytes of a longer id, read in the column's data buffers in place, 8 bytes a load) in a table
+  of the truth users (ids of at most 44 bytes whole in their slots; longer ones beside them), so
+  every match is confirmed on the id's bytes; a row's bytes are read once for its hash and its
+  comparison, rows in blocks whose slots are prefetched;
 * the rows are grouped by user in parts of about :data:`PART_ROWS` rows: two radix passes on
   the user code carry (row, item hash, score bits) records, the first read segment by segment
   from the columns' chunks in place (each half of the rows on a thread), the second in
@@ -24,15 +27,15 @@ are evaluated in batches as before.
   input (``optimistic``: ``lo``); no sort by score. ``ties=average`` takes the bounds (the
   existing closed forms), every tie rule that needs no item order takes this path;
 * every hash match is confirmed on the ids themselves (a hash is only an index): a recommended
-  id that merely shares its hash with a truth id of the user is no hit (short ids: in the
-  kernel, on their views; longer ids: on the strings after the kernel).
+  id that merely shares its hash with a truth id of the user is no hit (in the kernel, on the
+  views and, for ids longer than 12 bytes, their bytes in the data buffers; columns not held as
+  string views: on the strings after the kernel).
 
 Whatever the kernel does not decide returns None and the numpy path takes the call (the same
 values, the same messages): integer ids, a rank column or another order, metrics reading the
 rows or items, ``hitscore=positive``, ``ties=item`` / ``item_desc`` / ``text_desc``, a repeated
-item within a user (a duplicate row; for ids longer than 12 bytes also two ids sharing a
-hash), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing) keeps every call on the numpy
-path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
+item within a user (a duplicate row), no hit at all. ``RECEVAL_NO_JIT=1`` (or numba missing)
+keeps every call on the numpy path. The kernels compile once per install (10-30 s on 2 cores, by their load; numba's cache, see
 :func:`cache_dir`) and load from the cache in about 1 s; ``import receval`` and inputs below
 :data:`MIN_ROWS` never import numba.
 """
@@ -95,19 +98,20 @@ def _warm(jit: Any) -> None:
     flag)."""
     z = np.zeros(1, np.int32)
     u, v = _ro(np.zeros(1, np.uint64)), _ro(np.zeros((1, 2), np.uint64))
-    jit.inline(v)
-    code, _, table, _ = jit.code_users(v, HASH_MASK)
-    jit.lookup_users(table, v, code, HASH_MASK)
-    jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK)
+    ad, en = _NO_ADDR, _NO_ADDR
+    jit.padded(v)
+    code, _, table, rep, longest, _ = jit.code_users(v, HASH_MASK, ad, en)
+    jit.lookup_users(table, rep, longest, v, code, HASH_MASK, ad, en)
+    jit.hash_views(v, np.zeros(1, np.uint64), HASH_MASK, ad, en)
     jit.recode(code, z, 1)
     cnt = jit.count_codes(z, 1)
-    st, g = np.array([0, 1], dtype=np.int64), np.empty((1, 3), dtype=np.uint64)
-    jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u)
+    st, g = np.array([0, 1], dtype=np.int64), np.zeros((1, 3), dtype=np.uint64)  # row 0, an empty id
+    jit.scatter(z, 0, 0, 1, 1, np.zeros_like(cnt), g, v, u, True, HASH_MASK, u, ad, en)
     jit.settle(g, st, 1)
-    lv, ls = _typed([v])
+    lv, ls, la, le, lf, _ = _typed_views([(v, ad, en, [])])
     with warnings.catch_warnings():  # numba says at compile time that reflected lists may go
         warnings.simplefilter("ignore")
-        jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True)
+        jit.match(st, g, st, g, np.ones(1, np.bool_), jit.INPUT, lv, ls, lv, ls, True, la, le, lf, la, le, lf)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -121,28 +125,45 @@ def _hash(s: pl.Series) -> np.ndarray:
     return _ro(np.ascontiguousarray(E.hash64(s), dtype=np.uint64))
 
 
-def _chunk_views(s: pl.Series) -> list[np.ndarray] | None:
+def _arrow_buffers(a: Any) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """The variadic data buffers of an Arrow string_view array (the bytes of its ids longer than
+    12 bytes, read in place by the kernels): each one's address and end (one 0 when there are
+    none: never read), and the buffers themselves (held while the kernels read them)."""
+    bufs = [b for b in a.buffers()[2:] if b is not None]
+    addr = np.array([b.address for b in bufs] or [0], dtype=np.int64)
+    end = addr + np.array([b.size for b in bufs] or [0], dtype=np.int64)
+    return _ro(addr), _ro(end), bufs
+
+
+#: a chunk's string views as the kernels read them: the (rows, 2) uint64 views, the addresses and
+#: ends of its data buffers, the buffers (:func:`_arrow_buffers`)
+Views = tuple[np.ndarray, np.ndarray, np.ndarray, list[Any]]
+
+
+def _chunk_views(s: pl.Series) -> list[Views] | None:
     """The 16-byte Arrow string views of each chunk of a String column as (rows, 2) uint64 (read
-    in place), or None when an id is longer than 12 bytes (not inline: its view is not the id)."""
+    in place), with the chunk's data buffers (:func:`_arrow_buffers`: where the views of ids
+    longer than 12 bytes point), or None when the column is not held as string views (or an
+    inline view is not zero padded: its view would not be the id)."""
     parts = []
     for c in s.get_chunks():
         a = c.to_arrow(compat_level=pl.CompatLevel.newest())
         if str(a.type) != "string_view":
             return None
         v = _ro(np.frombuffer(a.buffers()[1], dtype=np.uint64).reshape(-1, 2)[a.offset:a.offset + len(a)])
-        if not _jit().inline(v):
+        if not _jit().padded(v):
             return None
-        parts.append(v)
+        parts.append((v, *_arrow_buffers(a)))
     return parts
 
 
-def _view_hash(parts: list[np.ndarray]) -> np.ndarray:
-    """The hashes of the inline views of a column's chunks (:func:`_chunk_views`), as one array."""
+def _view_hash(parts: list[Views]) -> np.ndarray:
+    """The hashes of the ids of a column's chunks (:func:`_chunk_views`), as one array."""
     jit = _jit()
-    out = np.empty(sum(len(v) for v in parts), dtype=np.uint64)
+    out = np.empty(sum(len(x[0]) for x in parts), dtype=np.uint64)
     at = 0
-    for v in parts:
-        jit.hash_views(v, out[at:at + len(v)], HASH_MASK)
+    for v, addr, end, _ in parts:
+        jit.hash_views(v, out[at:at + len(v)], HASH_MASK, addr, end)
         at += len(v)
     return _ro(out)
 
@@ -177,29 +198,43 @@ def _parts(count: np.ndarray, rows: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:]))
 
 
-def _views(s: pl.Series) -> np.ndarray | None:
-    """:func:`_chunk_views` as one array (a copy when there are several chunks)."""
+def _views(s: pl.Series) -> Views | None:
+    """:func:`_chunk_views` of the column in one chunk (rechunked when it has several: the views
+    of a chunk point into its own data buffers)."""
+    if s.n_chunks() > 1:
+        s = s.rechunk()
     parts = _chunk_views(s)
     if parts is None:
         return None
     if not parts:
-        return _ro(np.zeros((0, 2), dtype=np.uint64))
-    return parts[0] if len(parts) == 1 else _ro(np.concatenate(parts))
+        return _NONE_V, _NO_ADDR, _NO_ADDR, []
+    return parts[0]
 
 
-def _typed(parts: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
-    """Chunk views as the kernels take them: a list (read by the kernel as a reflected list: a
-    numba typed list compiles its methods in every process, about 0.45 s) and each chunk's first row."""
+def _typed_views(parts: list[Views]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                              list[Any]]:
+    """Chunk views (:func:`_chunk_views`) as :func:`receval._jit.match` takes them: the views (a
+    list, read by the kernel as a reflected list: a numba typed list compiles its methods in
+    every process, about 0.45 s), each chunk's first row, the chunks' data buffers' addresses and
+    ends in one array each, the place of each chunk's first buffer in them, and the buffers."""
     starts = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(v) for v in parts], out=starts[1:])
-    return list(parts) or [_ro(np.zeros((0, 2), dtype=np.uint64))], starts
+    np.cumsum([len(x[0]) for x in parts], out=starts[1:])
+    first = np.zeros(max(1, len(parts)), dtype=np.int64)
+    np.cumsum([len(x[1]) for x in parts[:-1]], out=first[1:len(parts)])
+    addr = _ro(np.concatenate([x[1] for x in parts])) if parts else _NO_ADDR
+    end = _ro(np.concatenate([x[2] for x in parts])) if parts else _NO_ADDR
+    return [x[0] for x in parts] or [_NONE_V], starts, addr, end, first, [b for x in parts for b in x[3]]
 
 
-_NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
-_NONE_H = _ro(np.zeros(0, dtype=np.uint64))
+_NO_ADDR = np.zeros(1, dtype=np.int64)
+_NO_ADDR.flags.writeable = False
+_NONE_V = np.zeros((0, 2), dtype=np.uint64)
+_NONE_V.flags.writeable = False
+_NONE_H = np.zeros(0, dtype=np.uint64)
+_NONE_H.flags.writeable = False
 
 
-Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray]
+Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Sequence[Sequence[Segment]],
@@ -207,8 +242,9 @@ def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Seque
     """The rows of the codes ``g0`` .. ``g1`` - 1 grouped by code, input order kept (``count``:
     each code's rows): each code's first place (``starts``) and the (row, item hash, score bits)
     records, by two radix passes on the code: :func:`receval._jit.scatter` segment by segment
-    (a segment: (first row, end row, the rows' inline item views or else their item hashes,
-    whether views, their score bits), read in place) by the high half of the bits, then
+    (a segment: (first row, end row, the rows' item views or else their item hashes, whether
+    views, their score bits, the addresses and ends of the views' chunk's data buffers), read in
+    place) by the high half of the bits, then
     :func:`receval._jit.settle` by the low half, buckets in parallel. ``groups``: consecutive
     runs of segments, scattered on a thread each, each from its own places in every bucket
     (``before``: each code's rows in the groups before it, None for the first), so the records
@@ -224,8 +260,8 @@ def _radix(codes: np.ndarray, count: np.ndarray, g0: int, g1: int, groups: Seque
     out = np.empty((int(starts[-1]), 3), dtype=np.uint64)
 
     def run(k: int) -> None:
-        for a, b, v, h, exact, sbits in groups[k]:
-            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits)
+        for a, b, v, h, exact, sbits, addr, end in groups[k]:
+            jit.scatter(codes[a:b], a, g0, g1, lo_bits, fills[k], out, v, h, exact, HASH_MASK, sbits, addr, end)
 
     if len(groups) == 1:
         run(0)
@@ -388,14 +424,14 @@ class Deferred(Encoded):
         jit = _jit()
         tv = _views(tu)
         r_user = np.empty(len(ru), dtype=np.int32)
-        r_parts = [(c, _views(c)) for c in ru.get_chunks()] if tv is not None else []
-        if tv is not None and all(v is not None for _, v in r_parts):  # coded in the kernel, on the views
-            t_code, first, table, slot_code = jit.code_users(tv, HASH_MASK)
-            at = np.cumsum([0, *(len(c) for c, _ in r_parts)]).tolist()
+        r_parts = _chunk_views(ru) if tv is not None else None
+        if tv is not None and r_parts is not None:  # coded in the kernel, on the views (ids of any length)
+            t_code, first, table, rep, longest, slot_code = jit.code_users(tv[0], HASH_MASK, tv[1], tv[2])
+            at = _starts([x[0] for x in r_parts])
             with ThreadPoolExecutor(_threads()) as pool:  # chunk by chunk (views read in place), on every thread
-                list(pool.map(lambda k: jit.lookup_users(table, r_parts[k][1], r_user[at[k]:at[k + 1]], HASH_MASK),
-                              range(len(r_parts))))
-            del table, r_parts, tv
+                list(pool.map(lambda k: jit.lookup_users(table, rep, longest, r_parts[k][0], r_user[at[k]:at[k + 1]],
+                                                         HASH_MASK, r_parts[k][1], r_parts[k][2]), range(len(r_parts))))
+            del table, rep, r_parts, tv
             reps = tu.gather(pl.Series(first, dtype=pl.Int64))
             order = reps.arg_sort().to_numpy()
             uni = reps.gather(order)
@@ -405,7 +441,7 @@ class Deferred(Encoded):
             slot_rank = np.where(slot_code >= 0, rank[np.maximum(slot_code, 0)], -1).astype(np.int32)
             r_count = jit.recode(r_user, slot_rank, len(order))  # slots -> codes; each user's rows
             del slot_code, slot_rank
-        else:  # long ids: coded as encode codes them
+        else:  # ids not held as string views: coded as encode codes them
             uni = tu.unique().sort()
             t_user = E._hash_codes(tu, uni).astype(np.int32)
             r_user[:] = E._hash_codes(ru, uni)
@@ -442,16 +478,20 @@ class Deferred(Encoded):
         if "t_group" not in p:  # the truth grouped by user, the item views, the rows of each user
             views = (_chunk_views(p["ri"]), _chunk_views(p["ti"]))  # read in place
             p["exact"] = views[0] is not None and views[1] is not None
-            if p["exact"]:  # hashed from the views (the ids themselves; matches confirmed on them)
+            if p["exact"]:  # hashed from the views and data buffers (matches confirmed on the ids' bytes)
                 t_hash = _view_hash(views[1])  # type: ignore[arg-type]
             else:
                 t_hash, p["r_hash"] = _hash(p["ti"]), _hash(p["ri"])
             t_count = jit.count_codes(p["t_user"], n_users)  # (row, item hash, -) records by user
-            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users, [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash)]],
-                                  [None])
+            p["t_group"] = _radix(p["t_user"], t_count, 0, n_users,
+                                  [[(0, len(t_hash), _NONE_V, t_hash, False, t_hash, _NO_ADDR, _NO_ADDR)]], [None])
             del t_hash
             p["r_views"] = views[0]
-            p["views"] = (*_typed(views[0] or []), *_typed(views[1] or []))
+            rv, rs, ra, re, rf0, rk = _typed_views(views[0] or [])
+            tv, ts, ta, te, tf0, tk = _typed_views(views[1] or [])
+            p["views"] = (rv, rs, tv, ts)
+            p["bufs"] = (ra, re, rf0, ta, te, tf0)
+            p["held"] = rk + tk  # the data buffers the kernels read by their addresses
             p["count"] = p["r_count"]  # (counted as the rows were coded)
             del views
         tst, tg = p["t_group"]
@@ -464,7 +504,7 @@ class Deferred(Encoded):
             rst, rg = self._group_part(p, g0, g1)
             t0, t1 = int(tst[g0]), int(tst[g1])
             status, *hits, ft, mp = jit.match(rst, rg, tst[g0:g1 + 1] - t0, tg[t0:t1], relevant, mode,
-                                              *p["views"], p["exact"])
+                                              *p["views"], p["exact"], *p["bufs"])
             del rst, rg
             if status != jit.OK:
                 return self._declined()
@@ -521,10 +561,12 @@ class Deferred(Encoded):
         hashes: Any = p.get("r_hash")
         scores = p["scores"]
         exact = views is not None
-        v_at, s_at = _starts(views if exact else [hashes]), _starts(scores)
+        chunks = [x[0] for x in views] if exact else [hashes]
+        v_at, s_at = _starts(chunks), _starts(scores)
         bounds = sorted({0, len(p["r_user"]), *v_at, *s_at})
-        segs = [(a, b, _segment(views, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
-                 _segment(scores, s_at, a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        segs = [(a, b, _segment(chunks, v_at, a, b) if exact else _NONE_V, _NONE_H if exact else hashes[a:b], exact,
+                 _segment(scores, s_at, a, b), *(views[bisect_right(v_at, a) - 1][1:3] if exact else (_NO_ADDR, _NO_ADDR)))
+                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         if "cut" not in p:  # the rows in two halves (at a segment's start) scattered on two threads
             cut = bounds[min(range(len(bounds)), key=lambda k: abs(2 * bounds[k] - bounds[-1]))]
             p["cut"] = cut, (_jit().count_codes(p["r_user"][:cut], len(p["count"])) if 0 < cut < bounds[-1] and _threads() > 1

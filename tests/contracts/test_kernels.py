@@ -229,17 +229,90 @@ def test_items_sharing_a_hash_within_a_user_stay_on_the_kernels(monkeypatch, cou
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
 @pytest.mark.parametrize("which", ["users", "items", "both"])
 def test_long_ids_same_values(monkeypatch, counted, which):
-    """Ids longer than 12 bytes (not inline in their Arrow views) are coded and confirmed on the
-    strings; the values are those of the numpy path."""
+    """Ids longer than 12 bytes (not inline in their Arrow views: their bytes in the data
+    buffers) are coded and confirmed in the kernels; the values are those of the numpy path."""
     recs, truth = data(11)
     pad = "-a-long-id-prefix-"
     cols = {"users": ["user_id"], "items": ["item_id"], "both": ["user_id", "item_id"]}[which]
     recs = recs.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
     truth = truth.with_columns([(pl.lit(pad) + pl.col(c)).alias(c) for c in cols])
-    assert (K._views(recs[cols[0]]) is None) and K._views(recs["score"].cast(pl.String).str.slice(0, 3)) is not None
+    views = K._views(recs[cols[0]])
+    assert views is not None and _longest(views[0]) > 12  # read as views, the bytes in the data buffers
     want, got = both(monkeypatch, recs, truth, SPECS)
     same(want, got)
     assert counted["formed"] == 1
+
+
+def _longest(views: np.ndarray) -> int:
+    """The bytes of the longest id of Arrow string views (their length words)."""
+    return int((views[:, 0] & np.uint64(0xFFFFFFFF)).max())
+
+
+def _long_look_alikes(width: int = 12, n_users: int = 40, seed: int = 5):
+    """Ids of 17 bytes that share their length and first 12 bytes (``user_0000000012345``: the
+    part an inline view would hold) and differ only after it, mixed with short ids; rows in
+    several chunks. ``width``: the digits (12: 17-byte ids, kept in the user table's slots; 50:
+    55-byte ids, kept in one array beside it)."""
+    rng = np.random.default_rng(seed)
+    ru, ri, sc, tu, ti, ra = [], [], [], [], [], []
+    for u in range(n_users):
+        uid = f"user_{u:0{width}d}" if u % 3 else f"u{u}"
+        items = rng.choice(40, size=12, replace=False)
+        ids = [f"item_{i:0{width}d}" if i % 4 else f"i{i}" for i in items]
+        ru += [uid] * len(ids)
+        ri += ids
+        sc += list(rng.random(len(ids)))
+        for i in rng.choice(40, size=4, replace=False):
+            tu.append(uid)
+            ti.append(f"item_{i:0{width}d}" if i % 4 else f"i{i}")
+            ra.append(float(rng.integers(0, 4)))
+    recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": sc}).sample(fraction=1.0, shuffle=True, seed=seed)
+    truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ra})
+    half = recs.height // 2
+    recs = pl.concat([recs[:half], recs[half:]], rechunk=False)  # two chunks, each with its own buffers
+    truth = pl.concat([truth[: truth.height // 3], truth[truth.height // 3:]], rechunk=False)
+    return recs, truth
+
+
+@pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
+@pytest.mark.parametrize("mask", [2**64 - 1, 3, 0])
+@pytest.mark.parametrize("width", [12, 50])
+def test_long_look_alike_ids_confirmed_on_their_bytes(monkeypatch, counted, mask, width):
+    """Long ids are confirmed in the kernels on all their bytes: with every id sharing the
+    kernels' hash (mask 0) or two bits of it, look-alike long ids (the same length and first 12
+    bytes, ``item_000000000017`` / ``item_000000000018``) are two ids, users too, in columns of
+    several chunks; the values are the numpy path's and the kernels decide every group (a shared
+    hash is no repeated item)."""
+    recs, truth = _long_look_alikes(width)
+    assert recs["user_id"].n_chunks() == 2 and recs["item_id"].str.len_bytes().max() == width + 5
+    monkeypatch.setattr(K, "MIN_ROWS", 10**15)
+    want = receval.evaluate(recs, truth, SPECS)
+    monkeypatch.setattr(K, "HASH_MASK", np.uint64(mask))
+    monkeypatch.setattr(K, "MIN_ROWS", 0)
+    got = receval.evaluate(recs, truth, SPECS)
+    assert counted["formed"] == 1
+    same(want, got)
+
+
+def test_long_id_hash_depends_on_the_bytes_only():
+    """The kernels' hash of an id is that of its bytes, whatever its place (chunk, data buffer,
+    offset) and its length class; ids that differ after their 12th byte hash apart."""
+    ids = ["", "a", "abcdefghijkl", "abcdefghijklm", "user_0000000012345", "user_0000000012346", "x" * 36]
+    one = pl.Series(ids)
+    other = pl.concat([pl.Series(["zz" * 20, "padding-before-the-ids"]), pl.Series(ids[::-1])], rechunk=True)[2:]
+
+    def hashes(s: pl.Series) -> np.ndarray:
+        parts = K._chunk_views(s)
+        assert parts is not None
+        return K._view_hash(parts)
+
+    h1, h2 = hashes(one), hashes(other)[::-1]
+    assert np.array_equal(h1, h2)
+    assert len(set(h1.tolist())) == len(ids)
+    short = pl.Series(["abcdefghijkl"])  # the hash of a short id is that of its inline view
+    out = np.empty(1, np.uint64)
+    K._jit().hash_views(K._views(short)[0], out, K.HASH_MASK, K._NO_ADDR, K._NO_ADDR)
+    assert out[0] == h1[2]
 
 
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
@@ -252,18 +325,67 @@ def test_signed_zero_scores_tie(monkeypatch, ties):
     same(want, got)
 
 
+def _ids_of_every_length(n: int, longest: int, seed: int) -> list[str]:
+    """``n`` distinct ids of 1 .. ``longest`` bytes: each length's ids zero-padded numbers, so
+    ids of one length share their first bytes and differ in their last ones (look-alikes)."""
+    lengths = np.random.default_rng(seed).integers(1, longest + 1, size=n)
+    lengths[:2] = longest  # the first two ids of the longest length
+    return list(dict.fromkeys(f"{k:0{int(m)}d}"[-int(m):] for k, m in enumerate(lengths)))
+
+
+@pytest.mark.parametrize("mask", [2**64 - 1, 3])
+@pytest.mark.parametrize("longest", [12, 17, 36, 44, 45, 80])
+def test_user_table_codes_ids_of_every_length(mask, longest):
+    """The kernels' user table (:func:`receval._jit.code_users`, grown from 1,024 slots while
+    the truth is read, rows hashed and probed in blocks) codes ids of every length up to
+    ``longest`` (whole in their slots up to 44 bytes, in one array beside them beyond) as their
+    spelling: one code per distinct id in order of first appearance, and every recommended id
+    (read in three chunks, with ids of no truth user, longer ones too) found as its truth id's
+    slot, on all its bytes, also when ids share all but two bits of their hash, or all of it."""
+    jit = K._jit()
+    ids = _ids_of_every_length(3000, longest, longest)
+    rng = np.random.default_rng(longest)
+    truth_ids = ids[:2000]
+    tu = pl.Series([truth_ids[k] for k in rng.integers(0, len(truth_ids), 6000)])
+    others = ids[2000:] + ["x" * (longest + 1), "y" * (longest + 9)]
+    ru_list = [truth_ids[k] for k in rng.integers(0, len(truth_ids), 5000)] + others
+    ru_list = [ru_list[k] for k in rng.permutation(len(ru_list))]
+    ru = pl.concat([pl.Series(ru_list[:1700]), pl.Series(ru_list[1700:3100]), pl.Series(ru_list[3100:])], rechunk=False)
+    assert ru.n_chunks() == 3
+    tv = K._views(tu)
+    code, first, table, rep, most, slot_code = jit.code_users(tv[0], np.uint64(mask), tv[1], tv[2])
+    assert len(table) >= 4096 and most == longest
+    assert (len(rep) > 0) == (longest > 44)
+    want_code = {}
+    for i in tu.to_list():
+        want_code.setdefault(i, len(want_code))
+    assert code.tolist() == [want_code[i] for i in tu.to_list()]
+    assert tu.gather(first).to_list() == list(want_code)
+    parts = K._chunk_views(ru)
+    out = np.empty(len(ru), dtype=np.int32)
+    at = 0
+    for v, addr, end, _ in parts:
+        jit.lookup_users(table, rep, most, v, out[at:at + len(v)], np.uint64(mask), addr, end)
+        at += len(v)
+    got = np.where(out >= 0, slot_code[np.maximum(out, 0)], -1)
+    assert got.tolist() == [want_code.get(i, -1) for i in ru.to_list()]
+
+
 def test_views_only_for_inline_zero_padded_ids():
-    """An Arrow view stands for its id only when the id is inline (<= 12 bytes) and zero padded."""
+    """An Arrow view stands for its id only when the id is inline (<= 12 bytes) and zero padded;
+    longer ids are read in the data buffers (their views are taken, not inline)."""
     jit = K._jit()
     s = pl.Series(["", "a", "abcd", "abcde", "abcdefghijkl"])
-    assert K._views(s) is not None and K._views(pl.Series(["abcdefghijklm", "a"])) is None
-    v = K._views(pl.Series(["ab", "abcdef"])).copy()
-    assert jit.inline(K._ro(v))
+    long = K._views(pl.Series(["abcdefghijklm", "a"]))
+    assert K._views(s) is not None and long is not None
+    assert jit.padded(long[0]) and _longest(long[0]) == 13 and sum(b.size for b in long[3]) == 13
+    v = K._views(pl.Series(["ab", "abcdef"]))[0].copy()
+    assert jit.padded(K._ro(v))
     w = v.copy()
     w[0, 0] |= np.uint64(1) << np.uint64(48)  # a byte past "ab"
     x = v.copy()
     x[1, 1] |= np.uint64(1) << np.uint64(40)  # a byte past "abcdef"
-    assert not jit.inline(K._ro(w)) and not jit.inline(K._ro(x))
+    assert not jit.padded(K._ro(w)) and not jit.padded(K._ro(x))
 
 
 @pytest.mark.filterwarnings("ignore::receval.errors.RecevalWarning")
@@ -342,7 +464,7 @@ def test_rows_scattered_on_two_threads_group_as_on_one():
     count = K._jit().count_codes(codes, n_users)
 
     def seg(a, b):
-        return (a, b, K._NONE_V, hashes[a:b], False, scores[a:b])
+        return (a, b, K._NONE_V, hashes[a:b], False, scores[a:b], K._NO_ADDR, K._NO_ADDR)
 
     for g0, g1 in ((0, n_users), (17, 250)):
         one = K._radix(codes, count, g0, g1, [[seg(0, 1234), seg(1234, 3000), seg(3000, n_rows)]], [None])

@@ -1,6 +1,6 @@
 """The kernels' path against the numpy path under hypothesis: small random inputs with coarse,
-tied (and signed-zero) scores, short and long string ids, every id sharing a hash or a few
-bits of it, users in parts of a few rows; the same values (1e-12), counts, info and refusals
+tied (and signed-zero) scores, short, long, UUID-like and mixed-length string ids (look-alikes
+that differ only after their 12th byte), every id sharing a hash or a few bits of it, users in parts of a few rows; the same values (1e-12), counts, info and refusals
 for every tie rule the kernels take."""
 
 from __future__ import annotations
@@ -20,25 +20,33 @@ from test_kernels import SPECS, same  # noqa: E402  (tests/contracts is importab
 
 SCORES = [0.0, -0.0, 0.5, 1.0, 2.0, -1.0, 0.25]
 
+#: how ids are spelled: short (inline in their Arrow views), long (in the data buffers; 22 bytes
+#: in common, so look-alikes differ only after the 12 bytes a view holds), UUID-like (36 bytes),
+#: and mixed lengths around the 12-byte boundary (11-14 bytes sharing their first 10)
+LENGTHS = [
+    lambda p, k: f"{p}{k}",
+    lambda p, k: f"a-long-{p}-id-prefix-xx{k}",
+    lambda p, k: f"{k:08x}-0000-4000-8000-{'0' * 11}{p}",
+    lambda p, k: p + str(k).zfill(10 + k % 4),
+]
+
 
 @st.composite
 def inputs(draw):
     n_users = draw(st.integers(1, 6))
-    long_users, long_items = draw(st.booleans()), draw(st.booleans())
-    pu = "a-long-user-id-prefix-" if long_users else "u"
-    pi = "a-long-item-id-prefix-" if long_items else "i"
+    uid, iid = draw(st.sampled_from(LENGTHS)), draw(st.sampled_from(LENGTHS))
     ru, ri, sc, tu, ti, ra = [], [], [], [], [], []
     for u in range(n_users):
         items = draw(st.lists(st.integers(0, 12), min_size=0, max_size=8, unique=True))
-        ru += [f"{pu}{u}"] * len(items)
-        ri += [f"{pi}{i}" for i in items]
+        ru += [uid("u", u)] * len(items)
+        ri += [iid("i", i) for i in items]
         sc += [draw(st.sampled_from(SCORES)) for _ in items]
         truth = draw(st.lists(st.integers(0, 12), min_size=0, max_size=5, unique=True))
-        tu += [f"{pu}{u}"] * len(truth)
-        ti += [f"{pi}{i}" for i in truth]
+        tu += [uid("u", u)] * len(truth)
+        ti += [iid("i", i) for i in truth]
         ra += [float(draw(st.integers(0, 5))) for _ in truth]
     if not tu:
-        tu, ti, ra = [f"{pu}0"], [f"{pi}0"], [1.0]
+        tu, ti, ra = [uid("u", 0)], [iid("i", 0)], [1.0]
     recs = pl.DataFrame({"user_id": ru, "item_id": ri, "score": sc}, schema={"user_id": pl.String, "item_id": pl.String,
                                                                            "score": pl.Float64})
     truth = pl.DataFrame({"user_id": tu, "item_id": ti, "rating": ra})
