@@ -18,6 +18,13 @@ from receval import kernels as K
 
 pytest.importorskip("numba")
 
+
+@pytest.fixture(autouse=True)
+def _kernels_allowed(monkeypatch):
+    """These tests compare the two paths on purpose (each test forces the one it needs): a run of
+    the whole suite with the kernels switched off (``RECEVAL_NO_JIT=1``) still runs them."""
+    monkeypatch.delenv("RECEVAL_NO_JIT", raising=False)
+
 SPECS = [f"{m}@{k}" for m in ("precision", "recall", "hitrate", "mrr", "map", "ndcg", "dcg", "f1") for k in (3, 10)]
 SPECS += ["ndcg", "map", "mrr", "recall"]
 
