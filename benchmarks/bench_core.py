@@ -562,6 +562,10 @@ def _warm_kernels(src: Path) -> None:
             f"receval.evaluate(r, t, {METRICS!r})")
     env = dict(os.environ, PYTHONPATH=str(src), RECEVAL_JIT_MIN_ROWS="1")
     subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=600)
+    # both sides' bytecode written before the timing, as an installed package has it: with
+    # PYTHONDONTWRITEBYTECODE set, a revision checked out afresh would compile every module from
+    # source in each timed process (a fresh process's first call then measures that)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], capture_output=True, timeout=600)
 
 
 def against_table(res: dict) -> str:
