@@ -267,20 +267,8 @@ def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems,
             else:
                 v = s
                 sl[c] = s * oma
-            h = i
-            while h > 0 and buf[h - 1] > v:
-                buf[h] = buf[h - 1]
-                h -= 1
-            buf[h] = v
-        g = buf[0]
-        if ab:
-            for i in range(1, d):
-                g *= buf[i]
-            acc += (1.0 - g) * disc[j]
-        else:
-            for i in range(1, d):
-                g += buf[i]
-            acc += g * disc[j]
+            _insert(buf, i, v)
+        acc += _fold(buf, d, ab) * disc[j]
     for j in range(k):
         it = items[base + j]
         if it >= 0 and (ab or rel[base + j]):
@@ -299,13 +287,24 @@ def _gain(buf, cs, ce, tcat, tpg, st, s0, ab):  # pragma: no cover - compiled
         return 1.0 - (1.0 - tpg[cs] * s) if ab else s
     for i in range(d):
         s = st[s0 + tcat[cs + i]]
-        v = 1.0 - tpg[cs + i] * s if ab else s
-        # insertion sort, ascending
-        h = i
-        while h > 0 and buf[h - 1] > v:
-            buf[h] = buf[h - 1]
-            h -= 1
-        buf[h] = v
+        _insert(buf, i, 1.0 - tpg[cs + i] * s if ab else s)
+    return _fold(buf, d, ab)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insert(buf, i, v):  # pragma: no cover - compiled
+    """Place ``v`` among the ascending ``buf[:i]`` (one step of an insertion sort)."""
+    h = i
+    while h > 0 and buf[h - 1] > v:
+        buf[h] = buf[h - 1]
+        h -= 1
+    buf[h] = v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fold(buf, d, ab):  # pragma: no cover - compiled
+    """The gain of the ascending terms ``buf[:d]``, folded in that order: α: their sum, αβ:
+    ``1 - prod(terms)``."""
     g = buf[0]
     if ab:
         for i in range(1, d):
