@@ -226,12 +226,9 @@ def _typed_views(parts: list[Views]) -> tuple[list[np.ndarray], np.ndarray, np.n
     return [x[0] for x in parts] or [_NONE_V], starts, addr, end, first, [b for x in parts for b in x[3]]
 
 
-_NO_ADDR = np.zeros(1, dtype=np.int64)
-_NO_ADDR.flags.writeable = False
-_NONE_V = np.zeros((0, 2), dtype=np.uint64)
-_NONE_V.flags.writeable = False
-_NONE_H = np.zeros(0, dtype=np.uint64)
-_NONE_H.flags.writeable = False
+_NO_ADDR = _ro(np.zeros(1, dtype=np.int64))
+_NONE_V = _ro(np.zeros((0, 2), dtype=np.uint64))
+_NONE_H = _ro(np.zeros(0, dtype=np.uint64))
 
 
 Segment = tuple[int, int, np.ndarray, np.ndarray, bool, np.ndarray, np.ndarray, np.ndarray]
