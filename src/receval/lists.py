@@ -43,7 +43,7 @@ class ListSpace:
         kinds = {p.dtype == object for p in parts if len(p)}
         if len(kinds) > 1:
             raise DataError("item ids of the side inputs (categories/train/catalog) and the recommendations differ in type; cast them alike")
-        self.universe = unique_ids(np.concatenate(parts))
+        self.universe = _union_ids(parts)
         self.n_items = len(self.universe)
         code = encoder(self.universe)
         self.row_code = code(h.row_item)
@@ -76,12 +76,19 @@ class ListSpace:
             m.data[:] = 1.0
             self.aspects = m
         # truth CSR by user (every kept truth row, relevant or not)
-        order = np.argsort(h.truth_user, kind="stable")
         self.t_offsets = np.r_[0, np.cumsum(np.bincount(h.truth_user, minlength=h.n_users))].astype(np.int64)
-        self.t_items = self.truth_code[order].astype(np.int64)
-        self.t_ratings = h.truth_rating[order].astype(np.float64)
-        self.t_rel = h.truth_rel[order]
-        self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep[order]
+        tu = h.truth_user
+        if len(tu) < 2 or bool(np.all(tu[1:] >= tu[:-1])):  # already by user: the arrays themselves
+            self.t_items = self.truth_code.astype(np.int64, copy=False)
+            self.t_ratings = h.truth_rating.astype(np.float64, copy=False)
+            self.t_rel = h.truth_rel
+            self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep
+        else:
+            order = np.argsort(tu, kind="stable")
+            self.t_items = self.truth_code[order].astype(np.int64, copy=False)
+            self.t_ratings = h.truth_rating[order].astype(np.float64, copy=False)
+            self.t_rel = h.truth_rel[order]
+            self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep[order]
 
     def kept_truth(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, items, ratings) of the truth rows the ``tdup`` policy keeps, by user (every
@@ -108,37 +115,53 @@ class ListSpace:
         if any(counts.values()):
             raise TiesRefused(metric, counts, "shared")
 
-    def _layout(self, width: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """The rows at positions ≤ ``width`` (a mask over the rows), their columns and the
-        number of columns. A row's column is its position − 1, unless positions repeat within
-        a user (``ties=optimistic``, ``order=rank_value``: every row at a position ≤ k is in
-        the top k, so a top k can hold more than k rows); then the rows of a user fill the
-        columns in ranked order and :meth:`top_pos` gives their positions."""
+    def _layout(self, width: int) -> tuple[np.ndarray | None, np.ndarray | None, int]:
+        """The rows at positions ≤ ``width`` (a mask over the rows; None: every row), their
+        columns (None: each row's position − 1) and the number of columns. A row's column is its
+        position − 1, unless positions repeat within a user (``ties=optimistic``,
+        ``order=rank_value``: every row at a position ≤ k is in the top k, so a top k can hold
+        more than k rows); then the rows of a user fill the columns in ranked order and
+        :meth:`top_pos` gives their positions."""
         h = self._h
         width = h.width([width])
-        keep = h.row_pos <= width
-        user, pos = h.row_user[keep], h.row_pos[keep]
+        every = len(h.row_pos) == 0 or int(h.row_pos.max()) <= width
+        keep = None if every else h.row_pos <= width  # (every row kept: the arrays themselves, no copies)
+        user = h.row_user if keep is None else h.row_user[keep]
+        pos = h.row_pos if keep is None else h.row_pos[keep]
         if len(user) > 1 and np.any((user[1:] == user[:-1]) & (pos[1:] == pos[:-1])):
             idx = np.arange(len(user), dtype=np.int64)
             start = np.maximum.accumulate(np.where(np.r_[True, user[1:] != user[:-1]], idx, 0))
             col = idx - start
             return keep, col, int(col.max()) + 1
-        return keep, pos - 1, width
+        return keep, None, width
+
+    def _flat(self, width: int) -> tuple[np.ndarray | None, np.ndarray, int]:
+        """(:meth:`_layout`'s mask, each kept row's place in a flat ``[U, W]`` array, W)."""
+        h = self._h
+        keep, col, w = self._layout(width)
+        flat = h.row_user * w if keep is None else h.row_user[keep] * w
+        if col is None:
+            flat += h.row_pos if keep is None else h.row_pos[keep]
+            flat -= 1
+        else:
+            flat += col
+        return keep, flat, w
 
     def top(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """items [U, W] (−1 pad), rel [U, W], rating [U, W] (NaN if unrated): every row at a
         position ≤ ``width``; W = ``width`` but no wider than the longest list (later columns
         would be padding only), or wider when repeated positions put more rows there (:meth:`_layout`)."""
         h = self._h
-        keep, col, w = self._layout(width)
-        flat = h.row_user[keep] * w + col
+        keep, flat, w = self._flat(width)
         items = np.full(h.n_users * w, -1, dtype=np.int64)
-        items[flat] = self.row_code[keep]
-        t = h.row_truth[keep]
+        items[flat] = self.row_code if keep is None else self.row_code[keep]
+        t = h.row_truth if keep is None else h.row_truth[keep]
+        hit = t >= 0
+        at, t = flat[hit], t[hit]
         rating = np.full(h.n_users * w, np.nan)
-        rating[flat[t >= 0]] = h.truth_rating[t[t >= 0]]
+        rating[at] = h.truth_rating[t]
         rel = np.zeros(h.n_users * w, dtype=bool)
-        rel[flat[t >= 0]] = h.truth_rel[t[t >= 0]]
+        rel[at] = h.truth_rel[t]
         shape = (h.n_users, w)
         return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
 
@@ -146,9 +169,9 @@ class ListSpace:
         """The 1-based positions [U, W] of :meth:`top`'s entries (as floats; padding holds its
         column + 1, a position no row has, and is masked by the callers)."""
         h = self._h
-        keep, col, w = self._layout(width)
+        keep, flat, w = self._flat(width)
         out = np.broadcast_to(np.arange(1, w + 1, dtype=np.float64), (h.n_users, w)).copy()
-        out.ravel()[h.row_user[keep] * w + col] = h.row_pos[keep]
+        out.ravel()[flat] = h.row_pos if keep is None else h.row_pos[keep]
         return out
 
     def catalog_top(self, width: int, metric: str) -> np.ndarray:
@@ -198,8 +221,12 @@ def _strings(values: np.ndarray) -> Any:
 def unique_ids(values: np.ndarray) -> np.ndarray:
     """Sorted unique values; a presence table (no sort) for integer ids of a small range; a
     polars sort for string ids (code-point order, as numpy's)."""
-    if values.dtype != object and len(values):
+    if values.dtype.kind in "iu" and len(values):  # (float ids: np.unique below)
         lo, hi = int(values.min()), int(values.max())
+        if 0 <= lo and hi < 2**26:  # the values index the table themselves (no shifted copy)
+            present = np.zeros(hi + 1, dtype=bool)
+            present[values] = True
+            return np.flatnonzero(present).astype(values.dtype)
         if hi - lo < 2**26:
             present = np.zeros(hi - lo + 1, dtype=bool)
             present[values - lo] = True
@@ -210,10 +237,30 @@ def unique_ids(values: np.ndarray) -> np.ndarray:
     return np.unique(values)
 
 
+def _union_ids(parts: list[np.ndarray]) -> np.ndarray:
+    """``unique_ids`` of the concatenated ``parts``: one presence table marked part by part for
+    integer ids of a small non-negative range (no concatenated copy), else as ``unique_ids``."""
+    full = [p for p in parts if len(p)]
+    kind = np.result_type(*parts) if parts else None  # the concatenation's dtype
+    if full and kind is not None and kind.kind in "iu":
+        lo = min(int(p.min()) for p in full)
+        hi = max(int(p.max()) for p in full)
+        if 0 <= lo and hi < 2**26:
+            present = np.zeros(hi + 1, dtype=bool)
+            for p in full:
+                present[p] = True
+            return np.flatnonzero(present).astype(kind)
+    return unique_ids(np.concatenate(parts))
+
+
 def encoder(universe: np.ndarray):
     """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
     small range (one gather), a hash join for string ids, else a binary search."""
-    if universe.dtype != object and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
+    if universe.dtype.kind in "iu" and len(universe) and 0 <= int(universe[0]) and int(universe[-1]) < 2**26:
+        direct = np.full(int(universe[-1]) + 1, -1, dtype=np.int64)  # indexed by the values themselves
+        direct[universe] = np.arange(len(universe))
+        return lambda a: direct[np.asarray(a, dtype=np.int64)]
+    if universe.dtype.kind in "iu" and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
         lo = int(universe[0])
         table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
         table[universe - lo] = np.arange(len(universe))

@@ -1749,7 +1749,8 @@ def alpha_beta_ndcg(
     disc = ndeval_discount(k)
     rating = _zeroed(rating, zero_below)
     unrated = np.isnan(rating)
-    P = np.where(unrated, alpha, _p_rated(np.where(unrated, 0.0, rating), beta, r_max))
+    P = _p_rated(rating, beta, r_max)  # (NaN where unrated, then α there: one array, the same values)
+    P[unrated] = alpha
     ideg = np.diff(indptr)
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
