@@ -269,26 +269,32 @@ def render(data, commit):
         "",
         f"{meta['users']:,} users × k = {meta['k']}, {meta['categories']} categories, {meta['truth_pairs']:,} truth "
         f"pairs ({meta['relevant_pairs']:,} relevant), work tree at {commit}; the numpy path and the kernel in the "
-        f"same process, interleaved, {meta['repeat']} calls each (end to end: {max(3, meta['repeat'] // 2)}). CPU = "
-        "the process's CPU time (every thread), the minimum; wall: median (minimum). 1-minute load average "
+        f"same process, interleaved, {meta['repeat']} calls each (end to end: NDCG and the kernel path interleaved, "
+        f"{max(3, meta['repeat'] // 2)} calls each, then the numpy path apart: its calls leave the allocator warm for "
+        "the next). CPU = the process's CPU time (every thread, system time included), the minimum; wall: median "
+        "(minimum); sys: the median system time of a call and its minor page faults (the kernel mapping and zeroing "
+        "fresh memory: on this VM, which gives freed memory back to its host, a page touched again costs a host "
+        "fault). 1-minute load average "
         f"{lo[0]:.1f} before, {hi[0]:.1f} after (a shared 2-core VM: wall times follow the other work, CPU "
         "times less so). The kernel loaded from numba's cache in "
         f"{meta['kernel_load_s']:.2f} s" + ("" if cold is None else f"; compiled cold (fresh process, empty cache) in {cold:.1f} s") + ".",
         "",
-        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | value |",
-        "|---|---|---|---|---|---|",
+        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | sys, faults | value |",
+        "|---|---|---|---|---|---|---|",
     ]
     base = e2e["ndcg@20"]
     for name, v in e2e.items():
         metric, _, path = name.partition(" [")
+        sysf = (f"{float(np.median(v['system_s'])):.3f} s, {int(np.median(v['minor_faults'])):,}"
+                if v.get("system_s") else "")
         lines.append(f"| `{metric}` end to end | {path.rstrip(']') or 'numpy'} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
                      f"(min {v['min_s']:.3f}) | {v['cpu_s'] / base['cpu_s']:.2f}× / {v['min_s'] / base['min_s']:.2f}× | "
-                     f"{v['value']:.6f} |")
+                     f"{sysf} | {v['value']:.6f} |")
     for name, v in res.items():
         if "nDCG" in name and "[" in name:
             metric, _, path = name.partition(" [")
             lines.append(f"| `{metric}` (function) | {path.rstrip(']')} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
-                         f"(min {v['min_s']:.3f}) | | {v['value']:.6f} |")
+                         f"(min {v['min_s']:.3f}) | | | {v['value']:.6f} |")
     same = meta["bit_identical"]
     lines += ["", "Values, numpy path against kernel: " + "; ".join(
         f"{m}: {'bit-identical' if ok else 'DIFFERENT'}" for m, ok in same.items()) + "."]
