@@ -36,6 +36,8 @@ array, is flagged and left to the numpy path.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 from numba import njit, prange
 
@@ -50,7 +52,9 @@ DENSE_GAMMA = 64
 #: arrays they are given live as long as :func:`greedy_ideals`; counted, each array passed or
 #: unpacked per user cost two atomic operations (30% of the kernel's time on one thread, perf).
 #: A function they call inherits the flag unless it sets its own (``_nrt=True`` where it allocates)
-_NO_RC = {"cache": True, "nogil": True, "_nrt": False}
+_uncounted: Any = cast(Any, njit)(cache=True, nogil=True, _nrt=False)
+#: a function that allocates, called from them (``_nrt`` not in numba's typed signature: cast)
+_counted: Any = cast(Any, njit)(cache=True, nogil=True, _nrt=True)
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -65,7 +69,7 @@ def _mix(x, salt):  # pragma: no cover - compiled
     return z ^ (z >> np.uint64(31))
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _gamma_at(u, c, C, gmode, gdense, gkeys, gvals):  # pragma: no cover - compiled
     """γ of the pair (user ``u``, category ``c``): dense ``[U * C]`` (``gmode`` 0) or the sorted
     keys ``u * C + c`` of the pairs that have one (``gmode`` 1; 0 elsewhere)."""
@@ -81,7 +85,7 @@ def _gamma_at(u, c, C, gmode, gdense, gkeys, gvals):  # pragma: no cover - compi
     return 0.0
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _pairwise_leaf(cat, val, p0, p1, lo, n):  # pragma: no cover - compiled
     """:func:`_pairwise` of a block of ``n <= 128`` places (numpy: eight accumulators, then the
     rest one by one; fewer than 8 places: one by one from 0)."""
@@ -122,7 +126,7 @@ def _pairwise_leaf(cat, val, p0, p1, lo, n):  # pragma: no cover - compiled
     return res
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # (allocates: reference counted, although :func:`_side` is not)
+@_counted  # (allocates: reference counted, although :func:`_side` is not)
 def _pairwise(cat, val, m, C):  # pragma: no cover - compiled
     """numpy's pairwise sum (``add.reduce`` of a contiguous float64 row of ``C`` places) of the
     row whose nonzero entries are ``val[:m]`` at the ascending places ``cat[:m]``: the same
@@ -174,7 +178,7 @@ def _pairwise(cat, val, m, C):  # pragma: no cover - compiled
     return ret
 
 
-@njit(cache=True, nogil=True, _nrt=True)  # (allocates: reference counted, although :func:`_side` is not)
+@_counted  # (allocates: reference counted, although :func:`_side` is not)
 def _sort_by_cat(ucat, unum, m):  # pragma: no cover - compiled
     """``ucat[:m]`` in ascending order, ``unum[:m]`` beside them (more than 32 categories: an
     argsort, which allocates; :func:`_side`, which may not, calls it)."""
@@ -185,7 +189,7 @@ def _sort_by_cat(ucat, unum, m):  # pragma: no cover - compiled
     unum[:m] = vs
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems, trat, C, loc, ucat, unum,
           gl, sl, buf):  # pragma: no cover - compiled
     """User ``u``'s run DCG (returned), and with ``gk`` its γ into ``gl`` (dense over the
@@ -329,7 +333,7 @@ def _fold(buf, d, ab):  # pragma: no cover - compiled
     return g
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _sorted_pairs(x, y, n):  # pragma: no cover - compiled
     """Sort the pairs ``(x[i], y[i])``, ``i < n``, in place (insertion sort, lexicographic)."""
     for i in range(1, n):
@@ -343,7 +347,7 @@ def _sorted_pairs(x, y, n):  # pragma: no cover - compiled
         y[h] = b
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, pbi, pbe, fb, ib):  # pragma: no cover
     """Whether tied classes ``i`` and ``e`` lead to the same ideal (``_ideal_search``'s rule):
     the same multiplicity (``M[mo + ...]``), the same P (bits ``pbi``, ``pbe``), the same
@@ -390,7 +394,7 @@ def _interchangeable(i, e, M, mo, S, so, cs0, cs1, tcat, tpg, cats, aoff, adj, p
     return True
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pragma: no cover - compiled
     """The tie key of each of the user's ``n`` candidates into ``key`` (and ``keys_out`` when it is
     not empty), as ``aspects._tie_keys``: m_c (``cnt``), h1, b_c, kappa."""
@@ -416,7 +420,7 @@ def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pr
             keys_out[a + d] = key[d]
 
 
-@njit(**_NO_RC)  # not inlined: inlining saved ~0.1 s CPU at 100k x 20 but made the cold compile ~2.5x longer (20 -> 51 s)
+@_uncounted  # not inlined: inlining saved ~0.1 s CPU at 100k x 20 but made the cold compile ~2.5x longer (20 -> 51 s)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
           loc, keys_out, W):  # pragma: no cover - compiled
     """The greedy ideal DCG of user ``u`` (candidates ``a .. b - 1``) when no two classes of
@@ -619,7 +623,7 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     return 0.0, 1, L, ncls
 
 
-@njit(**_NO_RC)
+@_uncounted
 def _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd):  # pragma: no cover - compiled
     """The greedy ideal of the user :func:`_user` left in ``W`` (``L`` categories, ``ncls``
     classes, ``kd`` ranks), every choice among tied classes of different content followed
