@@ -78,17 +78,12 @@ class ListSpace:
         # truth CSR by user (every kept truth row, relevant or not)
         self.t_offsets = np.r_[0, np.cumsum(np.bincount(h.truth_user, minlength=h.n_users))].astype(np.int64)
         tu = h.truth_user
-        if len(tu) < 2 or bool(np.all(tu[1:] >= tu[:-1])):  # already by user: the arrays themselves
-            self.t_items = self.truth_code.astype(np.int64, copy=False)
-            self.t_ratings = h.truth_rating.astype(np.float64, copy=False)
-            self.t_rel = h.truth_rel
-            self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep
-        else:
-            order = np.argsort(tu, kind="stable")
-            self.t_items = self.truth_code[order].astype(np.int64, copy=False)
-            self.t_ratings = h.truth_rating[order].astype(np.float64, copy=False)
-            self.t_rel = h.truth_rel[order]
-            self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else h.truth_keep[order]
+        by_user = len(tu) < 2 or bool(np.all(tu[1:] >= tu[:-1]))  # already by user: the arrays themselves
+        order = None if by_user else np.argsort(tu, kind="stable")
+        self.t_items = _kept(self.truth_code, order).astype(np.int64, copy=False)
+        self.t_ratings = _kept(h.truth_rating, order).astype(np.float64, copy=False)
+        self.t_rel = _kept(h.truth_rel, order)
+        self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else _kept(h.truth_keep, order)
 
     def kept_truth(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, items, ratings) of the truth rows the ``tdup`` policy keeps, by user (every
@@ -126,8 +121,7 @@ class ListSpace:
         width = h.width([width])
         every = len(h.row_pos) == 0 or int(h.row_pos.max()) <= width
         keep = None if every else h.row_pos <= width  # (every row kept: the arrays themselves, no copies)
-        user = h.row_user if keep is None else h.row_user[keep]
-        pos = h.row_pos if keep is None else h.row_pos[keep]
+        user, pos = _kept(h.row_user, keep), _kept(h.row_pos, keep)
         if len(user) > 1 and np.any((user[1:] == user[:-1]) & (pos[1:] == pos[:-1])):
             idx = np.arange(len(user), dtype=np.int64)
             start = np.maximum.accumulate(np.where(np.r_[True, user[1:] != user[:-1]], idx, 0))
@@ -139,9 +133,9 @@ class ListSpace:
         """(:meth:`_layout`'s mask, each kept row's place in a flat ``[U, W]`` array, W)."""
         h = self._h
         keep, col, w = self._layout(width)
-        flat = h.row_user * w if keep is None else h.row_user[keep] * w
+        flat = _kept(h.row_user, keep) * w
         if col is None:
-            flat += h.row_pos if keep is None else h.row_pos[keep]
+            flat += _kept(h.row_pos, keep)
             flat -= 1
         else:
             flat += col
@@ -154,8 +148,8 @@ class ListSpace:
         h = self._h
         keep, flat, w = self._flat(width)
         items = np.full(h.n_users * w, -1, dtype=np.int64)
-        items[flat] = self.row_code if keep is None else self.row_code[keep]
-        t = h.row_truth if keep is None else h.row_truth[keep]
+        items[flat] = _kept(self.row_code, keep)
+        t = _kept(h.row_truth, keep)
         hit = t >= 0
         at, t = flat[hit], t[hit]
         rating = np.full(h.n_users * w, np.nan)
@@ -171,7 +165,7 @@ class ListSpace:
         h = self._h
         keep, flat, w = self._flat(width)
         out = np.broadcast_to(np.arange(1, w + 1, dtype=np.float64), (h.n_users, w)).copy()
-        out.ravel()[flat] = h.row_pos if keep is None else h.row_pos[keep]
+        out.ravel()[flat] = _kept(h.row_pos, keep)
         return out
 
     def catalog_top(self, width: int, metric: str) -> np.ndarray:
@@ -218,53 +212,57 @@ def _strings(values: np.ndarray) -> Any:
     return s if s.null_count() == 0 else None
 
 
+def _kept(a: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    """``a[keep]`` (a mask or an order), or ``a`` itself when ``keep`` is None (no copy)."""
+    return a if keep is None else a[keep]
+
+
+def _table_base(lo: int, hi: int) -> int | None:
+    """The id a lookup table of integer ids ``lo`` .. ``hi`` starts at: 0 when they are
+    non-negative and below 2^26 (the ids index it themselves: no shifted copy), ``lo`` when their
+    range is below 2^26, else None (no table)."""
+    if 0 <= lo and hi < 2**26:
+        return 0
+    return lo if hi - lo < 2**26 else None
+
+
 def unique_ids(values: np.ndarray) -> np.ndarray:
     """Sorted unique values; a presence table (no sort) for integer ids of a small range; a
     polars sort for string ids (code-point order, as numpy's)."""
-    if values.dtype.kind in "iu" and len(values):  # (float ids: np.unique below)
-        lo, hi = int(values.min()), int(values.max())
-        if 0 <= lo and hi < 2**26:  # the values index the table themselves (no shifted copy)
-            present = np.zeros(hi + 1, dtype=bool)
-            present[values] = True
-            return np.flatnonzero(present).astype(values.dtype)
-        if hi - lo < 2**26:
-            present = np.zeros(hi - lo + 1, dtype=bool)
-            present[values - lo] = True
-            return (np.flatnonzero(present) + lo).astype(values.dtype)
+    return _union_ids([values])
+
+
+def _union_ids(parts: list[np.ndarray]) -> np.ndarray:
+    """:func:`unique_ids` of the concatenated ``parts``: integer ids of a small range in one
+    presence table marked part by part (no concatenated copy); string ids by a polars sort; else
+    ``np.unique``."""
+    full = [p for p in parts if len(p)]
+    kind = np.result_type(*parts)  # the concatenation's dtype (float ids: np.unique below)
+    if full and kind.kind in "iu":
+        lo, hi = min(int(p.min()) for p in full), max(int(p.max()) for p in full)
+        base = _table_base(lo, hi)
+        if base is not None:
+            present = np.zeros(hi - base + 1, dtype=bool)
+            for p in full:
+                present[p - base if base else p] = True
+            return (np.flatnonzero(present) + base).astype(kind)
+    values = parts[0] if len(parts) == 1 else np.concatenate(parts)
     text = _strings(values)
     if text is not None:
         return np.array(text.unique().sort().to_list(), dtype=object)
     return np.unique(values)
 
 
-def _union_ids(parts: list[np.ndarray]) -> np.ndarray:
-    """``unique_ids`` of the concatenated ``parts``: one presence table marked part by part for
-    integer ids of a small non-negative range (no concatenated copy), else as ``unique_ids``."""
-    full = [p for p in parts if len(p)]
-    kind = np.result_type(*parts) if parts else None  # the concatenation's dtype
-    if full and kind is not None and kind.kind in "iu":
-        lo = min(int(p.min()) for p in full)
-        hi = max(int(p.max()) for p in full)
-        if 0 <= lo and hi < 2**26:
-            present = np.zeros(hi + 1, dtype=bool)
-            for p in full:
-                present[p] = True
-            return np.flatnonzero(present).astype(kind)
-    return unique_ids(np.concatenate(parts))
-
-
 def encoder(universe: np.ndarray):
     """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
     small range (one gather), a hash join for string ids, else a binary search."""
-    if universe.dtype.kind in "iu" and len(universe) and 0 <= int(universe[0]) and int(universe[-1]) < 2**26:
-        direct = np.full(int(universe[-1]) + 1, -1, dtype=np.int64)  # indexed by the values themselves
-        direct[universe] = np.arange(len(universe))
-        return lambda a: direct[np.asarray(a, dtype=np.int64)]
-    if universe.dtype.kind in "iu" and len(universe) and int(universe[-1]) - int(universe[0]) < 2**26:
-        lo = int(universe[0])
-        table = np.full(int(universe[-1]) - lo + 1, -1, dtype=np.int64)
-        table[universe - lo] = np.arange(len(universe))
-        return lambda a: table[np.asarray(a, dtype=np.int64) - lo]
+    base = _table_base(int(universe[0]), int(universe[-1])) if universe.dtype.kind in "iu" and len(universe) else None
+    if base is not None:
+        table = np.full(int(universe[-1]) - base + 1, -1, dtype=np.int64)
+        table[universe - base if base else universe] = np.arange(len(universe))
+        if base == 0:
+            return lambda a: table[np.asarray(a, dtype=np.int64)]
+        return lambda a: table[np.asarray(a, dtype=np.int64) - base]
     text = _strings(universe)
     if text is not None:
         import polars as pl
