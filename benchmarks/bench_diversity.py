@@ -190,6 +190,18 @@ def interleaved(cases, repeat):
     return {n: (float(np.median(walls[n])), float(min(walls[n])), float(min(cpus[n])), outs[n]) for n in cases}
 
 
+def alone(cases, repeat):
+    """Time each of ``cases`` (name -> fn) on its own: one call, then ``repeat`` calls in a row
+    (the allocator in that metric's steady state: what a user calling one metric again and again
+    sees); the same fields as :func:`interleaved`."""
+    out = {}
+    for n, fn in cases.items():
+        fn()
+        got = interleaved({n: fn}, repeat)
+        out[n] = (*got[n], list(SYSTEM[n]))
+    return out
+
+
 def kernel_times(cold):
     """(load s, cold compile s or None): the kernel loaded in this process (from numba's cache,
     compiled first if the cache is empty), and with ``cold`` compiled in a fresh process with an
@@ -248,14 +260,21 @@ def end_to_end(d, k, thr, repeat):
     system = dict(SYSTEM)
     got.update(interleaved(numpy_cases, max(2, repeat // 2)))
     system.update(SYSTEM)
+    # each on its own too (NDCG and the kernel path): a call's fresh memory follows the call before it
+    solo = alone(kernel_cases, repeat)
     out = {n: {"median_s": v[0], "min_s": v[1], "cpu_s": v[2], "value": v[3],
                "system_s": [x[0] for x in system[n]], "minor_faults": [x[1] for x in system[n]]}
            for n, v in got.items()}
+    for n, v in solo.items():
+        out[n]["alone"] = {"median_s": v[0], "min_s": v[1], "cpu_s": v[2],
+                           "system_s": [x[0] for x in v[4]], "minor_faults": [x[1] for x in v[4]]}
     base = out[f"ndcg@{k}"]
     for v in out.values():
         v["x_ndcg"] = v["median_s"] / base["median_s"]
         v["x_ndcg_wall_min"] = v["min_s"] / base["min_s"]
         v["x_ndcg_cpu"] = v["cpu_s"] / base["cpu_s"]
+        if "alone" in v:
+            v["alone"]["x_ndcg"] = v["alone"]["median_s"] / base["alone"]["median_s"]
     return out
 
 
@@ -271,7 +290,8 @@ def render(data, commit):
         f"pairs ({meta['relevant_pairs']:,} relevant), work tree at {commit}; the numpy path and the kernel in the "
         f"same process, interleaved, {meta['repeat']} calls each (end to end: NDCG and the kernel path interleaved, "
         f"{max(3, meta['repeat'] // 2)} calls each, then the numpy path apart: its calls leave the allocator warm for "
-        "the next). CPU = the process's CPU time (every thread, system time included), the minimum; wall: median "
+        "the next; alone: NDCG and the kernel path each called once, then that many times in a row, the allocator "
+        "in that metric's steady state). CPU = the process's CPU time (every thread, system time included), the minimum; wall: median "
         "(minimum); sys: the median system time of a call and its minor page faults (the kernel mapping and zeroing "
         "fresh memory: on this VM, which gives freed memory back to its host, a page touched again costs a host "
         "fault). 1-minute load average "
@@ -279,22 +299,24 @@ def render(data, commit):
         "times less so). The kernel loaded from numba's cache in "
         f"{meta['kernel_load_s']:.2f} s" + ("" if cold is None else f"; compiled cold (fresh process, empty cache) in {cold:.1f} s") + ".",
         "",
-        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | sys, faults | value |",
-        "|---|---|---|---|---|---|---|",
+        "| what | path | CPU | wall | × ndcg@20 (CPU / wall min) | sys, faults | alone: wall (× ndcg@20), sys | value |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     base = e2e["ndcg@20"]
     for name, v in e2e.items():
         metric, _, path = name.partition(" [")
         sysf = (f"{float(np.median(v['system_s'])):.3f} s, {int(np.median(v['minor_faults'])):,}"
                 if v.get("system_s") else "")
+        w = v.get("alone")
+        solo = (f"{w['median_s']:.3f} s ({w['x_ndcg']:.2f}×), {float(np.median(w['system_s'])):.3f} s" if w else "")
         lines.append(f"| `{metric}` end to end | {path.rstrip(']') or 'numpy'} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
                      f"(min {v['min_s']:.3f}) | {v['cpu_s'] / base['cpu_s']:.2f}× / {v['min_s'] / base['min_s']:.2f}× | "
-                     f"{sysf} | {v['value']:.6f} |")
+                     f"{sysf} | {solo} | {v['value']:.6f} |")
     for name, v in res.items():
         if "nDCG" in name and "[" in name:
             metric, _, path = name.partition(" [")
             lines.append(f"| `{metric}` (function) | {path.rstrip(']')} | {v['cpu_s']:.3f} s | {v['median_s']:.3f} s "
-                         f"(min {v['min_s']:.3f}) | | | {v['value']:.6f} |")
+                         f"(min {v['min_s']:.3f}) | | | | {v['value']:.6f} |")
     same = meta["bit_identical"]
     lines += ["", "Values, numpy path against kernel: " + "; ".join(
         f"{m}: {'bit-identical' if ok else 'DIFFERENT'}" for m, ok in same.items()) + "."]
@@ -399,6 +421,12 @@ def main(argv=None):
         print(f"{name:32s} {v['median_s']*1e3:10.1f} {v['min_s']*1e3:9.1f} {v['cpu_s']*1e3:9.1f} "
               f"{v['x_ndcg']:5.1f} / {v['x_ndcg_wall_min']:4.1f} / {v['x_ndcg_cpu']:4.1f} {v['value']:11.5f} "
               f"sys {np.median(v['system_s'])*1e3:5.0f} flt {int(np.median(v['minor_faults'])):6d}")
+    print("end to end, each metric on its own (one call, then the calls in a row; x NDCG: wall median):")
+    for name, v in e2e.items():
+        if "alone" in v:
+            w = v["alone"]
+            print(f"{name:32s} {w['median_s']*1e3:10.1f} {w['min_s']*1e3:9.1f} {w['cpu_s']*1e3:9.1f} {w['x_ndcg']:5.1f} "
+                  f"sys {np.median(w['system_s'])*1e3:5.0f} flt {int(np.median(w['minor_faults'])):6d}")
     print("numpy path vs kernel, bit for bit: " + ", ".join(f"{m} {'yes' if ok else 'NO'}" for m, ok in same.items()))
     print(f"wrote {a.out}")
     if a.write:

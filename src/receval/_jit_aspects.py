@@ -190,8 +190,8 @@ def _sort_by_cat(ucat, unum, m):  # pragma: no cover - compiled
 
 
 @_uncounted
-def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems, trat, C, loc, ucat, unum,
-          gl, sl, buf):  # pragma: no cover - compiled
+def _side(u, ab, lo, n, items, P, rel, rows, lt, lr, lrel, pa, pb, prmax, indptr, indices, disc, oma, gk, toff,
+          titems, trat, C, loc, ucat, unum, gl, sl, buf):  # pragma: no cover - compiled
     """User ``u``'s run DCG (returned), and with ``gk`` its γ into ``gl`` (dense over the
     categories, 0 elsewhere; the caller clears it), as the numpy path computes them:
 
@@ -201,7 +201,12 @@ def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems,
     * αβ (``ab``): per rank the factors ``1 - (γ P) s`` of the item's categories multiplied in
       ascending order, ``s *= 1 - P`` (``aspects._run_dcg_blocks``); α: the relevant slots' weights
       ``w`` summed in ascending order, ``w *= 1 - α``; each gain times the discount, summed from
-      rank 1. ``sl``: the run's state, 1 everywhere between calls."""
+      rank 1. ``sl``: the run's state, 1 everywhere between calls.
+
+    The user's list is the slots ``lo .. lo + n - 1`` of ``items`` (-1: padding), slot ``lo + j``
+    at rank ``j + 1``. Its P (αβ) and relevance (α) are per slot in ``P`` and ``rel``, or with
+    ``rows`` read through each slot's truth row ``lt`` (-1: none): P = ``pa`` for an unrated
+    item, else ``pb * (lr[t] / prmax)`` (``aspects._p_rated``); relevant iff ``lrel[t]``."""
     if gk and C <= DENSE_GAMMA:  # few categories: the dense row itself, summed as numpy sums it
         for t in range(toff[u], toff[u + 1]):
             it = titems[t]
@@ -265,16 +270,15 @@ def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems,
         for i in range(m):
             gl[ucat[i]] = unum[i] / den if den > 0 else 0.0
     acc = 0.0
-    base = u * k
-    for j in range(k):
-        it = items[base + j]
-        if it < 0 or not (ab or rel[base + j]):
+    for j in range(n):
+        it = items[lo + j]
+        if it < 0 or not (ab or _relevant(lo + j, rows, rel, lt, lrel)):
             continue
         e0, e1 = indptr[it], indptr[it + 1]
         d = e1 - e0
         if d == 0:
             continue
-        p = P[base + j] if ab else 0.0
+        p = _slot_p(lo + j, rows, P, lt, lr, pa, pb, prmax) if ab else 0.0
         om = 1.0 - p
         for i in range(d):
             c = indices[e0 + i]
@@ -287,12 +291,30 @@ def _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems,
                 sl[c] = s * oma
             _insert(buf, i, v)
         acc += _fold(buf, d, ab) * disc[j]
-    for j in range(k):
-        it = items[base + j]
-        if it >= 0 and (ab or rel[base + j]):
+    for j in range(n):
+        it = items[lo + j]
+        if it >= 0 and (ab or _relevant(lo + j, rows, rel, lt, lrel)):
             for q in range(indptr[it], indptr[it + 1]):
                 sl[indices[q]] = 1.0
     return acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slot_p(x, rows, P, lt, lr, pa, pb, prmax):  # pragma: no cover - compiled
+    """P(a|u,i) of slot ``x`` (:func:`_side`)."""
+    if not rows:
+        return P[x]
+    t = lt[x]
+    return pa if t < 0 else pb * (lr[t] / prmax)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _relevant(x, rows, rel, lt, lrel):  # pragma: no cover - compiled
+    """Whether slot ``x`` is relevant (:func:`_side`)."""
+    if not rows:
+        return rel[x]
+    t = lt[x]
+    return t >= 0 and lrel[t]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -760,8 +782,8 @@ def _levels(nS, nM, kd):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True, parallel=True)
 def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
-                  budget, max_cells, idcg, ok, keys_out, side, items, P, rel, toff, titems, trat,
-                  dcg):  # pragma: no cover - compiled
+                  budget, max_cells, idcg, ok, keys_out, side, items, P, rel, lstart, llen, lt, lr, lrel, pa, pb,
+                  prmax, toff, titems, trat, dcg):  # pragma: no cover - compiled
     """The greedy ideal DCG@k of every user (candidates ``coff[u] .. coff[u+1] - 1``: items
     ``ci``, for αβ-nDCG (``ab``) their P ``cp`` and its bits ``cpbits``) into ``idcg``; ``ok[u]``
     False for a user left to the numpy path (its choices grew past ``budget`` steps, or its
@@ -770,10 +792,12 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
 
     With ``side``, also the run DCG of every user into ``dcg`` (:func:`_side`: the lists
     ``items`` ``[U, k]`` flat, -1 past a list's end; αβ: their P ``P``; α: the relevant slots
-    ``rel``), and for αβ-nDCG with ``gmode`` 2 each user's γ from its truth rows (offsets
+    ``rel``; or, when ``lstart`` is not empty, the lists as rows: user ``u``'s list is the first
+    ``k`` of its ``llen[u]`` slots from ``lstart[u]``, read through their truth rows ``lt``), and for αβ-nDCG with ``gmode`` 2 each user's γ from its truth rows (offsets
     ``toff``, items ``titems``, ratings ``trat``) rather than from ``gdense``/``gkeys``."""
     U = coff.shape[0] - 1
     gk = side and ab and gmode == 2
+    rows = lstart.shape[0] > 0
     dall = 1
     if side:
         for it in range(indptr.shape[0] - 1):
@@ -801,8 +825,9 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
         gsrc = gl if gk else gdense  # (chosen once: an array chosen per user is counted per user)
         for u in range(u0, u1):
             if side:
-                dcg[u] = _side(u, ab, items, k, P, rel, indptr, indices, disc, oma, gk, toff, titems, trat, C,
-                               loc, ucat, unum, gl, sl, rbuf)
+                lo, n = (lstart[u], min(k, llen[u])) if rows else (u * k, k)
+                dcg[u] = _side(u, ab, lo, n, items, P, rel, rows, lt, lr, lrel, pa, pb, prmax, indptr, indices, disc,
+                               oma, gk, toff, titems, trat, C, loc, ucat, unum, gl, sl, rbuf)
             a, b = coff[u], coff[u + 1]
             if a == b:
                 idcg[u] = 0.0

@@ -493,9 +493,8 @@ def encode(
         dt = np.uint64 if ti.dtype == pl.UInt64 else np.int64
 
         def item_ids(codes: np.ndarray, lo: int = lo, dt: Any = dt) -> np.ndarray:
-            if dt == np.int64:
-                return np.asarray(codes).astype(np.int64) + lo
-            return np.asarray(codes).astype(np.uint64) + np.uint64(lo)
+            ids = np.asarray(codes).astype(dt, copy=False)  # (the codes themselves when they are the ids)
+            return ids + dt(lo) if lo else ids
     elif not exact_items and _no_duplicates(r_user, ru, ri):
         uni_t = ti.unique().sort()
         t_item = _hash_codes(ti, uni_t)

@@ -61,8 +61,9 @@ class Hits:
     options: dict[str, Any]
     info: dict[str, Any] = field(default_factory=dict)
     # optional parts: row level arrays of the (ordered, deduplicated) recommendations of truth users
-    row_user: np.ndarray | None = None
-    row_pos: np.ndarray | None = None
+    # (``row_user`` and ``row_pos`` are properties: made from ``row_groups`` the first time they are read)
+    _row_user: np.ndarray | None = None
+    _row_pos: np.ndarray | None = None
     row_score: np.ndarray | None = None
     row_item: np.ndarray | None = None
     row_truth: np.ndarray | None = None  # index into truth rows or -1
@@ -96,7 +97,40 @@ class Hits:
     tied_codes: np.ndarray | None = None
     #: [H] the truth row (index into the truth arrays ``truth_*``) each hit matched
     hit_truth: np.ndarray | None = None
+    #: the row-level arrays hold each user's rows together, in ranked order at the positions
+    #: 1..ℓ (a row's position is 1 + the number of the user's rows before it: lists ordered by
+    #: score under every tie rule but ``optimistic``, or by the row order); False: not known
+    rows_ranked: bool = False
+    #: with ``rows_ranked``: the rows' groups, the user code of each group in row order and its
+    #: number of rows, when the matcher had them (``row_user`` and ``row_pos`` are then made from
+    #: them only when a metric reads them); None: not kept
+    row_groups: tuple[np.ndarray, np.ndarray] | None = None
     _dense: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def row_user(self) -> np.ndarray | None:
+        """[rows] the user code of every row (None without row-level arrays)."""
+        if self._row_user is None and self.row_groups is not None:
+            users, sizes = self.row_groups
+            self._row_user = np.repeat(users, sizes)
+        return self._row_user
+
+    @row_user.setter
+    def row_user(self, value: np.ndarray | None) -> None:
+        self._row_user = value
+
+    @property
+    def row_pos(self) -> np.ndarray | None:
+        """[rows] the 1-based position of every row (None without row-level arrays)."""
+        if self._row_pos is None and self.row_groups is not None:
+            sizes = self.row_groups[1]
+            firsts = np.cumsum(sizes) - sizes
+            self._row_pos = np.arange(1, int(sizes.sum()) + 1, dtype=np.int64) - np.repeat(firsts, sizes)
+        return self._row_pos
+
+    @row_pos.setter
+    def row_pos(self, value: np.ndarray | None) -> None:
+        self._row_pos = value
 
     def width(self, ks: list[int]) -> int:
         """Columns a dense view needs for the cut-offs ``ks``: max k, or the longest position
@@ -319,6 +353,9 @@ class _Matched:
     ustart: np.ndarray | None  # [U] first row of each user (when ``pos`` is None)
     row_truth: np.ndarray | None  # truth row of every row, or -1
     hits_sorted: bool  # hits already in (user, position) order
+    #: the row groups (user code of each in row order, rows) when ``pos`` is None: ``row_user``
+    #: and ``row_pos`` of the form are made from them when a metric reads them
+    groups: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def build(
@@ -452,18 +489,20 @@ def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str
         hit_truth=hit_t.astype(np.int64, copy=False),
     )
     if rows:
-        assert m.row_user is not None and m.pos is not None
-        h.row_user = m.row_user.astype(np.int64, copy=False)
-        h.row_pos = m.pos.astype(np.int64, copy=False)
+        assert (m.row_user is not None and m.pos is not None) or m.groups is not None
+        h.row_groups = m.groups if m.pos is None else None
+        h.row_user = None if m.row_user is None else m.row_user.astype(np.int64, copy=False)
+        h.row_pos = None if m.pos is None else m.pos.astype(np.int64, copy=False)
         h.row_lo, h.row_hi = lo, hi
         h.row_score = m.score
         h.row_item = m.item
         h.row_truth = m.row_truth
-        h.truth_user = t_user.astype(np.int64)
+        h.truth_user = t_user.astype(np.int64, copy=False)
         h.truth_item = ti
         h.truth_rating = rating
         h.truth_rel = counted
         h.truth_keep = m.keep
+        h.rows_ranked = m.order == "input" or (m.order == "score" and m.ties != "optimistic")
     return h
 
 
@@ -571,8 +610,11 @@ def _py(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-#: cells of each lookup table of the grouped fast path (int32): users per chunk = cells // item span
-_TABLE_CELLS = 1 << 23
+#: cells of each lookup table of the grouped fast path (int32): users per chunk = cells // item span.
+#: 16 MB a table: below glibc's largest mmap threshold (32 MB), so the tables come from the heap
+#: and the next call reuses their pages; at 32 MB each call mapped and zeroed them afresh (on a VM
+#: that gives freed memory back to its host, 60-150 ms a call at 100k users, benchmarks/RESULTS.md)
+_TABLE_CELLS = 1 << 22
 
 
 def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
@@ -703,14 +745,16 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
     hit_user = np.concatenate(hu) if hu else np.zeros(0, dtype=np.int64)
     hit_row = np.concatenate(hr) if hr else np.zeros(0, dtype=np.int64)
     hit_t = np.concatenate(ht) if ht else np.zeros(0, dtype=np.int64)
-    row_user = np.repeat(gc.astype(np.int64), gl) if (need_rows or ties in ("average", "optimistic")) else None
+    row_user = np.repeat(gc.astype(np.int64), gl) if ties in ("average", "optimistic") else None
     row_pos = None
     if order_rule in ("rank", "rank_value"):
         row_pos = rank.astype(np.int64)
     elif order_rule == "score" and ties == "optimistic":
         row_pos = _positions(row_user, score, "optimistic")
-    elif need_rows:
-        row_pos = np.arange(1, n + 1, dtype=np.int64) - np.repeat(gst[:-1], gl)
+    # else the positions 1..ℓ of each group: the form makes them (and the rows' users) from the
+    # groups when a metric reads them
+    if need_rows and row_pos is not None and row_user is None:
+        row_user = np.repeat(gc.astype(np.int64), gl)
     max_pos = (int(row_pos.max()) if len(row_pos) else 0) if row_pos is not None else (int(gl.max()) if len(gl) else 0)
     length = np.zeros(n_users, dtype=np.int64)
     length[gc] = gl
@@ -718,6 +762,7 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
         info=info, order=order_rule, ties=ties, user_ids=user_ids, t_user=t_user, keep=None, relevant=relevant,
         length=length, max_pos=max_pos, hit_row=hit_row, hit_user=hit_user, hit_t=hit_t, score=score, item=ri,
         row_user=row_user, pos=row_pos, ustart=ustart, row_truth=row_truth, hits_sorted=True,
+        groups=(gc.astype(np.int64), gl.astype(np.int64)) if row_pos is None and need_rows else None,
     )
 
 

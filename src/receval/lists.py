@@ -100,7 +100,7 @@ class ListSpace:
         is not in the data, and the value would follow the row order (:class:`TiesRefused`
         "shared", with the number of such users at each cut-off)."""
         h = self._h
-        if h.row_pos is None or len(h.row_pos) < 2:
+        if h.rows_ranked or h.row_pos is None or len(h.row_pos) < 2:  # (ranked rows: every position once)
             return
         user, pos = h.row_user, h.row_pos
         same = np.flatnonzero((user[1:] == user[:-1]) & (pos[1:] == pos[:-1]))
@@ -158,6 +158,28 @@ class ListSpace:
         rel[at] = h.truth_rel[t]
         shape = (h.n_users, w)
         return items.reshape(shape), rel.reshape(shape), rating.reshape(shape)
+
+    def row_lists(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The lists as the form's rows, when they are each user's rows together in ranked order
+        at the positions 1..ℓ (``Hits.rows_ranked``): (each user's first row, its number of rows);
+        the rows' item codes are :attr:`row_code`, their truth rows ``row_truth``. None otherwise
+        (:meth:`top` then gives the lists)."""
+        h = self._h
+        if not h.rows_ranked:
+            return None
+        if h.row_groups is not None:
+            users, sizes = h.row_groups
+            first = np.cumsum(sizes) - sizes
+        else:
+            user = h.row_user
+            assert user is not None
+            first = np.flatnonzero(np.r_[True, user[1:] != user[:-1]]) if len(user) else np.zeros(0, dtype=np.int64)
+            users, sizes = user[first], np.diff(np.r_[first, len(user)])
+        starts = np.zeros(h.n_users, dtype=np.int64)
+        starts[users] = first
+        length = np.zeros(h.n_users, dtype=np.int64)
+        length[users] = sizes
+        return starts, length
 
     def top_pos(self, width: int) -> np.ndarray:
         """The 1-based positions [U, W] of :meth:`top`'s entries (as floats; padding holds its

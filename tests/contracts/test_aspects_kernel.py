@@ -305,3 +305,74 @@ def test_the_kernels_pairwise_sum_is_numpys(monkeypatch):
             cat = np.flatnonzero(row).astype(np.int64)
             got = jit._pairwise(cat, row[cat].copy(), cat.shape[0], C)
             assert got == row.sum(), (C, got, row.sum())
+
+
+def as_rows(items, rating, seed):
+    """The lists of ``items``/``rating`` ``[U, K]`` as :class:`receval.metrics.aspects.ListRows`:
+    the users' rows in a shuffled user order (a list's rows are followed by another user's),
+    ratings read through a truth row (with truth rows no list reads)."""
+    rng = np.random.default_rng(seed)
+    U, K = items.shape
+    starts, length = np.zeros(U, dtype=np.int64), np.zeros(U, dtype=np.int64)
+    r_items: list[int] = []
+    r_truth: list[int] = []
+    ratings = [9.0, 9.0]  # decoys: no row reads them
+    for u in rng.permutation(U):
+        ell = int((items[u] >= 0).sum())
+        starts[u], length[u] = len(r_items), ell
+        for j in range(ell):
+            r_items.append(int(items[u, j]))
+            if np.isnan(rating[u, j]):
+                r_truth.append(-1)
+            else:
+                r_truth.append(len(ratings))
+                ratings.append(float(rating[u, j]))
+    lr = np.array(ratings)
+
+    def top(k):
+        pad = max(0, k - K)
+        it = np.pad(items, ((0, 0), (0, pad)), constant_values=-1)[:, :k]
+        rt = np.pad(rating, ((0, 0), (0, pad)), constant_values=np.nan)[:, :k]
+        return it, np.nan_to_num(rt, nan=0.0) >= 3.0, rt
+
+    return A.ListRows(starts, length, np.array(r_items, dtype=np.int64), np.array(r_truth, dtype=np.int64), lr,
+                      lr >= 3.0, top)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 12), C=st.sampled_from([1, 2, 3, 5, 8]),
+       beta=st.sampled_from([0.2, 0.5, 1.0]))
+def test_lists_as_rows_give_the_dense_lists_values(seed, k, C, beta):
+    """The kernel reading the lists as the form's rows (no dense [U, k] array) gives the numpy path's
+    values on the dense lists, bit for bit, α-nDCG and αβ-nDCG; the rows given to the numpy path too."""
+    mp = pytest.MonkeyPatch()
+    try:
+        seen = []
+        real = A._jit_call
+        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
+        asp, items, rating, off, ti, tr = make(seed, C=C, grid=(1.0, 3.0, 5.0))
+        rows = as_rows(items, rating, seed)
+        rel = np.nan_to_num(rating, nan=0.0) >= 3.0
+        for dense, as_r in (
+            (lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, beta=beta, r_max=5.0, k=k, return_parts=True),
+             lambda: A.alpha_beta_ndcg(rows, None, asp, off, ti, tr, beta=beta, r_max=5.0, k=k, return_parts=True)),
+            (lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 3.0, alpha=0.5, k=k, return_parts=True),
+             lambda: A.alpha_ndcg(rows, None, asp, off, ti, tr, 3.0, alpha=0.5, k=k, return_parts=True)),
+        ):
+            mp.setenv("RECEVAL_NO_JIT", "1")
+            want = dense()
+            same(want, as_r())
+            mp.setenv("RECEVAL_NO_JIT", "0")
+            mp.setenv("RECEVAL_JIT_ASPECTS_MIN", "0")
+            n = len(seen)
+            same(want, as_r())
+            if (tr > 0).any() and C:
+                assert len(seen) > n, "the kernel did not run"
+    finally:
+        mp.undo()
+
+
+def test_lists_as_rows_need_a_cut_off():
+    asp, items, rating, off, ti, tr = make(0)
+    with pytest.raises(ValueError, match="cut-off"):
+        A.alpha_beta_ndcg(as_rows(items, rating, 0), None, asp, off, ti, tr, r_max=5.0)

@@ -66,3 +66,56 @@ def test_lists_and_truth_order_give_one_value(longer: bool) -> None:
         res = evaluate(recs, truth, specs, rel=4.0, categories=cats)
         got.append([res[s] for s in specs])
     assert got[0] == got[1]
+
+
+def _grouped(seed: int, tied: bool):
+    """Column arrays as the grouped fast matcher takes them: integer ids, truth by user, each
+    user's rows together in ranked order (``tied``: coarse scores, ties by ascending item)."""
+    rng = np.random.default_rng(seed)
+    users = np.sort(rng.choice(1000, 30, replace=False))
+    parts = []
+    for u in users[rng.random(30) < 0.8]:
+        n = int(rng.integers(1, 9))
+        items = np.sort(rng.choice(60, n, replace=False))
+        score = rng.integers(0, 3, n).astype(float) if tied else rng.permutation(n).astype(float)
+        order = np.lexsort((items, -score))
+        parts.append((np.full(n, u), items[order], score[order]))
+    ru, ri, rs = (np.concatenate([p[j] for p in parts]) for j in range(3))
+    tu = np.repeat(users, 5)
+    ti = np.concatenate([rng.choice(60, 5, replace=False) for _ in users])
+    return {"user": ru, "item": ri, "score": rs}, {"user": tu, "item": ti, "rating": rng.integers(1, 6, len(tu)).astype(float)}
+
+
+@pytest.mark.parametrize("ties", ["input", "item", "average", "optimistic"])
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_ranked_rows_are_each_users_positions_in_order(ties: str, shuffle: bool, seed: int) -> None:
+    """A form that says its rows are ranked (``rows_ranked``: what lets the aspect kernel read the
+    lists as rows) holds each user's rows together at the positions 1..ℓ; its row users and
+    positions made on demand from the row groups (the grouped matcher) are the rows' own."""
+    from receval.hits import build
+
+    recs, truth = _grouped(seed, tied=ties != "input")
+    if shuffle:  # the general matcher (rows grouped again by its sort)
+        order = np.random.default_rng(seed).permutation(len(recs["user"]))
+        recs = {c: v[order] for c, v in recs.items()}
+    h = build(recs, truth, {"order": "score", "ties": ties, "rel": 3.0}, need_rows=True, need_items=True)
+    assert h.rows_ranked == (ties != "optimistic")
+    assert (h.row_groups is not None) == (not shuffle and ties != "optimistic")  # (kept by the grouped matcher)
+    user, pos = h.row_user, h.row_pos
+    # every row of the form is a recommended row of a truth user, at its place in the user's ranking
+    codes = np.searchsorted(h.user_ids, recs["user"])
+    kept = np.isin(recs["user"], h.user_ids)
+    assert np.array_equal(np.sort(user), np.sort(codes[kept]))
+    if h.rows_ranked:
+        first = np.r_[True, user[1:] != user[:-1]]
+        assert len(np.unique(user[first])) == first.sum()  # each user's rows together
+        start = np.maximum.accumulate(np.where(first, np.arange(len(user)), 0))
+        assert np.array_equal(pos, np.arange(len(user)) - start + 1)
+        # the lists as rows read what the dense lists hold
+        s = h.lists
+        starts, length = s.row_lists()
+        items = s.top(int(length.max()))[0]
+        for u in range(h.n_users):
+            got = s.row_code[starts[u]:starts[u] + length[u]]
+            assert np.array_equal(got, items[u][items[u] >= 0])

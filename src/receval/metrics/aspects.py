@@ -382,6 +382,24 @@ def _segment_argmax_last(gain: np.ndarray, seg_starts: np.ndarray, seg_len: np.n
     return gmax, np.maximum.reduceat(idx, seg_starts)
 
 
+class ListRows(NamedTuple):
+    """Top-k lists as the rows of a form (:mod:`receval.lists`), not as a dense ``[U, K]`` array:
+    user ``u``'s list is the ``length[u]`` rows from ``starts[u]`` in ranked order, the row
+    ``starts[u] + j`` at rank ``j + 1`` (the first ``k`` read), with item codes ``items`` and
+    each row's truth row ``truth`` (-1: not in the truth), whose rating is in ``ratings`` and
+    relevance in ``rel``. ``top(k)`` gives the same lists dense: items ``[U, k]`` (-1 pad),
+    relevance, rating (NaN where unrated). The kernel reads the rows themselves (no ``[U, k]``
+    array is made); the numpy path reads ``top(k)``."""
+
+    starts: np.ndarray
+    length: np.ndarray
+    items: np.ndarray
+    truth: np.ndarray
+    ratings: np.ndarray
+    rel: np.ndarray
+    top: Callable[[int], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
 class _Greedy(NamedTuple):
     """What the greedy ideal of every user is computed from, but its candidates: the item ×
     aspect CSR (``indptr``, ``indices``) over ``C`` aspects, ``U`` users, the cut-off ``k``,
@@ -1310,9 +1328,11 @@ def _jit_warm(jit: Any) -> None:
 def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys=False, side=None):
     """One call of :func:`receval._jit_aspects.greedy_ideals`: ``(idcg, ok, tie keys, dcg)`` (the
     keys only with ``keys``, else an empty array). ``side``: ``(items, P, rel, toff, titems,
-    trat)`` to have the kernel compute the run DCG too (``dcg``, else None): α-nDCG with ``rel``
-    (P None), αβ-nDCG with ``P`` (rel None) and ``gamma`` None, γ then computed per user from the
-    truth rows ``toff``, ``titems``, ``trat``."""
+    trat, rows, rows_p)`` to have the kernel compute the run DCG too (``dcg``, else None): α-nDCG
+    with ``rel`` (P None), αβ-nDCG with ``P`` (rel None) and ``gamma`` None, γ then computed per
+    user from the truth rows ``toff``, ``titems``, ``trat``; or, with ``rows`` (:class:`ListRows`),
+    the lists as rows (``items``, ``P`` and ``rel`` None), αβ-nDCG's P from ``rows_p`` = (P of an
+    unrated item, β, r_max)."""
     U = coff.shape[0] - 1
     ab = cp is not None
     cpa = np.ascontiguousarray(cp if ab else np.zeros(0), dtype=np.float64)
@@ -1321,9 +1341,19 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys
     empty_b = np.zeros(0, dtype=np.bool_)
     dcg = None
     s_items, s_p, s_rel, s_toff, s_ti, s_tr = empty_i, empty_f, empty_b, empty_i, empty_i, empty_f
+    l_st, l_len, l_t, l_r, l_rel, pa, pb, prmax = empty_i, empty_i, empty_i, empty_f, empty_b, 0.0, 0.0, 1.0
     if side is not None:
-        items, P, rel, toff, titems, trat = side
+        items, P, rel, toff, titems, trat, rows, rows_p = side
         dcg = np.empty(U, dtype=np.float64)
+        if rows is not None:  # the lists as rows, P and relevance read through each row's truth row
+            l_st = np.ascontiguousarray(rows.starts, dtype=np.int64)
+            l_len = np.ascontiguousarray(rows.length, dtype=np.int64)
+            l_t = np.ascontiguousarray(rows.truth, dtype=np.int64)
+            l_r = np.ascontiguousarray(rows.ratings, dtype=np.float64)
+            l_rel = np.ascontiguousarray(rows.rel, dtype=np.bool_)
+            items, P, rel = rows.items, empty_f, empty_b
+            if ab:
+                pa, pb, prmax = (float(x) for x in rows_p)
         s_items = np.ascontiguousarray(items, dtype=np.int64).reshape(-1)
         if ab:
             assert gamma is None
@@ -1345,7 +1375,8 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys
     jit.greedy_ideals(coff, ci, cpa, cpa.view(np.uint64), ab, indptr, indices, int(C), gmode, gdense, gkeys, gvals,
                       float(1.0 - alpha), np.ascontiguousarray(disc, dtype=np.float64), int(k), int(JIT_BUDGET),
                       int(JIT_MAX_CELLS),
-                      idcg, ok, keys, side is not None, s_items, s_p, s_rel, s_toff, s_ti, s_tr,
+                      idcg, ok, keys, side is not None, s_items, s_p, s_rel, l_st, l_len, l_t, l_r, l_rel, pa, pb, prmax,
+                      s_toff, s_ti, s_tr,
                       dcg if dcg is not None else empty_f)
     return idcg, ok, keys, dcg
 
@@ -1372,19 +1403,19 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy
 
     if not _jit_enabled(n):
         return numpy_path()
+    at = np.flatnonzero(m)  # the candidates' rows
     if cp_all is None:
         if not 0.0 <= alpha <= 1.0:
             return numpy_path()
         cp = None
     else:
-        cp = cp_all[m]
+        cp = cp_all[at]
         g = None if gamma is None else gamma.dense if gamma.dense is not None else gamma.values
         if not _unit(cp) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
             return numpy_path()
-    cs = np.zeros(m.shape[0] + 1, dtype=np.int64)
-    np.cumsum(m, out=cs[1:])
-    coff = cs[off]
-    ci = np.ascontiguousarray(titems[m], dtype=np.int64)
+    coff = np.searchsorted(at, off)  # each user's candidates: from the first at or after its first row
+    ci = titems[at].astype(np.int64, copy=False)
+    del at
     idcg, ok, _, dcg = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma,
                                  side=side)
     if not ok.all():  # users whose choices grew past the budget: the numpy path
@@ -1536,9 +1567,14 @@ def alpha_ndcg(
     >>> round(float(dcg[0]), 4), round(float(idcg[0]), 4), round(float(v[0]), 6)
     (1.8155, 1.8809, 0.965195)
     """
-    items, k = _check_lists(items, k)
-    rel = _pad_cols(np.asarray(rel, dtype=bool), k, False)
-    U = items.shape[0]
+    rows = items if isinstance(items, ListRows) else None
+    if rows is None:
+        items, k = _check_lists(items, k)
+        rel = _pad_cols(np.asarray(rel, dtype=bool), k, False)
+        U = items.shape[0]
+    else:
+        k = _rows_k(k)
+        U = rows.starts.shape[0]
     indptr, indices, C = _aspects_csr(aspects)
     disc = ndeval_discount(k)
 
@@ -1548,10 +1584,12 @@ def alpha_ndcg(
     titems = np.asarray(truth_items, dtype=np.int64)
     trat = np.asarray(truth_ratings, dtype=np.float64)
     m = trat >= threshold
-    m &= np.diff(indptr)[titems] > 0
+    m &= (np.diff(indptr) > 0)[titems]
     problem = _Greedy(indptr, indices, C, U, k, alpha, None)
-    idcg, dcg = _ideal(off, m, titems, None, problem, side=(items, None, rel, None, None, None))
+    idcg, dcg = _ideal(off, m, titems, None, problem, side=(items, None, rel, None, None, None, rows, None))
     if dcg is None:
+        if rows is not None:
+            items, rel, _ = rows.top(k)
         dcg = _alpha_run_dcg(items, rel, indptr, indices, C, alpha, disc)
     val = _divide(dcg, idcg)
     val[dcg == 0] = 0.0
@@ -1621,8 +1659,11 @@ def _zeroed(r: np.ndarray, zero_below):
 
 
 def _p_rated(r, beta, r_max):
-    # P(a|u,i) for a rated item; one expression shared by run and ideal
-    return beta * (r / r_max)
+    # P(a|u,i) for a rated item, β (r / r_max), in one array; one expression shared by run and ideal
+    # (and the kernel, :func:`receval._jit_aspects._slot_p`)
+    p = np.divide(r, r_max, dtype=np.float64)
+    p *= beta
+    return p
 
 
 def alpha_beta_ndcg(
@@ -1737,9 +1778,17 @@ def alpha_beta_ndcg(
     >>> float(v[0])
     1.0
     """
-    items, k = _check_lists(items, k)
-    U = items.shape[0]
-    rating = _pad_cols(np.asarray(rating, dtype=np.float64), k, np.nan)
+    rows = items if isinstance(items, ListRows) else None
+    if rows is not None and (zero_below is not None or gamma is not None or gamma_offsets is not None):
+        items, _, rating = rows.top(_rows_k(k))  # (the kernel reads rows only with γ from the truth)
+        rows = None
+    if rows is None:
+        items, k = _check_lists(items, k)
+        U = items.shape[0]
+        rating = _pad_cols(np.asarray(rating, dtype=np.float64), k, np.nan)
+    else:
+        k = _rows_k(k)
+        U = rows.starts.shape[0]
     indptr, indices, C = _aspects_csr(aspects)
     off = np.asarray(truth_offsets, dtype=np.int64)
     titems = np.asarray(truth_items, dtype=np.int64)
@@ -1747,14 +1796,28 @@ def alpha_beta_ndcg(
     if r_max is None:
         r_max = float(trat.max()) if trat.shape[0] and trat.max() > 0 else 1.0
     disc = ndeval_discount(k)
-    rating = _zeroed(rating, zero_below)
-    unrated = np.isnan(rating)
-    P = _p_rated(rating, beta, r_max)  # (NaN where unrated, then α there: one array, the same values)
-    P[unrated] = alpha
+
+    def run_p(rating):
+        """P(a|u,i) of the lists' slots ([U, k], NaN ratings: unrated)."""
+        rating = _zeroed(rating, zero_below)
+        unrated = np.isnan(rating)
+        P = _p_rated(rating, beta, r_max)  # (NaN where unrated, then α there: one array, the same values)
+        P[unrated] = alpha
+        return P
+
+    if rows is None:
+        P = run_p(rating)
+        unit = _unit(P)
+    else:  # every P a row can read: α, and β r / r_max at the truth's extreme ratings (P is monotone in r)
+        P = None
+        r = rows.ratings
+        ends = np.array([r.min(), r.max()] if r.shape[0] else [], dtype=np.float64)
+        unit = 0.0 <= alpha <= 1.0 and r_max > 0 and _unit(_p_rated(ends, beta, r_max))
     ideg = np.diff(indptr)
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
-    m = (cp_all > 0) & (ideg[titems] > 0)
+    m = cp_all > 0
+    m &= (ideg > 0)[titems]
 
     got: list[tuple[_Gamma, np.ndarray | None]] = []
 
@@ -1790,11 +1853,14 @@ def alpha_beta_ndcg(
     # [0, 1]) and every P of the lists in [0, 1]
     dcg = None
     if (gamma is None and gamma_offsets is None and _jit_enabled(int(np.count_nonzero(m)))
-            and (trat.shape[0] == 0 or bool(np.isfinite(trat).all() and trat.min() >= 0.0)) and _unit(P)):
+            and (trat.shape[0] == 0 or bool(np.isfinite(trat).all() and trat.min() >= 0.0)) and unit):
         problem = _Greedy(indptr, indices, C, U, k, alpha, None)
-        idcg, dcg = _ideal(off, m, titems, cp_all, problem, side=(items, P, None, off, titems, trat),
-                           numpy_gamma=gammas)
+        idcg, dcg = _ideal(off, m, titems, cp_all, problem, side=(items, P, None, off, titems, trat, rows,
+                                                                  (alpha, beta, r_max)), numpy_gamma=gammas)
     if dcg is None:
+        if rows is not None:
+            items, _, rating = rows.top(k)
+            P = run_p(rating)
         gam, gtab = gammas()
         dcg = _ab_run_dcg(items, P, gam, gtab, indptr, indices, C, k, disc)
         problem = _Greedy(indptr, indices, C, U, k, alpha, gam)
@@ -1853,6 +1919,13 @@ def _ab_run_dcg(items, P, gam, gtab, indptr, indices, C, k, disc):
                 _ab_factor(state, gext, code(t, u, itj), Pj, om, F[t])
             dcg[u] += (1.0 - _fold_sorted(F, False)) * disc[j]  # the factors in ascending order
     return dcg
+
+
+def _rows_k(k) -> int:
+    """The cut-off of lists given as rows (:class:`ListRows`: no width of their own to default to)."""
+    if k is None or int(k) < 1:
+        raise ValueError("lists given as rows need a cut-off k >= 1")
+    return int(k)
 
 
 def _unit(P: np.ndarray) -> bool:

@@ -496,8 +496,12 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     ratings = np.where(s.t_rel, s.t_ratings, -np.inf) if o["rel"] is not None else np.where(s.t_rel, 1.0, -np.inf)
     thr = thr if o["rel"] is not None else 0.0
 
+    rows = _row_lists(h, s) if h.row_lo is None else None
+
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
+        if rows is not None:
+            return _asp.alpha_ndcg(rows, None, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
         items, rel, _ = s.top(k)
         if h.row_lo is None:
             return _asp.alpha_ndcg(items, rel, s.aspects, s.t_offsets, s.t_items, ratings, thr, alpha=o["alpha"], k=k)
@@ -514,6 +518,17 @@ def alpha_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
         return out
 
     return _per_k(h, ks, one)
+
+
+def _row_lists(h: Hits, s: ListSpace) -> _asp.ListRows | None:
+    """The lists as the form's rows (:class:`receval.metrics.aspects.ListRows`: the compiled
+    kernel reads them without a dense ``[U, k]`` copy), when the form holds each user's rows
+    together at the positions 1..ℓ; else None (the dense :meth:`ListSpace.top`)."""
+    got = s.row_lists()
+    if got is None:
+        return None
+    assert h.row_truth is not None and h.truth_rating is not None and h.truth_rel is not None
+    return _asp.ListRows(got[0], got[1], s.row_code, h.row_truth, h.truth_rating, h.truth_rel, s.top)
 
 
 def _deepest(h: Hits, s: ListSpace, k: int) -> int:
@@ -559,9 +574,11 @@ def ab_ndcg(h: Hits, ks: list[int], o: dict) -> np.ndarray:
     s.check_order_of_shared(ks, "ab_ndcg")
     t_offsets, t_items, t_ratings = s.kept_truth()  # the rows tdup keeps: γ and the ideal's candidates
 
+    rows = _row_lists(h, s)
+
     def one(k: int) -> np.ndarray:
         k = _deepest(h, s, k)
-        items, _, rating = s.top(k)
+        items, rating = (rows, None) if rows is not None else s.top(k)[::2]
         return _asp.alpha_beta_ndcg(items, rating, s.aspects, t_offsets, t_items, t_ratings,
                                     alpha=o["alpha"], beta=o["beta"], r_max=r_max, k=k)
 
