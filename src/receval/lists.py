@@ -279,6 +279,8 @@ def encoder(universe: np.ndarray):
     """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
     small range (one gather), a hash join for string ids, else a binary search."""
     base = _table_base(int(universe[0]), int(universe[-1])) if universe.dtype.kind in "iu" and len(universe) else None
+    if base == 0 and int(universe[-1]) == len(universe) - 1:  # the ids 0..n-1 are their own codes (no copy)
+        return lambda a: np.asarray(a).astype(np.int64, copy=False)
     if base is not None:
         table = np.full(int(universe[-1]) - base + 1, -1, dtype=np.int64)
         table[universe - base if base else universe] = np.arange(len(universe))

@@ -28,11 +28,16 @@ def test_union_of_parts_is_the_unique_ids_of_their_concatenation(seed: int) -> N
 
 
 @pytest.mark.parametrize("lo", [0, 7, -5, 2**40])
-def test_integer_codes_are_positions_in_the_sorted_universe(lo: int) -> None:
+@pytest.mark.parametrize("dense", [False, True])
+def test_integer_codes_are_positions_in_the_sorted_universe(lo: int, dense: bool) -> None:
+    """(``dense``: every id of the range present, ids from 0 are their own codes, no table)"""
     rng = np.random.default_rng(lo & 0xFFFF)
-    universe = np.unique(rng.integers(lo, lo + 5_000, 300))
+    universe = np.arange(lo, lo + 300) if dense else np.unique(rng.integers(lo, lo + 5_000, 300))
     values = rng.choice(universe, 1_000)
-    assert np.array_equal(encoder(universe)(values), np.searchsorted(universe, values))
+    for v in (values, values.astype(np.int32) if lo < 2**31 else values):
+        got = encoder(universe)(v)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.searchsorted(universe, values))
 
 
 def _frames(shuffle: bool, longer: bool):

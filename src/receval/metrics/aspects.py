@@ -1403,18 +1403,19 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy
 
     if not _jit_enabled(n):
         return numpy_path()
-    at = np.flatnonzero(m)  # the candidates' rows
+    at = None if n == m.shape[0] else np.flatnonzero(m)  # the candidates' rows (None: every row)
     if cp_all is None:
         if not 0.0 <= alpha <= 1.0:
             return numpy_path()
         cp = None
     else:
-        cp = cp_all[at]
+        cp = cp_all if at is None else cp_all[at]
         g = None if gamma is None else gamma.dense if gamma.dense is not None else gamma.values
         if not _unit(cp) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
             return numpy_path()
-    coff = np.searchsorted(at, off)  # each user's candidates: from the first at or after its first row
-    ci = titems[at].astype(np.int64, copy=False)
+    # each user's candidates: from the first at or after its first row
+    coff = np.asarray(off, dtype=np.int64) if at is None else np.searchsorted(at, off)
+    ci = (titems if at is None else titems[at]).astype(np.int64, copy=False)
     del at
     idcg, ok, _, dcg = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma,
                                  side=side)
