@@ -203,9 +203,8 @@ def form(enc: Encoded, opts: dict[str, Any], needs: Iterable[str] = (), side: Si
         heads=enc.heads if perm is None and rule == "score" else None,
     )
     h.user_ids = enc.user_ids[h.user_ids]
-    if h.row_item is not None and enc.items_exact:  # the item layer carries the original item ids
-        h.row_item = enc.item_ids(h.row_item)
-        h.truth_item = enc.item_ids(h.truth_item)
+    if h.row_item is not None and enc.items_exact:  # the item layer decodes the codes it reads (few: the distinct ones)
+        h.item_decode = enc.item_ids
     elif not enc.items_exact:
         h.row_item = h.truth_item = None
     h.info = {**h.info, **{k: v for k, v in enc.info.items() if k != "columns"}}

@@ -97,6 +97,9 @@ class Hits:
     tied_codes: np.ndarray | None = None
     #: [H] the truth row (index into the truth arrays ``truth_*``) each hit matched
     hit_truth: np.ndarray | None = None
+    #: when set, ``row_item`` and ``truth_item`` are the encoder's integer item codes and this
+    #: decodes them into the ids (the list layer decodes the distinct codes only); None: they are the ids
+    item_decode: Any = None
     #: the row-level arrays hold each user's rows together, in ranked order at the positions
     #: 1..ℓ (a row's position is 1 + the number of the user's rows before it: lists ordered by
     #: score under every tie rule but ``optimistic``, or by the row order); False: not known

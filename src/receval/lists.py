@@ -3,7 +3,8 @@ side inputs, and the top-k lists cut from the form's rows.
 
 :attr:`receval.hits.Hits.lists` builds one :class:`ListSpace` per form, the first time a metric
 reads it (a metric reading it declares ``needs={"rows", "items"}``, so that the form carries
-the row-level arrays and the original item ids); it is handed the side inputs already read
+the row-level arrays and the item ids, or the item codes with their decoder ``Hits.item_decode``,
+of which only the distinct codes are decoded); it is handed the side inputs already read
 (by the form's ``side``, :class:`receval.side.SideInputs`, once per call): the list layer
 reads no file or frame itself.
 
@@ -33,7 +34,11 @@ class ListSpace:
         self.categories = categories
         self.train = train
         self.catalog = catalog
-        parts = [h.row_item, h.truth_item]
+        if h.item_decode is not None:  # the form's item codes: the distinct ones decoded, then coded again
+            present = _union_ids([h.row_item, h.truth_item])
+            parts = [h.item_decode(present)]
+        else:
+            parts = [h.row_item, h.truth_item]
         if self.categories is not None:
             parts.append(self.categories[0])
         if self.train is not None:
@@ -46,8 +51,9 @@ class ListSpace:
         self.universe = _union_ids(parts)
         self.n_items = len(self.universe)
         code = encoder(self.universe)
-        self.row_code = code(h.row_item)
-        self.truth_code = code(h.truth_item)
+        form_code = code if h.item_decode is None else _recoder(present, code(parts[0]))
+        self.row_code = form_code(h.row_item)
+        self.truth_code = form_code(h.truth_item)
         if self.catalog is not None:
             cat_codes = np.unique(code(self.catalog))
         elif self.train is not None:
@@ -302,6 +308,20 @@ def encoder(universe: np.ndarray):
 
         return by_join
     return lambda a: np.searchsorted(universe, a)
+
+
+def _recoder(present: np.ndarray, target: np.ndarray):
+    """Codes of values in the sorted integer ``present`` mapped to ``target`` (one per value of
+    ``present``): ``target[position in present]``, one gather through a table for a small range,
+    else a binary search."""
+    base = _table_base(int(present[0]), int(present[-1])) if len(present) else None
+    if base is None:
+        return lambda a: target[np.searchsorted(present, a)]
+    table = np.full(int(present[-1]) - base + 1, -1, dtype=np.int64)
+    table[present - base if base else present] = target
+    if base == 0:
+        return lambda a: table[np.asarray(a, dtype=np.int64)]
+    return lambda a: table[np.asarray(a, dtype=np.int64) - base]
 
 
 def index_in(sorted_ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from receval import evaluate
-from receval.lists import _union_ids, encoder, unique_ids
+from receval.lists import ListSpace, _union_ids, encoder, unique_ids
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -124,3 +124,27 @@ def test_ranked_rows_are_each_users_positions_in_order(ties: str, shuffle: bool,
         for u in range(h.n_users):
             got = s.row_code[starts[u]:starts[u] + length[u]]
             assert np.array_equal(got, items[u][items[u] >= 0])
+
+
+@pytest.mark.parametrize("kind", ["str", "int", "wide"])
+def test_the_form_s_item_codes_give_the_ids_codes(kind: str) -> None:
+    """The list layer given the form's item codes and their decoder (``Hits.item_decode``: the
+    distinct codes decoded, then coded again) gives the universe and the codes it gives the ids."""
+    from dataclasses import replace
+
+    from receval.hits import build
+
+    recs, truth = _grouped(7, tied=False)
+    codes = np.unique(np.concatenate([recs["item"], truth["item"]]))
+    ids = {"str": np.array([f"i{c:03d}" for c in codes], dtype=object), "int": codes * 3 + 5,
+           "wide": codes * 2**40}[kind]
+    decode = lambda c: ids[np.searchsorted(codes, c)]  # noqa: E731
+    h = build(recs, truth, {"order": "score", "ties": "input", "rel": 3.0}, need_rows=True, need_items=True)
+    by_ids = replace(h, row_item=decode(h.row_item), truth_item=decode(h.truth_item))
+    by_codes = replace(h, item_decode=decode)
+    extra = ids[::3] if kind != "str" else np.array([f"j{c}" for c in range(5)] + list(ids[::3]), dtype=object)
+    cats = (extra, np.array([f"g{i % 4}" for i in range(len(extra))], dtype=object))
+    a, b = ListSpace(by_ids, cats), ListSpace(by_codes, cats)
+    assert np.array_equal(a.universe, b.universe)
+    assert np.array_equal(a.row_code, b.row_code) and np.array_equal(a.truth_code, b.truth_code)
+    assert (a.aspects != b.aspects).nnz == 0
