@@ -315,6 +315,8 @@ def _recoder(present: np.ndarray, target: np.ndarray):
     ``present``): ``target[position in present]``, one gather through a table for a small range,
     else a binary search."""
     base = _table_base(int(present[0]), int(present[-1])) if len(present) else None
+    if base == 0 and int(present[-1]) == len(present) - 1 and np.array_equal(target, np.arange(len(target))):
+        return lambda a: np.asarray(a).astype(np.int64, copy=False)  # every code maps onto itself (no copy)
     if base is None:
         return lambda a: target[np.searchsorted(present, a)]
     table = np.full(int(present[-1]) - base + 1, -1, dtype=np.int64)

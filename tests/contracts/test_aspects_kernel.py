@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -81,41 +82,43 @@ def same(off, on):
         assert a.tobytes() == b.tobytes()
 
 
+@contextmanager
+def spied():
+    """(a MonkeyPatch, the kernel's calls) for a hypothesis test (function-scoped fixtures are not
+    reset between its examples), undone on the way out."""
+    mp = pytest.MonkeyPatch()
+    seen: list[int] = []
+    real = A._jit_call
+    mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
+    try:
+        yield mp, seen
+    finally:
+        mp.undo()
+
+
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), alpha=st.sampled_from([0.5, 0.2, 0.0, 1.0, 0.75]), k=st.integers(1, 12),
        C=st.sampled_from([1, 2, 3, 5, 8]))
 def test_alpha_ndcg_kernel_equals_numpy(seed, alpha, k, C):
-    mp = pytest.MonkeyPatch()
-    try:
-        seen = []
-        real = A._jit_call
-        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
+    with spied() as (mp, seen):
         asp, items, rating, off, ti, tr = make(seed, C=C)
         rel = np.nan_to_num(rating, nan=0.0) >= 3.0
         got = both(mp, lambda: A.alpha_ndcg(items, rel, asp, off, ti, tr, 3.0, alpha=alpha, k=k, return_parts=True))
         same(*got)
         assert seen, "the kernel did not run"
-    finally:
-        mp.undo()
 
 
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 12), C=st.sampled_from([1, 2, 3, 5, 8]),
        beta=st.sampled_from([0.2, 0.5, 1.0]), zero_below=st.sampled_from([None, 2.5]))
 def test_ab_ndcg_kernel_equals_numpy(seed, k, C, beta, zero_below):
-    mp = pytest.MonkeyPatch()
-    try:
-        seen = []
-        real = A._jit_call
-        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
+    with spied() as (mp, seen):
         asp, items, rating, off, ti, tr = make(seed, C=C, grid=(1.0, 3.0, 5.0))
         got = both(mp, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, beta=beta, r_max=5.0, k=k,
                                                  zero_below=zero_below, return_parts=True))
         same(*got)
         if (tr >= (zero_below or 0)).any():
             assert seen, "the kernel did not run"
-    finally:
-        mp.undo()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -345,11 +348,7 @@ def as_rows(items, rating, seed):
 def test_lists_as_rows_give_the_dense_lists_values(seed, k, C, beta):
     """The kernel reading the lists as the form's rows (no dense [U, k] array) gives the numpy path's
     values on the dense lists, bit for bit, α-nDCG and αβ-nDCG; the rows given to the numpy path too."""
-    mp = pytest.MonkeyPatch()
-    try:
-        seen = []
-        real = A._jit_call
-        mp.setattr(A, "_jit_call", lambda *a, **kw: seen.append(1) or real(*a, **kw))
+    with spied() as (mp, seen):
         asp, items, rating, off, ti, tr = make(seed, C=C, grid=(1.0, 3.0, 5.0))
         rows = as_rows(items, rating, seed)
         rel = np.nan_to_num(rating, nan=0.0) >= 3.0
@@ -368,8 +367,6 @@ def test_lists_as_rows_give_the_dense_lists_values(seed, k, C, beta):
             same(want, as_r())
             if (tr > 0).any() and C:
                 assert len(seen) > n, "the kernel did not run"
-    finally:
-        mp.undo()
 
 
 def test_lists_as_rows_need_a_cut_off():

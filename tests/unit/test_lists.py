@@ -148,3 +148,19 @@ def test_the_form_s_item_codes_give_the_ids_codes(kind: str) -> None:
     assert np.array_equal(a.universe, b.universe)
     assert np.array_equal(a.row_code, b.row_code) and np.array_equal(a.truth_code, b.truth_code)
     assert (a.aspects != b.aspects).nnz == 0
+
+
+@pytest.mark.parametrize("case", ["identity", "shifted", "gaps", "wide"])
+def test_recoding_the_forms_codes(case: str) -> None:
+    from receval.lists import _recoder
+
+    rng = np.random.default_rng(5)
+    present = {"identity": np.arange(50), "shifted": np.arange(50), "gaps": np.unique(rng.integers(3, 500, 50)),
+               "wide": np.unique(rng.integers(0, 2**40, 50))}[case]
+    target = np.arange(len(present)) + (7 if case == "shifted" else 0)
+    if case == "gaps":
+        target = rng.permutation(len(present))
+    a = rng.choice(present, 200)
+    got = _recoder(present, target)(a)
+    assert got.dtype == np.int64
+    assert np.array_equal(got, target[np.searchsorted(present, a)])
