@@ -44,6 +44,10 @@ from numba import njit, prange
 #: the parts users are split into (fixed: the arrays never depend on the number of threads)
 PARTS = 64
 
+#: (candidate, category) triples a part's scratch is sized for without counting them (the most
+#: candidates of a user times the most categories of an item); beyond, the part's own are counted
+SCRATCH_CELLS = 1 << 16
+
 #: up to this many categories :func:`_side` sums a user's γ row dense (else its nonzero places)
 DENSE_GAMMA = 64
 
@@ -798,22 +802,25 @@ def greedy_ideals(coff, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, g
     U = coff.shape[0] - 1
     gk = side and ab and gmode == 2
     rows = lstart.shape[0] > 0
-    dall = 1
-    if side:
-        for it in range(indptr.shape[0] - 1):
-            dall = max(dall, indptr[it + 1] - indptr[it])
+    dall = 1  # the most categories of an item
+    for it in range(indptr.shape[0] - 1):
+        dall = max(dall, indptr[it + 1] - indptr[it])
     for p in prange(PARTS):
         u0 = p * U // PARTS
         u1 = (p + 1) * U // PARTS
-        nmax, Tmax, dmax = 1, 1, 1
+        nmax = 1
         for u in range(u0, u1):
             nmax = max(nmax, coff[u + 1] - coff[u])
-            T = 0
-            for x in range(coff[u], coff[u + 1]):
-                dg = indptr[ci[x] + 1] - indptr[ci[x]]
-                T += dg
-                dmax = max(dmax, dg)
-            Tmax = max(Tmax, T)
+        Tmax, dmax = nmax * dall, dall  # the scratch's bound, unless that is large: the part's own
+        if Tmax > SCRATCH_CELLS:
+            Tmax, dmax = 1, 1
+            for u in range(u0, u1):
+                T = 0
+                for x in range(coff[u], coff[u + 1]):
+                    dg = indptr[ci[x] + 1] - indptr[ci[x]]
+                    T += dg
+                    dmax = max(dmax, dg)
+                Tmax = max(Tmax, T)
         W = _scratch(nmax, Tmax, dmax)
         V = _levels(1, 1, 0)
         loc = np.full(C, -1, np.int64)

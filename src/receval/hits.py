@@ -736,7 +736,7 @@ def _match_grouped(b: _Inputs, need_rows: bool) -> _Matched | None:
         v = truth_tab[rkey]
         truth_tab[tloc] = 0
         if row_truth is not None:
-            row_truth[ra:rb] = v.astype(np.int64) - 1
+            np.subtract(v, 1, out=row_truth[ra:rb], casting="unsafe")  # (no temporaries: v >= 0)
         idx = np.flatnonzero(v)
         t_row = v[idx].astype(np.int64) - 1
         if relevant is not None:

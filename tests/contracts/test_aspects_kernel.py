@@ -373,3 +373,15 @@ def test_lists_as_rows_need_a_cut_off():
     asp, items, rating, off, ti, tr = make(0)
     with pytest.raises(ValueError, match="cut-off"):
         A.alpha_beta_ndcg(as_rows(items, rating, 0), None, asp, off, ti, tr, r_max=5.0)
+
+
+def test_scratch_counted_for_many_candidates_and_categories(monkeypatch, calls):
+    """A part whose most candidates times most categories passes the scratch bound
+    (``SCRATCH_CELLS``) counts its own triples: the values are still the numpy path's."""
+    import receval._jit_aspects as J
+
+    asp, items, rating, off, ti, tr = make(3, U=12, n_items=400, C=300, max_deg=240, n_truth=300, K=10)
+    assert int(np.diff(off).max()) * int(asp.sum(axis=1).max()) > J.SCRATCH_CELLS
+    same(*both(monkeypatch, lambda: A.alpha_beta_ndcg(items, rating, asp, off, ti, tr, r_max=5.0, k=10,
+                                                      return_parts=True)))
+    assert calls

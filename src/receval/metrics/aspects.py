@@ -1381,7 +1381,7 @@ def _jit_call(jit, coff, ci, cp, indptr, indices, C, disc, alpha, k, gamma, keys
     return idcg, ok, keys, dcg
 
 
-def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy_gamma=None):
+def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy_gamma=None, cp_unit=False):
     """The greedy ideal DCG@k of every user: the compiled kernel for at least
     :data:`JIT_MIN_CANDIDATES` candidates when every gain can only fall (α in [0, 1]; αβ: every
     P and every γ in [0, 1]), else :func:`_ideal_numpy`; the same values, bit for bit (the
@@ -1390,7 +1390,8 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy
 
     ``side`` (see :func:`_jit_call`): the kernel computes the run DCG as well (and, for αβ-nDCG,
     γ: ``problem.gamma`` is None, ``numpy_gamma()`` gives ``(γ, gext)`` for the numpy path);
-    returns ``(idcg, dcg)``, ``dcg`` None when the kernel did not run (the caller computes it)."""
+    returns ``(idcg, dcg)``, ``dcg`` None when the kernel did not run (the caller computes it).
+    ``cp_unit``: the caller has established that every P of ``cp_all`` lies in [0, 1]."""
     indptr, indices, C, U, k, alpha, gamma = problem
     n = int(np.count_nonzero(m))
 
@@ -1411,7 +1412,7 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy
     else:
         cp = cp_all if at is None else cp_all[at]
         g = None if gamma is None else gamma.dense if gamma.dense is not None else gamma.values
-        if not _unit(cp) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
+        if not (cp_unit or _unit(cp)) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
             return numpy_path()
     # each user's candidates: from the first at or after its first row
     coff = np.asarray(off, dtype=np.int64) if at is None else np.searchsorted(at, off)
@@ -1794,8 +1795,9 @@ def alpha_beta_ndcg(
     off = np.asarray(truth_offsets, dtype=np.int64)
     titems = np.asarray(truth_items, dtype=np.int64)
     trat = _zeroed(np.asarray(truth_ratings, dtype=np.float64), zero_below)
+    t_lo, t_hi = (float(trat.min()), float(trat.max())) if trat.shape[0] else (0.0, 0.0)  # (NaN if any is)
     if r_max is None:
-        r_max = float(trat.max()) if trat.shape[0] and trat.max() > 0 else 1.0
+        r_max = t_hi if trat.shape[0] and t_hi > 0 else 1.0
     disc = ndeval_discount(k)
 
     def run_p(rating):
@@ -1853,11 +1855,14 @@ def alpha_beta_ndcg(
     # the ideal when γ comes from the truth and every rating is finite and >= 0 (γ then lies in
     # [0, 1]) and every P of the lists in [0, 1]
     dcg = None
-    if (gamma is None and gamma_offsets is None and _jit_enabled(int(np.count_nonzero(m)))
-            and (trat.shape[0] == 0 or bool(np.isfinite(trat).all() and trat.min() >= 0.0)) and unit):
+    # (every rating finite and >= 0: its extremes are; P = β r / r_max is monotone in r, so the
+    # candidates' P lie in [0, 1] when the extremes' do)
+    finite = trat.shape[0] == 0 or (math.isfinite(t_lo) and math.isfinite(t_hi) and t_lo >= 0.0)
+    if (gamma is None and gamma_offsets is None and _jit_enabled(int(np.count_nonzero(m))) and finite and unit):
         problem = _Greedy(indptr, indices, C, U, k, alpha, None)
         idcg, dcg = _ideal(off, m, titems, cp_all, problem, side=(items, P, None, off, titems, trat, rows,
-                                                                  (alpha, beta, r_max)), numpy_gamma=gammas)
+                                                                  (alpha, beta, r_max)), numpy_gamma=gammas,
+                           cp_unit=bool(r_max > 0) and _unit(_p_rated(np.array([t_lo, t_hi]), beta, r_max)))
     if dcg is None:
         if rows is not None:
             items, _, rating = rows.top(k)
