@@ -1415,8 +1415,8 @@ def _ideal(off, m, titems, cp_all, problem: _Greedy, gext=None, side=None, numpy
         if not (cp_unit or _unit(cp)) or (g is not None and g.size and not (bool(np.isfinite(g).all()) and _unit(g))):
             return numpy_path()
     # each user's candidates: from the first at or after its first row
-    coff = np.asarray(off, dtype=np.int64) if at is None else np.searchsorted(at, off)
-    ci = (titems if at is None else titems[at]).astype(np.int64, copy=False)
+    coff = np.ascontiguousarray(off, dtype=np.int64) if at is None else np.searchsorted(at, off)
+    ci = np.ascontiguousarray(titems if at is None else titems[at], dtype=np.int64)  # (no copy when it is)
     del at
     idcg, ok, _, dcg = _jit_call(_jit(), coff, ci, cp, indptr, indices, C, ndeval_discount(k), alpha, k, gamma,
                                  side=side)
