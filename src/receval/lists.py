@@ -284,15 +284,8 @@ def _union_ids(parts: list[np.ndarray]) -> np.ndarray:
 def encoder(universe: np.ndarray):
     """Codes 0..n-1 of values in the sorted ``universe``: a lookup table for integer ids of a
     small range (one gather), a hash join for string ids, else a binary search."""
-    base = _table_base(int(universe[0]), int(universe[-1])) if universe.dtype.kind in "iu" and len(universe) else None
-    if base == 0 and int(universe[-1]) == len(universe) - 1:  # the ids 0..n-1 are their own codes (no copy)
-        return lambda a: np.asarray(a).astype(np.int64, copy=False)
-    if base is not None:
-        table = np.full(int(universe[-1]) - base + 1, -1, dtype=np.int64)
-        table[universe - base if base else universe] = np.arange(len(universe))
-        if base == 0:
-            return lambda a: table[np.asarray(a, dtype=np.int64)]
-        return lambda a: table[np.asarray(a, dtype=np.int64) - base]
+    if universe.dtype.kind in "iu" and len(universe) and _table_base(int(universe[0]), int(universe[-1])) is not None:
+        return _recoder(universe, np.arange(len(universe)))  # (the ids 0..n-1: their own codes)
     text = _strings(universe)
     if text is not None:
         import polars as pl
@@ -312,8 +305,9 @@ def encoder(universe: np.ndarray):
 
 def _recoder(present: np.ndarray, target: np.ndarray):
     """Codes of values in the sorted integer ``present`` mapped to ``target`` (one per value of
-    ``present``): ``target[position in present]``, one gather through a table for a small range,
-    else a binary search."""
+    ``present``): ``target[position in present]``, one gather through a table for a small range
+    (-1 for a value of the range not present), else a binary search; the values themselves when
+    ``present`` and ``target`` are both 0..n-1."""
     base = _table_base(int(present[0]), int(present[-1])) if len(present) else None
     if base == 0 and int(present[-1]) == len(present) - 1 and np.array_equal(target, np.arange(len(target))):
         return lambda a: np.asarray(a).astype(np.int64, copy=False)  # every code maps onto itself (no copy)
