@@ -100,15 +100,20 @@ class Hits:
     #: when set, ``row_item`` and ``truth_item`` are the encoder's integer item codes and this
     #: decodes them into the ids (the list layer decodes the distinct codes only); None: they are the ids
     item_decode: Any = None
-    #: the row-level arrays hold each user's rows together, in ranked order at the positions
-    #: 1..ℓ (a row's position is 1 + the number of the user's rows before it: lists ordered by
-    #: score under every tie rule but ``optimistic``, or by the row order); False: not known
-    rows_ranked: bool = False
     #: with ``rows_ranked``: the rows' groups, the user code of each group in row order and its
     #: number of rows, when the matcher had them (``row_user`` and ``row_pos`` are then made from
     #: them only when a metric reads them); None: not kept
     row_groups: tuple[np.ndarray, np.ndarray] | None = None
     _dense: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def rows_ranked(self) -> bool:
+        """The row-level arrays hold each user's rows together, in ranked order at the positions
+        1..ℓ (a row's position is 1 + the number of the user's rows before it): lists ordered by
+        score under every tie rule but ``optimistic``, or by the row order; False without rows."""
+        order = self.options.get("order")
+        return self.row_truth is not None and (
+            order == "input" or (order == "score" and self.options.get("ties", "input") != "optimistic"))
 
     @property
     def row_user(self) -> np.ndarray | None:
@@ -505,7 +510,6 @@ def _assemble(m: _Matched, ti: np.ndarray, rating: np.ndarray, options: dict[str
         h.truth_rating = rating
         h.truth_rel = counted
         h.truth_keep = m.keep
-        h.rows_ranked = m.order == "input" or (m.order == "score" and m.ties != "optimistic")
     return h
 
 

@@ -1813,9 +1813,7 @@ def alpha_beta_ndcg(
         unit = _unit(P)
     else:  # every P a row can read: α, and β r / r_max at the truth's extreme ratings (P is monotone in r)
         P = None
-        r = rows.ratings
-        ends = np.array([r.min(), r.max()] if r.shape[0] else [], dtype=np.float64)
-        unit = 0.0 <= alpha <= 1.0 and r_max > 0 and _unit(_p_rated(ends, beta, r_max))
+        unit = 0.0 <= alpha <= 1.0 and _rated_unit(rows.ratings, beta, r_max)
     ideg = np.diff(indptr)
     # ideal side: candidates = rated truth items with P > 0 and >= 1 aspect
     cp_all = _p_rated(trat, beta, r_max)
@@ -1862,7 +1860,7 @@ def alpha_beta_ndcg(
         problem = _Greedy(indptr, indices, C, U, k, alpha, None)
         idcg, dcg = _ideal(off, m, titems, cp_all, problem, side=(items, P, None, off, titems, trat, rows,
                                                                   (alpha, beta, r_max)), numpy_gamma=gammas,
-                           cp_unit=bool(r_max > 0) and _unit(_p_rated(np.array([t_lo, t_hi]), beta, r_max)))
+                           cp_unit=_rated_unit(np.array([t_lo, t_hi]), beta, r_max))
     if dcg is None:
         if rows is not None:
             items, _, rating = rows.top(k)
@@ -1932,6 +1930,13 @@ def _rows_k(k) -> int:
     if k is None or int(k) < 1:
         raise ValueError("lists given as rows need a cut-off k >= 1")
     return int(k)
+
+
+def _rated_unit(r: np.ndarray, beta: float, r_max: float) -> bool:
+    """Every P of a rated item, β r / r_max over the ratings ``r``, in [0, 1]: read at the
+    extremes of ``r`` (P is monotone in r, rounding included), for r_max > 0."""
+    ends = np.array([r.min(), r.max()] if r.shape[0] else [], dtype=np.float64)
+    return bool(r_max > 0) and _unit(_p_rated(ends, beta, r_max))
 
 
 def _unit(P: np.ndarray) -> bool:
