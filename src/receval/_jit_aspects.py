@@ -62,6 +62,7 @@ _counted: Any = cast(Any, njit)(cache=True, nogil=True, _nrt=True)
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -295,11 +296,15 @@ def _side(u, ab, lo, n, items, P, rel, rows, lt, lr, lrel, pa, pb, prmax, indptr
                 sl[c] = s * oma
             _insert(buf, i, v)
         acc += _fold(buf, d, ab) * disc[j]
-    for j in range(n):
-        it = items[lo + j]
-        if it >= 0 and (ab or _relevant(lo + j, rows, rel, lt, lrel)):
-            for q in range(indptr[it], indptr[it + 1]):
-                sl[indices[q]] = 1.0
+    if C <= DENSE_GAMMA:  # few categories: every state back to 1
+        for c in range(C):
+            sl[c] = 1.0
+    else:
+        for j in range(n):
+            it = items[lo + j]
+            if it >= 0 and (ab or _relevant(lo + j, rows, rel, lt, lrel)):
+                for q in range(indptr[it], indptr[it + 1]):
+                    sl[indices[q]] = 1.0
     return acc
 
 
@@ -446,6 +451,38 @@ def _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out):  # pr
             keys_out[a + d] = key[d]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _current(c, gat, cs0, cs1, tcat, cst):  # pragma: no cover - compiled
+    """Whether class ``c``'s gain was computed (pick count ``gat[c]``) after the last pick that
+    changed one of its categories (``cst``)."""
+    g = gat[c]
+    for t in range(cs0[c], cs1[c]):
+        if cst[tcat[t]] >= g:
+            return False
+    return True
+
+
+@_uncounted
+def _adjacency(ncls, crep, tst, tcat, L, aoff, adj):  # pragma: no cover - compiled
+    """The classes that hold each local category: ``adj[aoff[l] .. aoff[l + 1] - 1]``, ascending."""
+    for i in range(L + 1):
+        aoff[i] = 0
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            aoff[tcat[t] + 1] += 1
+    for i in range(L):
+        aoff[i + 1] += aoff[i]
+    for c in range(ncls):
+        d = crep[c]
+        for t in range(tst[d], tst[d + 1]):
+            adj[aoff[tcat[t]]] = c
+            aoff[tcat[t]] += 1
+    for i in range(L, 0, -1):
+        aoff[i] = aoff[i - 1]
+    aoff[0] = 0
+
+
 @_uncounted  # not inlined: inlining saved ~0.1 s CPU at 100k x 20 but made the cold compile ~2.5x longer (20 -> 51 s)
 def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys, gvals, oma, disc, k,
           loc, keys_out, W):  # pragma: no cover - compiled
@@ -455,16 +492,19 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     Writes the candidates' tie keys when ``keys_out`` is not empty. ``W``: the scratch arrays of
     the part (:func:`_scratch`), large enough for this user."""
     (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S, M, G, buf, hit,
-     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
+     gat, alive, aoff, adj, ckey, cs0, cs1, fb, ib, cst) = W
     n = b - a
-    # the user's triples (candidate, category): local category numbers, in the candidates' order
+    # the user's triples (candidate, category): local category numbers, in the candidates' order;
+    # each candidate's content hash (its categories, and P) into ``h1`` (free until the tie keys)
     L = 0
     pos = 0
     for d in range(n):
         tst[d] = pos
         it = ci[a + d]
+        hsh = np.uint64(0)
         for t in range(indptr[it], indptr[it + 1]):
             c = indices[t]
+            hsh = (hsh + np.uint64(c + 1)) * _GOLD
             if loc[c] < 0:
                 loc[c] = L
                 cats[L] = c
@@ -482,11 +522,14 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                     g = _gamma_at(u, c, C, gmode, gdense, gkeys, gvals)
                 tpg[pos] = g * cp[a + d]
             pos += 1
+        if ab:
+            hsh ^= cpbits[a + d]
+        h1[d] = _mix(hsh, np.uint64(7))
     tst[n] = pos
     for i in range(L):
         loc[cats[i]] = -1
-    # classes of equal content (categories, and P): a hash table of content hashes, each match
-    # confirmed on the categories and P
+    # classes of equal content (categories, and P): a hash table of the content hashes, each match
+    # confirmed on the categories (local numbers: one to one with the categories) and P
     size = 4
     while size < 2 * n:
         size *= 2
@@ -495,13 +538,8 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
         table[i] = -1
     ncls = 0
     for d in range(n):
-        it = ci[a + d]
-        hsh = np.uint64(0x9E3779B97F4A7C15)
-        for t in range(indptr[it], indptr[it + 1]):
-            hsh = _mix(hsh ^ np.uint64(indices[t]), np.uint64(7))
-        if ab:
-            hsh = _mix(hsh ^ cpbits[a + d], np.uint64(9))
-        s = hsh & mask
+        hd = h1[d]
+        s = hd & mask
         while True:
             r = table[s]
             if r < 0:
@@ -511,13 +549,12 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                 ncls += 1
                 break
             e = crep[r]
-            ie = ci[a + e]
-            same = indptr[ie + 1] - indptr[ie] == indptr[it + 1] - indptr[it]
+            same = h1[e] == hd and tst[e + 1] - tst[e] == tst[d + 1] - tst[d]
             if same and ab:
                 same = cpbits[a + e] == cpbits[a + d]
             if same:
-                for t in range(indptr[it + 1] - indptr[it]):
-                    if indices[indptr[it] + t] != indices[indptr[ie] + t]:
+                for t in range(tst[d + 1] - tst[d]):
+                    if tcat[tst[d] + t] != tcat[tst[e] + t]:
                         same = False
                         break
             if same:
@@ -537,63 +574,52 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
     kd = min(k, n)
     # the greedy alone, while no two classes of different content tie (gain and key): gains only
     # fall, so a class's last gain bounds its gain now, and only the classes of the largest
-    # bounds are computed again (each exactly as below: the same picks and sums)
-    for i in range(L + 1):
-        aoff[i] = 0
-    for c in range(ncls):
-        d = crep[c]
-        for t in range(tst[d], tst[d + 1]):
-            aoff[tcat[t] + 1] += 1
-    for i in range(L):
-        aoff[i + 1] += aoff[i]
-    for c in range(ncls):
-        d = crep[c]
-        for t in range(tst[d], tst[d + 1]):
-            adj[aoff[tcat[t]]] = c
-            aoff[tcat[t]] += 1
-    for i in range(L, 0, -1):
-        aoff[i] = aoff[i - 1]
-    aoff[0] = 0
+    # bounds are computed again (each exactly as below: the same picks and sums). A class's gain
+    # is current when it was computed (``gat``, a pick count) after the last pick that changed any
+    # of its categories (``cst``); the classes around a category (``aoff``, ``adj``) are made
+    # only when two classes tie
     for i in range(L):
         S[i] = 1.0
+        cst[i] = 0
     na = ncls
     pos = table  # free once the classes are found: each class's place in ``alive``
     for c in range(ncls):
         # every state is 1: α's gain is the number of categories (a sum of ones, exact)
         G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab) if ab else float(cs1[c] - cs0[c])
-        fresh[c] = True
+        gat[c] = 1
         alive[c] = c
         pos[c] = c
         M[c] = cmult[c]
+    now = 1
+    adjd = False
     acc = 0.0
     plain = True
     for j in range(kd):
-        while True:  # the largest (bound, key), computed again until it is fresh; eq: others equal to it
-            gm = G[alive[0]]  # the largest bound (no branch), then the classes at it
-            for x in range(1, na):
-                g = G[alive[x]]
-                gm = g if g > gm else gm
-            bi = -1
-            at = 0
+        while True:  # the largest (bound, key), computed again until it is current; eq: others equal to it
+            bi = alive[0]
+            gm = G[bi]
+            at = 1
             eq = 0
-            if keyed:  # the largest key at the bound (the first in ``alive`` of it), and the others of it
-                for x in range(na):
+            if keyed:  # the largest bound, the largest key at it (the first in ``alive``), the others of it
+                for x in range(1, na):  # (selects, no branch)
                     c = alive[x]
-                    if G[c] == gm:
-                        if bi < 0:
-                            bi = c
-                        elif ckey[c] > ckey[bi]:
-                            bi = c
-                            eq = 0
-                        elif ckey[c] == ckey[bi]:
-                            eq += 1
+                    g = G[c]
+                    kc = ckey[c]
+                    kb = ckey[bi]
+                    gt = g > gm
+                    ge = g == gm
+                    better = gt | (ge & (kc > kb))
+                    bi = c if better else bi
+                    eq = 0 if better else eq + (ge & (kc == kb))
+                    gm = g if gt else gm
             else:
-                for x in range(na):
+                for x in range(1, na):  # (selects, no branch: a new largest is a coin toss)
                     c = alive[x]
-                    if G[c] == gm:
-                        if bi < 0:
-                            bi = c
-                        at += 1
+                    g = G[c]
+                    gt = g > gm
+                    bi = c if gt else bi
+                    at = 1 if gt else at + (g == gm)
+                    gm = g if gt else gm
             if at > 1:  # a first tie on the bound: the keys decide from now on
                 _tie_keys(a, n, L, tst, tcat, cnt, h1, bb, key, ab, cpbits, keys_out)
                 for e in range(ncls):
@@ -607,19 +633,22 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
                             eq = 0
                         elif ckey[c] == ckey[bi]:
                             eq += 1
-            if fresh[bi]:
+            if _current(bi, gat, cs0, cs1, tcat, cst):
                 break
             G[bi] = _gain(buf, cs0[bi], cs1[bi], tcat, tpg, S, 0, ab)
-            fresh[bi] = True
+            gat[bi] = now
         gmax = G[bi]
         kb = ckey[bi]
         if eq:
+            if not adjd:
+                _adjacency(ncls, crep, tst, tcat, L, aoff, adj)
+                adjd = True
             for x in range(na):
                 c = alive[x]
                 if c != bi and G[c] == gmax and ckey[c] == kb:
-                    if not fresh[c]:
+                    if not _current(c, gat, cs0, cs1, tcat, cst):
                         G[c] = _gain(buf, cs0[c], cs1[c], tcat, tpg, S, 0, ab)
-                        fresh[c] = True
+                        gat[c] = now
                     if G[c] == gmax and not _interchangeable(
                             c, bi, M, 0, S, 0, cs0, cs1, tcat, tpg, cats, aoff, adj,
                             cpbits[a + crep[c]] if ab else np.uint64(0), cpbits[a + crep[bi]] if ab else np.uint64(0),
@@ -634,14 +663,16 @@ def _user(u, a, b, ci, cp, cpbits, ab, indptr, indices, C, gmode, gdense, gkeys,
         for t in range(tst[d], tst[d + 1]):
             lc = tcat[t]
             S[lc] = S[lc] * mult
-            for e in range(aoff[lc], aoff[lc + 1]):
-                fresh[adj[e]] = False
+            cst[lc] = now
+        now += 1
         M[bi] -= 1
         if M[bi] == 0:  # out of the alive classes: the last one takes its place
             last = alive[na - 1]
             alive[pos[bi]] = last
             pos[last] = pos[bi]
             na -= 1
+    if not plain and not adjd:
+        _adjacency(ncls, crep, tst, tcat, L, aoff, adj)
     if plain:
         return acc, 0, L, ncls
     if not keyed:  # (a tie is only found between keyed classes)
@@ -656,7 +687,7 @@ def _search(a, cp, cpbits, ab, oma, disc, budget, W, V, L, ncls, kd):  # pragma:
     (depth-first); ``V``: the levels' arrays (:func:`_levels`). Returns (value, ok): ok False
     when the choices grew past ``budget`` steps."""
     (tst, tcat, tpg, cats, cnt, h1, bb, key, table, crep, cmult, S0, M0, G0, buf, hit,
-     fresh, alive, aoff, adj, ckey, cs0, cs1, fb, ib) = W
+     gat, alive, aoff, adj, ckey, cs0, cs1, fb, ib, cst) = W
     S, M, G, ACC, CH, NCH, PTR, GM = V
     # every choice among tied classes of different content followed (depth-first);
     # level j: the states S[j * L ...], the multiplicities M[j * ncls ...], the gains G[j * ncls ...]
@@ -771,9 +802,9 @@ def _scratch(nmax, Tmax, dmax):  # pragma: no cover - compiled
             np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty(Tmax, np.float64),
             np.empty(nmax, np.int64), np.empty(nmax, np.float64),
             np.empty(max(dmax, 1), np.float64), np.empty(Tmax, np.bool_),
-            np.empty(nmax, np.bool_), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
+            np.empty(nmax, np.int64), np.empty(nmax, np.int64), np.empty(Tmax + 1, np.int64), np.empty(Tmax, np.int64),
             np.empty(nmax, np.uint64), np.empty(nmax, np.int64), np.empty(nmax, np.int64),
-            np.empty(4 * max(dmax, 1), np.float64), np.empty(2 * max(dmax, 1), np.int64))
+            np.empty(4 * max(dmax, 1), np.float64), np.empty(2 * max(dmax, 1), np.int64), np.empty(Tmax, np.int64))
 
 
 @njit(cache=True, nogil=True)
