@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import weakref
+
 import numpy as np
 
 from .errors import DataError, OutsideCatalogue, TiesRefused
@@ -30,7 +32,7 @@ class ListSpace:
 
     def __init__(self, h: Any, categories: tuple[np.ndarray, np.ndarray] | None = None,
                  train: tuple[np.ndarray, np.ndarray] | None = None, catalog: np.ndarray | None = None):
-        self._h = h
+        self._form = weakref.ref(h)  # (weak: see :attr:`_h`)
         self.categories = categories
         self.train = train
         self.catalog = catalog
@@ -90,6 +92,18 @@ class ListSpace:
         self.t_ratings = _kept(h.truth_rating, order).astype(np.float64, copy=False)
         self.t_rel = _kept(h.truth_rel, order)
         self.t_keep = None if h.truth_keep is None or h.truth_keep.all() else _kept(h.truth_keep, order)
+
+    @property
+    def _h(self) -> Any:
+        """The form this layer was built from, held weakly: the form holds the layer
+        (``Hits.lists``), and a strong reference back made a cycle that only Python's cyclic
+        collector frees. Every call of a list metric then left the form's arrays behind until a
+        collection ran (about 80 MB a call at 100k users x 20: memory grew call by call, and each
+        call wrote to fresh pages)."""
+        h = self._form()
+        if h is None:
+            raise ValueError("the form this list layer was built from is gone: read the layer as h.lists while h is alive")
+        return h
 
     def kept_truth(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(offsets, items, ratings) of the truth rows the ``tdup`` policy keeps, by user (every
