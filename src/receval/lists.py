@@ -14,9 +14,8 @@ code other id columns (train, groups, a baseline run) into the same space.
 
 from __future__ import annotations
 
-from typing import Any
-
 import weakref
+from typing import Any
 
 import numpy as np
 
